@@ -1,1 +1,176 @@
-fn main() {}
+//! `talon`: `up` (control plane + embedded worker in one process), `server`,
+//! `worker` and `migrate`.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use talon_server::config::ServerConfig;
+
+#[derive(Parser)]
+#[command(name = "talon", version, about = "Talon Sandbox: isolated Linux sandboxes for AI agents")]
+struct Cli {
+    /// Log format: text or json.
+    #[arg(long, global = true, env = "TALON_LOG_FORMAT", default_value = "text")]
+    log_format: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Control plane and an embedded worker, on the embedded defaults.
+    Up(ServerArgs),
+    /// The control plane only.
+    Server(ServerArgs),
+    /// A worker that connects to a control plane.
+    Worker(WorkerArgs),
+    /// Apply database migrations and exit.
+    Migrate {
+        #[arg(long, env = "TALON_DATA_DIR")]
+        data_dir: Option<PathBuf>,
+        #[arg(long, env = "TALON_DATABASE_URL")]
+        database_url: Option<String>,
+    },
+}
+
+#[derive(Args, Clone)]
+struct ServerArgs {
+    /// Data directory [default: $XDG_DATA_HOME/talon or ~/.local/share/talon].
+    #[arg(long, env = "TALON_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// gRPC, grpc-web, reflection and health.
+    #[arg(long, env = "TALON_GRPC_LISTEN", default_value = "127.0.0.1:7070")]
+    grpc_listen: SocketAddr,
+    /// Health, readiness and Prometheus metrics.
+    #[arg(long, env = "TALON_OPS_LISTEN", default_value = "127.0.0.1:9090")]
+    ops_listen: SocketAddr,
+    /// sqlite://… (default: DATA_DIR/talon.db) or postgres://…
+    #[arg(long, env = "TALON_DATABASE_URL")]
+    database_url: Option<String>,
+    /// Lifetime of access tokens, in seconds.
+    #[arg(long, default_value_t = 900)]
+    access_token_ttl_secs: u64,
+    /// Most sandboxes the embedded worker takes (`up` only).
+    #[arg(long, default_value_t = 500)]
+    worker_max_sandboxes: i64,
+}
+
+#[derive(Args)]
+struct WorkerArgs {
+    /// The control plane's gRPC URL.
+    #[arg(long, env = "TALON_SERVER_URL", default_value = "http://127.0.0.1:7070")]
+    server_url: String,
+    /// File holding the worker token (the server's DATA_DIR/keys/worker.token).
+    #[arg(long, env = "TALON_WORKER_TOKEN_FILE")]
+    token_file: PathBuf,
+    /// The worker's data directory.
+    #[arg(long, env = "TALON_WORKER_DATA_DIR")]
+    data_dir: PathBuf,
+    /// Most sandboxes this worker takes.
+    #[arg(long, default_value_t = 500)]
+    max_sandboxes: i64,
+}
+
+fn default_data_dir() -> PathBuf {
+    if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(x).join("talon");
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/var/lib"));
+    home.join(".local/share/talon")
+}
+
+fn server_config(a: &ServerArgs) -> ServerConfig {
+    let data_dir = a.data_dir.clone().unwrap_or_else(default_data_dir);
+    let mut c = ServerConfig::with_defaults(data_dir);
+    c.grpc_listen = a.grpc_listen;
+    c.ops_listen = a.ops_listen;
+    if let Some(u) = &a.database_url {
+        c.database_url = u.clone();
+    }
+    c.access_token_ttl = std::time::Duration::from_secs(a.access_token_ttl_secs);
+    c
+}
+
+fn init_logging(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TALON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
+    if format == "json" { b.json().init() } else { b.init() }
+}
+
+fn shutdown_signal() -> tokio::sync::watch::Receiver<bool> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("signal");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
+    let config = server_config(&args);
+    let stop = shutdown_signal();
+    let started = talon_server::run::start(config.clone(), stop.clone()).await?;
+    println!("Talon is up.");
+    println!("  gRPC (+grpc-web, reflection, health): http://{}", config.grpc_listen);
+    println!("  ops (health, readiness, metrics):      http://{}/metrics", config.ops_listen);
+    println!("  data directory:                        {}", config.data_dir.display());
+    if let Some(b) = &started.bootstrap {
+        println!();
+        println!("First start: the platform owner was created. These credentials are shown once;");
+        println!("they are also in {}/bootstrap-credentials.json (mode 0600).", config.data_dir.display());
+        println!("  email:    {}", b.email);
+        println!("  password: {}", b.password);
+        println!("  API key:  {}", b.api_key);
+    }
+    if embedded_worker {
+        let wc = talon_worker::WorkerConfig {
+            server_url: format!("http://{}", config.grpc_listen),
+            token: started.worker_token.clone(),
+            data_dir: config.data_dir.join("worker"),
+            max_sandboxes: args.worker_max_sandboxes,
+        };
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            if let Err(e) = talon_worker::run(wc, stop).await {
+                tracing::error!(error = %e, "embedded worker stopped");
+            }
+        });
+    }
+    started.grpc.await??;
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging(&cli.log_format);
+    match cli.command {
+        Command::Up(a) => serve(a, true).await,
+        Command::Server(a) => serve(a, false).await,
+        Command::Worker(a) => {
+            let token = std::fs::read_to_string(&a.token_file)?.trim().to_string();
+            let wc = talon_worker::WorkerConfig {
+                server_url: a.server_url,
+                token,
+                data_dir: a.data_dir,
+                max_sandboxes: a.max_sandboxes,
+            };
+            talon_worker::run(wc, shutdown_signal()).await
+        }
+        Command::Migrate { data_dir, database_url } => {
+            let dir = data_dir.unwrap_or_else(default_data_dir);
+            let url = database_url.unwrap_or_else(|| {
+                let _ = std::fs::create_dir_all(&dir);
+                talon_server::db::sqlite_url(&dir)
+            });
+            talon_server::db::connect(&url).await?;
+            println!("migrations applied");
+            Ok(())
+        }
+    }
+}

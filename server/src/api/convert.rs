@@ -1,0 +1,282 @@
+//! Conversions between API (prost) types and domain/storage types. The only
+//! place that knows both.
+
+use crate::auth::Role;
+use crate::db::entity::{api_key, audit_event, sandbox, tenant, user, worker};
+use crate::domain::policy::EgressPolicy;
+use crate::domain::sandboxes::{policy_of, state_of, TimeoutAction};
+use crate::domain::state::SandboxState;
+use crate::domain::tenants::Usage;
+use crate::error::{Error, Result};
+use prost::Message;
+use std::collections::BTreeMap;
+use talon_proto::v1 as pb;
+
+pub fn ts(ms: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp { seconds: ms.div_euclid(1000), nanos: (ms.rem_euclid(1000) * 1_000_000) as i32 }
+}
+
+pub fn ms_of(t: &prost_types::Timestamp) -> i64 {
+    t.seconds * 1000 + i64::from(t.nanos) / 1_000_000
+}
+
+pub fn duration(d: &prost_types::Duration) -> Result<std::time::Duration> {
+    if d.seconds < 0 || d.nanos < 0 {
+        return Err(Error::InvalidArgument("durations must not be negative".into()));
+    }
+    Ok(std::time::Duration::new(d.seconds as u64, d.nanos as u32))
+}
+
+pub fn state_to_pb(s: SandboxState) -> pb::SandboxState {
+    match s {
+        SandboxState::Pending => pb::SandboxState::Pending,
+        SandboxState::Starting => pb::SandboxState::Starting,
+        SandboxState::Running => pb::SandboxState::Running,
+        SandboxState::Paused => pb::SandboxState::Paused,
+        SandboxState::Stopping => pb::SandboxState::Stopping,
+        SandboxState::Stopped => pb::SandboxState::Stopped,
+        SandboxState::Failed => pb::SandboxState::Failed,
+        SandboxState::Deleted => pb::SandboxState::Deleted,
+    }
+}
+
+pub fn state_from_pb(v: i32) -> Option<SandboxState> {
+    Some(match pb::SandboxState::try_from(v).ok()? {
+        pb::SandboxState::Unspecified => return None,
+        pb::SandboxState::Pending => SandboxState::Pending,
+        pb::SandboxState::Starting => SandboxState::Starting,
+        pb::SandboxState::Running => SandboxState::Running,
+        pb::SandboxState::Paused => SandboxState::Paused,
+        pb::SandboxState::Stopping => SandboxState::Stopping,
+        pb::SandboxState::Stopped => SandboxState::Stopped,
+        pb::SandboxState::Failed => SandboxState::Failed,
+        pb::SandboxState::Deleted => SandboxState::Deleted,
+    })
+}
+
+pub fn policy_to_pb(p: &EgressPolicy) -> pb::NetworkPolicy {
+    match p {
+        EgressPolicy::Open => pb::NetworkPolicy { mode: pb::EgressMode::Open as i32, ..Default::default() },
+        EgressPolicy::Allowlist { cidrs, domains } => pb::NetworkPolicy {
+            mode: pb::EgressMode::Allowlist as i32,
+            allow_cidrs: cidrs.clone(),
+            allow_domains: domains.clone(),
+        },
+        EgressPolicy::Sealed => pb::NetworkPolicy { mode: pb::EgressMode::Sealed as i32, ..Default::default() },
+        EgressPolicy::Deny => pb::NetworkPolicy { mode: pb::EgressMode::Deny as i32, ..Default::default() },
+    }
+}
+
+pub fn policy_from_pb(p: &pb::NetworkPolicy) -> Result<EgressPolicy> {
+    let mode = pb::EgressMode::try_from(p.mode).map_err(|_| Error::InvalidArgument("unknown egress mode".into()))?;
+    let rules = !p.allow_cidrs.is_empty() || !p.allow_domains.is_empty();
+    let policy = match mode {
+        pb::EgressMode::Unspecified | pb::EgressMode::Open if !rules => EgressPolicy::Open,
+        pb::EgressMode::Allowlist => {
+            EgressPolicy::Allowlist { cidrs: p.allow_cidrs.clone(), domains: p.allow_domains.clone() }
+        }
+        pb::EgressMode::Sealed if !rules => EgressPolicy::Sealed,
+        pb::EgressMode::Deny if !rules => EgressPolicy::Deny,
+        _ => {
+            return Err(Error::InvalidArgument(
+                "allow_cidrs and allow_domains are only for EGRESS_MODE_ALLOWLIST".into(),
+            ));
+        }
+    };
+    policy.validate()?;
+    Ok(policy)
+}
+
+pub fn role_to_pb(r: Role) -> pb::Role {
+    match r {
+        Role::Owner => pb::Role::Owner,
+        Role::Developer => pb::Role::Developer,
+        Role::Viewer => pb::Role::Viewer,
+    }
+}
+
+/// None for ROLE_UNSPECIFIED; an error for unknown numbers.
+pub fn role_from_pb(v: i32) -> Result<Option<Role>> {
+    match pb::Role::try_from(v).map_err(|_| Error::InvalidArgument(format!("unknown role {v}")))? {
+        pb::Role::Unspecified => Ok(None),
+        pb::Role::Owner => Ok(Some(Role::Owner)),
+        pb::Role::Developer => Ok(Some(Role::Developer)),
+        pb::Role::Viewer => Ok(Some(Role::Viewer)),
+    }
+}
+
+fn role_of(s: &str) -> pb::Role {
+    s.parse::<Role>().map(role_to_pb).unwrap_or(pb::Role::Unspecified)
+}
+
+pub fn sandbox_to_pb(m: &sandbox::Model) -> pb::Sandbox {
+    let labels: BTreeMap<String, String> = serde_json::from_str(&m.labels).unwrap_or_default();
+    let secret_names: Vec<String> = serde_json::from_str(&m.secret_names).unwrap_or_default();
+    pb::Sandbox {
+        sandbox_id: m.id.clone(),
+        tenant_id: m.tenant_id.clone(),
+        owner_id: m.owner_id.clone(),
+        image: m.image.clone(),
+        state: state_to_pb(state_of(m)) as i32,
+        state_message: m.state_message.clone(),
+        generation: m.generation,
+        worker_id: m.worker_id.clone().unwrap_or_default(),
+        resources: Some(pb::Resources {
+            cpu_millis: m.cpu_millis,
+            memory_mib: m.memory_mib,
+            disk_mib: m.disk_mib,
+            max_pids: m.max_pids,
+        }),
+        labels: labels.into_iter().collect(),
+        env: Default::default(),
+        secret_names,
+        network_policy: Some(policy_to_pb(&policy_of(m))),
+        timeout: Some(prost_types::Duration { seconds: m.timeout_ms / 1000, nanos: ((m.timeout_ms % 1000) * 1_000_000) as i32 }),
+        timeout_action: match TimeoutAction::parse(&m.timeout_action) {
+            TimeoutAction::Pause => pb::TimeoutAction::Pause as i32,
+            TimeoutAction::Delete => pb::TimeoutAction::Delete as i32,
+        },
+        create_time: Some(ts(m.created_at)),
+        update_time: Some(ts(m.updated_at)),
+        expire_time: m.expires_at.map(ts),
+    }
+}
+
+pub fn timeout_action_from_pb(v: i32) -> Result<Option<TimeoutAction>> {
+    match pb::TimeoutAction::try_from(v).map_err(|_| Error::InvalidArgument("unknown timeout_action".into()))? {
+        pb::TimeoutAction::Unspecified => Ok(None),
+        pb::TimeoutAction::Pause => Ok(Some(TimeoutAction::Pause)),
+        pb::TimeoutAction::Delete => Ok(Some(TimeoutAction::Delete)),
+    }
+}
+
+/// The encoded `google.rpc.Status` details for a DEADLINE_EXCEEDED wait:
+/// one `google.protobuf.Any` holding a `talon.v1.SandboxStateDetail`.
+pub fn state_detail(m: &sandbox::Model) -> Vec<u8> {
+    let detail = pb::SandboxStateDetail { sandbox: Some(sandbox_to_pb(m)) };
+    let any = prost_types::Any {
+        type_url: "type.googleapis.com/talon.v1.SandboxStateDetail".into(),
+        value: detail.encode_to_vec(),
+    };
+    // google.rpc.Status { code = 1; message = 2; details = 3 }
+    #[derive(Clone, PartialEq, prost::Message)]
+    struct RpcStatus {
+        #[prost(int32, tag = "1")]
+        code: i32,
+        #[prost(string, tag = "2")]
+        message: String,
+        #[prost(message, repeated, tag = "3")]
+        details: Vec<prost_types::Any>,
+    }
+    RpcStatus { code: tonic::Code::DeadlineExceeded as i32, message: String::new(), details: vec![any] }
+        .encode_to_vec()
+}
+
+pub fn tenant_to_pb(t: &tenant::Model, u: Option<&Usage>) -> pb::Tenant {
+    pb::Tenant {
+        tenant_id: t.id.clone(),
+        name: t.name.clone(),
+        quota: Some(pb::Quota {
+            max_sandboxes: t.max_sandboxes,
+            max_cpu_millis: t.max_cpu_millis,
+            max_memory_mib: t.max_memory_mib,
+        }),
+        usage: u.map(|u| pb::Usage { sandboxes: u.sandboxes, cpu_millis: u.cpu_millis, memory_mib: u.memory_mib }),
+        platform: t.platform,
+        create_time: Some(ts(t.created_at)),
+    }
+}
+
+pub fn quota_from_pb(q: &pb::Quota) -> crate::config::Quota {
+    crate::config::Quota {
+        max_sandboxes: q.max_sandboxes,
+        max_cpu_millis: q.max_cpu_millis,
+        max_memory_mib: q.max_memory_mib,
+    }
+}
+
+pub fn user_to_pb(u: &user::Model) -> pb::User {
+    pb::User {
+        user_id: u.id.clone(),
+        tenant_id: u.tenant_id.clone(),
+        email: u.email.clone(),
+        role: role_of(&u.role) as i32,
+        disabled: u.disabled,
+        create_time: Some(ts(u.created_at)),
+    }
+}
+
+pub fn api_key_to_pb(k: &api_key::Model) -> pb::ApiKey {
+    pb::ApiKey {
+        api_key_id: k.id.clone(),
+        tenant_id: k.tenant_id.clone(),
+        user_id: k.user_id.clone(),
+        name: k.name.clone(),
+        prefix: k.prefix.clone(),
+        role: role_of(&k.role) as i32,
+        create_time: Some(ts(k.created_at)),
+        expire_time: k.expires_at.map(ts),
+        last_use_time: k.last_used_at.map(ts),
+    }
+}
+
+pub fn audit_to_pb(a: &audit_event::Model) -> pb::AuditEvent {
+    pb::AuditEvent {
+        audit_event_id: a.id,
+        event_time: Some(ts(a.created_at)),
+        tenant_id: a.tenant_id.clone(),
+        actor_id: a.actor_id.clone(),
+        method: a.method.clone(),
+        resource_id: a.resource_id.clone(),
+        outcome: a.outcome.clone(),
+        request_id: a.request_id.clone(),
+    }
+}
+
+pub fn worker_to_pb(w: &worker::Model, connected: bool, allocated: pb::WorkerCapacity) -> pb::Worker {
+    let state = match (connected, w.draining) {
+        (false, _) => pb::WorkerState::Offline,
+        (true, true) => pb::WorkerState::Draining,
+        (true, false) => pb::WorkerState::Active,
+    };
+    pb::Worker {
+        worker_id: w.id.clone(),
+        hostname: w.hostname.clone(),
+        state: state as i32,
+        capacity: Some(pb::WorkerCapacity {
+            cpu_millis: w.cpu_millis,
+            memory_mib: w.memory_mib,
+            sandboxes: w.max_sandboxes,
+        }),
+        allocated: Some(allocated),
+        runtimes: w.runtimes.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect(),
+        version: w.version.clone(),
+        last_heartbeat_time: Some(ts(w.last_heartbeat_at)),
+        register_time: Some(ts(w.registered_at)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policy_round_trip_and_rules_only_for_allowlist() {
+        for p in [
+            EgressPolicy::Open,
+            EgressPolicy::Sealed,
+            EgressPolicy::Deny,
+            EgressPolicy::Allowlist { cidrs: vec!["1.1.1.0/24".into()], domains: vec!["pypi.org".into()] },
+        ] {
+            assert_eq!(policy_from_pb(&policy_to_pb(&p)).unwrap(), p);
+        }
+        let bad = pb::NetworkPolicy { mode: pb::EgressMode::Open as i32, allow_cidrs: vec!["1.1.1.1".into()], ..Default::default() };
+        assert!(policy_from_pb(&bad).is_err());
+        assert_eq!(policy_from_pb(&pb::NetworkPolicy::default()).unwrap(), EgressPolicy::Open);
+    }
+
+    #[test]
+    fn timestamps() {
+        assert_eq!(ms_of(&ts(1_700_000_000_123)), 1_700_000_000_123);
+    }
+}

@@ -1,0 +1,129 @@
+//! WorkerControlService: one bidirectional session per worker.
+
+use crate::app::App;
+use crate::db::entity::worker;
+use crate::db::now_ms;
+use crate::domain::sandboxes;
+use crate::domain::scheduler::Amount;
+use futures::StreamExt;
+use sea_orm::sea_query::OnConflict;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
+use std::pin::Pin;
+use std::sync::Arc;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::talon::worker::v1::worker_control_service_server::WorkerControlService;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status, Streaming};
+
+pub struct WorkerApi(pub Arc<App>);
+
+fn amount(c: &Option<wpb::Capacity>) -> Amount {
+    let c = c.clone().unwrap_or_default();
+    Amount { cpu_millis: c.cpu_millis, memory_mib: c.memory_mib, sandboxes: c.sandboxes }
+}
+
+type Out = Pin<Box<dyn tokio_stream::Stream<Item = Result<wpb::SessionResponse, Status>> + Send>>;
+
+#[tonic::async_trait]
+impl WorkerControlService for WorkerApi {
+    type SessionStream = Out;
+
+    async fn session(&self, req: Request<Streaming<wpb::SessionRequest>>) -> Result<Response<Out>, Status> {
+        let mut inbound = req.into_inner();
+        let first = inbound
+            .next()
+            .await
+            .ok_or_else(|| Status::invalid_argument("the session must start with register"))??;
+        let Some(wpb::session_request::Message::Register(reg)) = first.message else {
+            return Err(Status::invalid_argument("the session must start with register"));
+        };
+        if reg.worker_id.is_empty() || reg.worker_id.len() > 128 {
+            return Err(Status::invalid_argument("worker_id must be 1-128 characters"));
+        }
+        let app = self.0.clone();
+        let cap = amount(&reg.capacity);
+        let now = now_ms();
+        let row = worker::ActiveModel {
+            id: Set(reg.worker_id.clone()),
+            hostname: Set(reg.hostname.clone()),
+            draining: Set(false),
+            cpu_millis: Set(cap.cpu_millis),
+            memory_mib: Set(cap.memory_mib),
+            max_sandboxes: Set(cap.sandboxes),
+            runtimes: Set(reg.runtimes.join(",")),
+            version: Set(reg.version.clone()),
+            registered_at: Set(now),
+            last_heartbeat_at: Set(now),
+        };
+        // Re-registration keeps `draining` and `registered_at`.
+        worker::Entity::insert(row)
+            .on_conflict(
+                OnConflict::column(worker::Column::Id)
+                    .update_columns([
+                        worker::Column::Hostname,
+                        worker::Column::CpuMillis,
+                        worker::Column::MemoryMib,
+                        worker::Column::MaxSandboxes,
+                        worker::Column::Runtimes,
+                        worker::Column::Version,
+                        worker::Column::LastHeartbeatAt,
+                    ])
+                    .to_owned(),
+            )
+            .exec(&app.db)
+            .await
+            .map_err(crate::error::Error::from)?;
+
+        let (tx, rx) = tokio::sync::mpsc::channel(256);
+        let worker_id = reg.worker_id.clone();
+        let session = app.hub.attach(&worker_id, tx.clone(), cap);
+        tracing::info!(worker = %worker_id, hostname = %reg.hostname, "worker registered");
+        let ack = wpb::SessionResponse {
+            message: Some(wpb::session_response::Message::Ack(wpb::RegisterAck {
+                worker_id: worker_id.clone(),
+                heartbeat_interval: Some(prost_types::Duration {
+                    seconds: app.config.heartbeat_interval.as_secs() as i64,
+                    nanos: 0,
+                }),
+            })),
+        };
+        let _ = tx.send(Ok(ack)).await;
+        for cmd in sandboxes::reconcile(&app, &worker_id, &reg.sandboxes).await {
+            let _ = tx.send(Ok(wpb::SessionResponse { message: Some(wpb::session_response::Message::Command(cmd)) })).await;
+        }
+
+        tokio::spawn(async move {
+            while let Some(msg) = inbound.next().await {
+                let Ok(msg) = msg else { break };
+                match msg.message {
+                    Some(wpb::session_request::Message::Heartbeat(_)) => {
+                        let _ = worker::Entity::update_many()
+                            .col_expr(worker::Column::LastHeartbeatAt, sea_orm::sea_query::Expr::value(now_ms()))
+                            .filter(worker::Column::Id.eq(&worker_id))
+                            .exec(&app.db)
+                            .await;
+                    }
+                    Some(wpb::session_request::Message::Result(r)) => {
+                        if !app.hub.resolve(&worker_id, r.clone()) {
+                            // Nobody waits (it timed out): still apply what it says.
+                            if let Some(s) = r.status {
+                                let _ = sandboxes::apply_status(&app, &worker_id, &s).await;
+                            }
+                        }
+                    }
+                    Some(wpb::session_request::Message::Event(s)) => {
+                        if let Err(e) = sandboxes::apply_status(&app, &worker_id, &s).await {
+                            tracing::warn!(worker = %worker_id, sandbox = %s.sandbox_id, error = %e, "worker event refused");
+                        }
+                    }
+                    Some(wpb::session_request::Message::Register(_)) | None => {
+                        tracing::warn!(worker = %worker_id, "unexpected message on worker session");
+                    }
+                }
+            }
+            app.hub.detach(&worker_id, session);
+            tracing::info!(worker = %worker_id, "worker disconnected");
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+}

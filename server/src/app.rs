@@ -1,0 +1,63 @@
+//! The control plane's shared state, handed to every service.
+
+use crate::auth::jwt::JwtKeys;
+use crate::config::ServerConfig;
+use crate::domain::workers::WorkerHub;
+use crate::metrics::Metrics;
+use sea_orm::DatabaseConnection;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use crate::db::entity::sandbox;
+use tokio::sync::broadcast;
+
+/// A sandbox after a state change, as WatchSandboxEvents sends it.
+#[derive(Clone, Debug)]
+pub struct SandboxEvent {
+    pub sandbox: sandbox::Model,
+}
+
+pub struct App {
+    pub db: DatabaseConnection,
+    pub jwt: JwtKeys,
+    pub config: ServerConfig,
+    pub hub: WorkerHub,
+    pub metrics: Metrics,
+    pub events: broadcast::Sender<SandboxEvent>,
+    pub platform_tenant_id: Arc<std::sync::RwLock<String>>,
+    tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    me: Weak<App>,
+}
+
+impl App {
+    pub fn new(db: DatabaseConnection, jwt: JwtKeys, config: ServerConfig, metrics: Metrics) -> Arc<Self> {
+        let (events, _) = broadcast::channel(1024);
+        Arc::new_cyclic(|me| App {
+            me: me.clone(),
+            hub: WorkerHub::new(metrics.clone()),
+            db,
+            jwt,
+            config,
+            metrics,
+            events,
+            platform_tenant_id: Arc::new(std::sync::RwLock::new(String::new())),
+            tenant_locks: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The owning Arc, for background tasks started from domain code.
+    pub fn self_arc(&self) -> Arc<App> {
+        self.me.upgrade().expect("app is alive while its methods run")
+    }
+
+    /// Serializes quota-checked changes within one tenant on this server.
+    /// (On PostgreSQL the tenant row is also locked inside the transaction,
+    /// which covers several servers.)
+    pub fn tenant_lock(&self, tenant_id: &str) -> Arc<tokio::sync::Mutex<()>> {
+        self.tenant_locks
+            .lock()
+            .expect("lock")
+            .entry(tenant_id.to_string())
+            .or_default()
+            .clone()
+    }
+}

@@ -1,0 +1,63 @@
+//! Server configuration. Every limit is here, with its default, and each is
+//! a flag of `talon server` / `talon up` (see main.rs and docs/operations.md).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+#[derive(Clone, Debug)]
+pub struct ServerConfig {
+    pub data_dir: PathBuf,
+    pub grpc_listen: SocketAddr,
+    pub ops_listen: SocketAddr,
+    pub database_url: String,
+    pub access_token_ttl: Duration,
+    pub refresh_token_ttl: Duration,
+    pub default_quota: Quota,
+    pub default_resources: Resources,
+    pub max_resources: Resources,
+    pub default_sandbox_timeout: Duration,
+    pub max_sandbox_timeout: Duration,
+    pub default_wait_timeout: Duration,
+    pub max_wait_timeout: Duration,
+    pub worker_command_timeout: Duration,
+    pub heartbeat_interval: Duration,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Quota {
+    pub max_sandboxes: i64,
+    pub max_cpu_millis: i64,
+    pub max_memory_mib: i64,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub struct Resources {
+    pub cpu_millis: i64,
+    pub memory_mib: i64,
+    pub disk_mib: i64,
+    pub max_pids: i64,
+}
+
+impl ServerConfig {
+    pub fn with_defaults(data_dir: PathBuf) -> Self {
+        let database_url = crate::db::sqlite_url(&data_dir);
+        ServerConfig {
+            data_dir,
+            grpc_listen: "127.0.0.1:7070".parse().expect("addr"),
+            ops_listen: "127.0.0.1:9090".parse().expect("addr"),
+            database_url,
+            access_token_ttl: Duration::from_secs(15 * 60),
+            refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
+            default_quota: Quota { max_sandboxes: 20, max_cpu_millis: 16_000, max_memory_mib: 32_768 },
+            default_resources: Resources { cpu_millis: 1000, memory_mib: 512, disk_mib: 2048, max_pids: 1024 },
+            max_resources: Resources { cpu_millis: 16_000, memory_mib: 65_536, disk_mib: 102_400, max_pids: 65_536 },
+            default_sandbox_timeout: Duration::from_secs(15 * 60),
+            max_sandbox_timeout: Duration::from_secs(24 * 3600),
+            default_wait_timeout: Duration::from_secs(60),
+            max_wait_timeout: Duration::from_secs(300),
+            worker_command_timeout: Duration::from_secs(60),
+            heartbeat_interval: Duration::from_secs(5),
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! Storage types. Times are Unix milliseconds; enums are stored as their
+//! lowercase names so the database stays readable and portable.
+
+pub mod tenant {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "tenants")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        #[sea_orm(unique)]
+        pub name: String,
+        pub platform: bool,
+        pub max_sandboxes: i64,
+        pub max_cpu_millis: i64,
+        pub max_memory_mib: i64,
+        pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod user {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "users")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub tenant_id: String,
+        #[sea_orm(unique)]
+        pub email: String,
+        pub password_hash: String,
+        pub role: String,
+        pub disabled: bool,
+        pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod api_key {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "api_keys")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub tenant_id: String,
+        pub user_id: String,
+        pub name: String,
+        #[sea_orm(unique)]
+        pub prefix: String,
+        pub secret_hash: String,
+        pub role: String,
+        pub created_at: i64,
+        pub expires_at: Option<i64>,
+        pub last_used_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod refresh_token {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "refresh_tokens")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub tenant_id: String,
+        pub user_id: String,
+        pub secret_hash: String,
+        pub created_at: i64,
+        pub expires_at: i64,
+        pub revoked_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod worker {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "workers")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub hostname: String,
+        pub draining: bool,
+        pub cpu_millis: i64,
+        pub memory_mib: i64,
+        pub max_sandboxes: i64,
+        pub runtimes: String,
+        pub version: String,
+        pub registered_at: i64,
+        pub last_heartbeat_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod sandbox {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "sandboxes")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub tenant_id: String,
+        pub owner_id: String,
+        pub image: String,
+        pub state: String,
+        pub state_message: String,
+        pub generation: i64,
+        pub worker_id: Option<String>,
+        pub cpu_millis: i64,
+        pub memory_mib: i64,
+        pub disk_mib: i64,
+        pub max_pids: i64,
+        /// JSON object of labels.
+        pub labels: String,
+        /// JSON object of environment variables (never returned by the API).
+        pub env: String,
+        /// JSON array of secret names.
+        pub secret_names: String,
+        /// JSON of the egress policy (domain type).
+        pub network_policy: String,
+        pub timeout_ms: i64,
+        pub timeout_action: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub expires_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod audit_event {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "audit_events")]
+    pub struct Model {
+        #[sea_orm(primary_key)]
+        pub id: i64,
+        pub created_at: i64,
+        pub tenant_id: String,
+        pub actor_id: String,
+        pub method: String,
+        pub resource_id: String,
+        pub outcome: String,
+        pub request_id: String,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

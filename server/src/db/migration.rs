@@ -1,0 +1,197 @@
+//! Schema migrations, explicit rather than derived from the entities, so an
+//! old migration never changes when an entity does.
+
+use sea_orm_migration::prelude::*;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(Initial)]
+    }
+}
+
+struct Initial;
+
+impl MigrationName for Initial {
+    fn name(&self) -> &str {
+        "m20261202_000001_initial"
+    }
+}
+
+fn id(name: &str) -> ColumnDef {
+    ColumnDef::new(Alias::new(name)).string().not_null().primary_key().to_owned()
+}
+fn text(name: &str) -> ColumnDef {
+    ColumnDef::new(Alias::new(name)).string().not_null().to_owned()
+}
+fn big(name: &str) -> ColumnDef {
+    ColumnDef::new(Alias::new(name)).big_integer().not_null().to_owned()
+}
+fn big_null(name: &str) -> ColumnDef {
+    ColumnDef::new(Alias::new(name)).big_integer().null().to_owned()
+}
+fn boolean(name: &str) -> ColumnDef {
+    ColumnDef::new(Alias::new(name)).boolean().not_null().to_owned()
+}
+fn table(name: &str, cols: Vec<ColumnDef>) -> TableCreateStatement {
+    let mut t = Table::create();
+    t.table(Alias::new(name)).if_not_exists();
+    for mut c in cols {
+        t.col(&mut c);
+    }
+    t.to_owned()
+}
+fn index(name: &str, on: &str, cols: &[&str], unique: bool) -> IndexCreateStatement {
+    let mut i = Index::create();
+    i.name(name).table(Alias::new(on)).if_not_exists();
+    for c in cols {
+        i.col(Alias::new(*c));
+    }
+    if unique {
+        i.unique();
+    }
+    i.to_owned()
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Initial {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(table(
+            "tenants",
+            vec![
+                id("id"),
+                text("name"),
+                boolean("platform"),
+                big("max_sandboxes"),
+                big("max_cpu_millis"),
+                big("max_memory_mib"),
+                big("created_at"),
+            ],
+        ))
+        .await?;
+        m.create_index(index("tenants_name", "tenants", &["name"], true)).await?;
+        m.create_table(table(
+            "users",
+            vec![
+                id("id"),
+                text("tenant_id"),
+                text("email"),
+                text("password_hash"),
+                text("role"),
+                boolean("disabled"),
+                big("created_at"),
+            ],
+        ))
+        .await?;
+        m.create_index(index("users_email", "users", &["email"], true)).await?;
+        m.create_index(index("users_tenant", "users", &["tenant_id"], false)).await?;
+        m.create_table(table(
+            "api_keys",
+            vec![
+                id("id"),
+                text("tenant_id"),
+                text("user_id"),
+                text("name"),
+                text("prefix"),
+                text("secret_hash"),
+                text("role"),
+                big("created_at"),
+                big_null("expires_at"),
+                big_null("last_used_at"),
+            ],
+        ))
+        .await?;
+        m.create_index(index("api_keys_prefix", "api_keys", &["prefix"], true)).await?;
+        m.create_index(index("api_keys_tenant", "api_keys", &["tenant_id"], false)).await?;
+        m.create_table(table(
+            "refresh_tokens",
+            vec![
+                id("id"),
+                text("tenant_id"),
+                text("user_id"),
+                text("secret_hash"),
+                big("created_at"),
+                big("expires_at"),
+                big_null("revoked_at"),
+            ],
+        ))
+        .await?;
+        m.create_index(index("refresh_tokens_user", "refresh_tokens", &["user_id"], false))
+            .await?;
+        m.create_table(table(
+            "workers",
+            vec![
+                id("id"),
+                text("hostname"),
+                boolean("draining"),
+                big("cpu_millis"),
+                big("memory_mib"),
+                big("max_sandboxes"),
+                text("runtimes"),
+                text("version"),
+                big("registered_at"),
+                big("last_heartbeat_at"),
+            ],
+        ))
+        .await?;
+        m.create_table(table(
+            "sandboxes",
+            vec![
+                id("id"),
+                text("tenant_id"),
+                text("owner_id"),
+                text("image"),
+                text("state"),
+                text("state_message"),
+                big("generation"),
+                ColumnDef::new(Alias::new("worker_id")).string().null().to_owned(),
+                big("cpu_millis"),
+                big("memory_mib"),
+                big("disk_mib"),
+                big("max_pids"),
+                ColumnDef::new(Alias::new("labels")).text().not_null().to_owned(),
+                ColumnDef::new(Alias::new("env")).text().not_null().to_owned(),
+                ColumnDef::new(Alias::new("secret_names")).text().not_null().to_owned(),
+                ColumnDef::new(Alias::new("network_policy")).text().not_null().to_owned(),
+                big("timeout_ms"),
+                text("timeout_action"),
+                big("created_at"),
+                big("updated_at"),
+                big_null("expires_at"),
+            ],
+        ))
+        .await?;
+        m.create_index(index(
+            "sandboxes_tenant_created",
+            "sandboxes",
+            &["tenant_id", "created_at"],
+            false,
+        ))
+        .await?;
+        m.create_index(index("sandboxes_worker", "sandboxes", &["worker_id"], false)).await?;
+        m.create_table(table(
+            "audit_events",
+            vec![
+                ColumnDef::new(Alias::new("id"))
+                    .big_integer()
+                    .not_null()
+                    .auto_increment()
+                    .primary_key()
+                    .to_owned(),
+                big("created_at"),
+                text("tenant_id"),
+                text("actor_id"),
+                text("method"),
+                text("resource_id"),
+                text("outcome"),
+                text("request_id"),
+            ],
+        ))
+        .await?;
+        m.create_index(index("audit_tenant", "audit_events", &["tenant_id", "id"], false))
+            .await?;
+        Ok(())
+    }
+}

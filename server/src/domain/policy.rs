@@ -1,0 +1,93 @@
+//! Egress policies as the server stores them, and their validation. The
+//! worker enforces them (nftables); the always-denied ranges are listed in
+//! one place here so the worker and docs can use the same list.
+
+use crate::error::{Error, Result};
+use serde::{Deserialize, Serialize};
+
+/// Ranges denied before any user rule, under every policy.
+pub const ALWAYS_DENIED: &[&str] = &[
+    "10.0.0.0/8",
+    "100.64.0.0/10",
+    "127.0.0.0/8",
+    "169.254.0.0/16",
+    "172.16.0.0/12",
+    "192.168.0.0/16",
+    "fc00::/7",
+    "fe80::/10",
+];
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "mode", rename_all = "lowercase")]
+pub enum EgressPolicy {
+    Open,
+    Allowlist { cidrs: Vec<String>, domains: Vec<String> },
+    Sealed,
+    Deny,
+}
+
+pub const MAX_RULES: usize = 256;
+
+pub fn validate_cidr(c: &str) -> Result<()> {
+    let bad = || Error::InvalidArgument(format!("invalid CIDR {c:?}"));
+    let (addr, len) = c.split_once('/').unwrap_or((c, ""));
+    let ip: std::net::IpAddr = addr.parse().map_err(|_| bad())?;
+    let max = if ip.is_ipv4() { 32 } else { 128 };
+    if !len.is_empty() {
+        let n: u8 = len.parse().map_err(|_| bad())?;
+        if n > max {
+            return Err(bad());
+        }
+    }
+    Ok(())
+}
+
+pub fn validate_domain(d: &str) -> Result<()> {
+    let d = d.strip_prefix("*.").unwrap_or(d);
+    let ok = !d.is_empty()
+        && d.len() <= 253
+        && d.split('.').all(|l| {
+            !l.is_empty()
+                && l.len() <= 63
+                && !l.starts_with('-')
+                && !l.ends_with('-')
+                && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        });
+    if ok { Ok(()) } else { Err(Error::InvalidArgument(format!("invalid domain {d:?}"))) }
+}
+
+impl EgressPolicy {
+    pub fn validate(&self) -> Result<()> {
+        if let EgressPolicy::Allowlist { cidrs, domains } = self {
+            if cidrs.len() + domains.len() > MAX_RULES {
+                return Err(Error::InvalidArgument(format!(
+                    "an allowlist holds at most {MAX_RULES} entries"
+                )));
+            }
+            cidrs.iter().try_for_each(|c| validate_cidr(c))?;
+            domains.iter().try_for_each(|d| validate_domain(d))?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validation() {
+        assert!(validate_cidr("8.8.8.0/24").is_ok());
+        assert!(validate_cidr("2001:db8::/32").is_ok());
+        assert!(validate_cidr("1.2.3.4").is_ok());
+        assert!(validate_cidr("1.2.3.4/33").is_err());
+        assert!(validate_cidr("nope/8").is_err());
+        assert!(validate_domain("pypi.org").is_ok());
+        assert!(validate_domain("*.npmjs.org").is_ok());
+        assert!(validate_domain("bad_domain.org").is_err());
+        assert!(validate_domain("-x.org").is_err());
+        for r in ALWAYS_DENIED {
+            validate_cidr(r).unwrap();
+        }
+    }
+}

@@ -1,0 +1,105 @@
+//! Password sessions: login, refresh with rotation, logout.
+
+use crate::app::App;
+use crate::auth::{digest_eq, password, sha256_hex, Principal};
+use crate::db::entity::{refresh_token, user};
+use crate::db::now_ms;
+use crate::error::{Error, Result};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
+
+pub struct Tokens {
+    pub access_token: String,
+    pub access_expires_s: u64,
+    pub refresh_token: String,
+    pub refresh_expires_ms: i64,
+}
+
+const BAD_LOGIN: &str = "invalid email or password";
+
+pub async fn login(app: &App, email: &str, pass: &str) -> Result<Tokens> {
+    let email = email.trim().to_ascii_lowercase();
+    let found = user::Entity::find().filter(user::Column::Email.eq(&email)).one(&app.db).await?;
+    let Some(u) = found else {
+        // Same work as a real check, so timing does not tell who exists.
+        password::verify(pass, password::dummy_hash());
+        return Err(Error::Unauthenticated(BAD_LOGIN.into()));
+    };
+    if !password::verify(pass, &u.password_hash) || u.disabled {
+        return Err(Error::Unauthenticated(BAD_LOGIN.into()));
+    }
+    issue(app, &u).await
+}
+
+async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {
+    let (access_token, access_expires_s) = app.jwt.issue_access(&u.id, &u.tenant_id, &u.role)?;
+    let id = crate::ids::new_id("rt");
+    let refresh = format!("{id}.{}", crate::ids::random_token(32));
+    let now = now_ms();
+    let expires = now + app.config.refresh_token_ttl.as_millis() as i64;
+    refresh_token::ActiveModel {
+        id: Set(id),
+        tenant_id: Set(u.tenant_id.clone()),
+        user_id: Set(u.id.clone()),
+        secret_hash: Set(sha256_hex(&refresh)),
+        created_at: Set(now),
+        expires_at: Set(expires),
+        revoked_at: Set(None),
+    }
+    .insert(&app.db)
+    .await?;
+    Ok(Tokens { access_token, access_expires_s, refresh_token: refresh, refresh_expires_ms: expires })
+}
+
+async fn find_live(app: &App, token: &str) -> Result<refresh_token::Model> {
+    let bad = || Error::Unauthenticated("invalid refresh token".into());
+    let id = token.split_once('.').map(|(id, _)| id).ok_or_else(bad)?;
+    let row = refresh_token::Entity::find_by_id(id.to_string()).one(&app.db).await?.ok_or_else(bad)?;
+    if !digest_eq(&sha256_hex(token), &row.secret_hash) {
+        return Err(bad());
+    }
+    if row.revoked_at.is_some() || row.expires_at <= now_ms() {
+        return Err(bad());
+    }
+    Ok(row)
+}
+
+/// Rotates a refresh token: the presented one is revoked (atomically, so
+/// two concurrent refreshes cannot both succeed) and a new pair issued.
+pub async fn refresh(app: &App, token: &str) -> Result<Tokens> {
+    let row = find_live(app, token).await?;
+    let revoked = refresh_token::Entity::update_many()
+        .col_expr(refresh_token::Column::RevokedAt, Expr::value(now_ms()))
+        .filter(refresh_token::Column::Id.eq(&row.id))
+        .filter(refresh_token::Column::RevokedAt.is_null())
+        .exec(&app.db)
+        .await?;
+    if revoked.rows_affected != 1 {
+        return Err(Error::Unauthenticated("invalid refresh token".into()));
+    }
+    let u = user::Entity::find_by_id(row.user_id)
+        .one(&app.db)
+        .await?
+        .filter(|u| !u.disabled)
+        .ok_or_else(|| Error::Unauthenticated("invalid refresh token".into()))?;
+    issue(app, &u).await
+}
+
+pub async fn logout(app: &App, p: &Principal, token: &str, all: bool) -> Result<()> {
+    let mut q = refresh_token::Entity::update_many()
+        .col_expr(refresh_token::Column::RevokedAt, Expr::value(now_ms()))
+        .filter(refresh_token::Column::UserId.eq(&p.user_id))
+        .filter(refresh_token::Column::RevokedAt.is_null());
+    if !all {
+        if token.is_empty() {
+            return Err(Error::InvalidArgument("refresh_token or all_sessions is required".into()));
+        }
+        let row = find_live(app, token).await?;
+        if row.user_id != p.user_id {
+            return Err(Error::NotFound("refresh token".into()));
+        }
+        q = q.filter(refresh_token::Column::Id.eq(row.id));
+    }
+    q.exec(&app.db).await?;
+    Ok(())
+}

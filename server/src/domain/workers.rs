@@ -1,0 +1,122 @@
+//! Connected workers: their sessions, capacity and in-flight commands. The
+//! server talks to a worker only through the command channel of its
+//! session; a command's result comes back on the same session.
+
+use crate::domain::scheduler::Amount;
+use crate::error::{Error, Result};
+use crate::metrics::Metrics;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+use talon_proto::talon::worker::v1 as wpb;
+use tokio::sync::{mpsc, oneshot};
+
+pub type SessionTx = mpsc::Sender<std::result::Result<wpb::SessionResponse, tonic::Status>>;
+
+struct Conn {
+    session: u64,
+    tx: SessionTx,
+    capacity: Amount,
+    pending: HashMap<String, oneshot::Sender<wpb::CommandResult>>,
+}
+
+pub struct WorkerHub {
+    conns: Mutex<HashMap<String, Conn>>,
+    next_session: std::sync::atomic::AtomicU64,
+    metrics: Metrics,
+}
+
+impl WorkerHub {
+    pub fn new(metrics: Metrics) -> Self {
+        WorkerHub { conns: Mutex::new(HashMap::new()), next_session: 1.into(), metrics }
+    }
+
+    /// Adds a worker's session, replacing an older one of the same worker.
+    pub fn attach(&self, worker_id: &str, tx: SessionTx, capacity: Amount) -> u64 {
+        let session = self.next_session.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut conns = self.conns.lock().expect("lock");
+        conns.insert(worker_id.to_string(), Conn { session, tx, capacity, pending: HashMap::new() });
+        self.metrics.workers_connected.set(conns.len() as i64);
+        session
+    }
+
+    /// Removes a session if it is still the current one.
+    pub fn detach(&self, worker_id: &str, session: u64) {
+        let mut conns = self.conns.lock().expect("lock");
+        if conns.get(worker_id).is_some_and(|c| c.session == session) {
+            conns.remove(worker_id);
+        }
+        self.metrics.workers_connected.set(conns.len() as i64);
+    }
+
+    pub fn is_connected(&self, worker_id: &str) -> bool {
+        self.conns.lock().expect("lock").contains_key(worker_id)
+    }
+
+    /// Connected workers and their capacity.
+    pub fn connected(&self) -> Vec<(String, Amount)> {
+        self.conns
+            .lock()
+            .expect("lock")
+            .iter()
+            .map(|(id, c)| (id.clone(), c.capacity.clone()))
+            .collect()
+    }
+
+    pub fn set_capacity(&self, worker_id: &str, capacity: Amount) {
+        if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {
+            c.capacity = capacity;
+        }
+    }
+
+    /// Delivers a command's result to whoever waits for it. False when
+    /// nobody does (a late or unknown result).
+    pub fn resolve(&self, worker_id: &str, result: wpb::CommandResult) -> bool {
+        let waiter = self
+            .conns
+            .lock()
+            .expect("lock")
+            .get_mut(worker_id)
+            .and_then(|c| c.pending.remove(&result.command_id));
+        match waiter {
+            Some(tx) => tx.send(result).is_ok(),
+            None => false,
+        }
+    }
+
+    /// Sends a command and waits for its result.
+    pub async fn call(&self, worker_id: &str, mut cmd: wpb::Command, timeout: Duration) -> Result<wpb::CommandResult> {
+        if cmd.command_id.is_empty() {
+            cmd.command_id = crate::ids::new_id("cmd");
+        }
+        let id = cmd.command_id.clone();
+        let (tx, rx) = oneshot::channel();
+        let session_tx = {
+            let mut conns = self.conns.lock().expect("lock");
+            let conn = conns
+                .get_mut(worker_id)
+                .ok_or_else(|| Error::Unavailable(format!("worker {worker_id} is not connected")))?;
+            conn.pending.insert(id.clone(), tx);
+            conn.tx.clone()
+        };
+        let msg = wpb::SessionResponse { message: Some(wpb::session_response::Message::Command(cmd)) };
+        if session_tx.send(Ok(msg)).await.is_err() {
+            self.forget(worker_id, &id);
+            return Err(Error::Unavailable(format!("worker {worker_id} disconnected")));
+        }
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(result)) => Ok(result),
+            Ok(Err(_)) => Err(Error::Unavailable(format!("worker {worker_id} disconnected"))),
+            Err(_) => {
+                self.forget(worker_id, &id);
+                Err(Error::Unavailable(format!("worker {worker_id} did not answer in {timeout:?}")))
+            }
+        }
+    }
+
+    fn forget(&self, worker_id: &str, command_id: &str) {
+        if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {
+            c.pending.remove(command_id);
+        }
+    }
+}

@@ -1,0 +1,135 @@
+//! Wiring: keys in the data directory, the database, bootstrap, the gRPC
+//! server with its layers, the ops server and background loops.
+
+use crate::api;
+use crate::app::App;
+use crate::audit::AuditLog;
+use crate::auth::jwt::JwtKeys;
+use crate::auth::{sha256_hex, Authenticator};
+use crate::config::ServerConfig;
+use crate::domain::{sandboxes, tenants};
+use crate::metrics::Metrics;
+use crate::rbac::AccessLayer;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+use std::sync::Arc;
+use talon_proto::talon::worker::v1::worker_control_service_server::WorkerControlServiceServer;
+use talon_proto::v1::admin_service_server::AdminServiceServer;
+use talon_proto::v1::auth_service_server::AuthServiceServer;
+use talon_proto::v1::sandbox_service_server::SandboxServiceServer;
+use talon_proto::v1::tenant_service_server::TenantServiceServer;
+
+/// Reads a secret file, creating it (mode 0600) with random content first.
+pub fn secret_file(path: &Path, make: impl FnOnce() -> String) -> anyhow::Result<String> {
+    if let Ok(s) = std::fs::read_to_string(path) {
+        return Ok(s.trim().to_string());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    let value = make();
+    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    std::io::Write::write_all(&mut f, value.as_bytes())?;
+    Ok(value)
+}
+
+pub fn worker_token_path(data_dir: &Path) -> std::path::PathBuf {
+    data_dir.join("keys").join("worker.token")
+}
+
+pub struct Started {
+    pub app: Arc<App>,
+    pub bootstrap: Option<tenants::BootstrapCredentials>,
+    pub worker_token: String,
+    pub grpc: tokio::task::JoinHandle<anyhow::Result<()>>,
+}
+
+/// Starts the control plane and returns once it listens.
+pub async fn start(config: ServerConfig, shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<Started> {
+    std::fs::create_dir_all(&config.data_dir)?;
+    std::fs::set_permissions(&config.data_dir, std::fs::Permissions::from_mode(0o700))?;
+    let jwt_secret = secret_file(&config.data_dir.join("keys").join("jwt.key"), || crate::ids::random_token(32))?;
+    let worker_token = secret_file(&worker_token_path(&config.data_dir), || format!("wkr_{}", crate::ids::random_token(32)))?;
+    let db = crate::db::connect(&config.database_url).await?;
+    let metrics = Metrics::new();
+    let jwt = JwtKeys::new(jwt_secret.as_bytes(), config.access_token_ttl.as_secs());
+    let app = App::new(db.clone(), jwt.clone(), config.clone(), metrics.clone());
+    let bootstrap = tenants::bootstrap(&app).await?;
+    if let Some(b) = &bootstrap {
+        let path = config.data_dir.join("bootstrap-credentials.json");
+        let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&path)?;
+        std::io::Write::write_all(&mut f, serde_json::to_string_pretty(b)?.as_bytes())?;
+    }
+
+    let auth = Authenticator {
+        db: db.clone(),
+        jwt,
+        worker_token_hash: sha256_hex(&worker_token),
+        platform_tenant_id: app.platform_tenant_id.clone(),
+    };
+    let access = AccessLayer::new(auth, AuditLog::new(db.clone()), metrics.clone());
+
+    let (health, health_svc) = tonic_health::server::health_reporter();
+    health.set_serving::<SandboxServiceServer<api::sandbox::SandboxApi>>().await;
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(talon_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(talon_proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+
+    let listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
+    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let mut stop = shutdown.clone();
+    let router = tonic::transport::Server::builder()
+        .accept_http1(true)
+        .layer(tonic_web::GrpcWebLayer::new())
+        .layer(access)
+        .add_service(health_svc)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(SandboxServiceServer::new(api::sandbox::SandboxApi(app.clone())))
+        .add_service(AuthServiceServer::new(api::auth::AuthApi(app.clone())))
+        .add_service(TenantServiceServer::new(api::tenant::TenantApi(app.clone())))
+        .add_service(AdminServiceServer::new(api::admin::AdminApi(app.clone())))
+        .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(app.clone())));
+    let grpc = tokio::spawn(async move {
+        router
+            .serve_with_incoming_shutdown(incoming, async move {
+                let _ = stop.wait_for(|s| *s).await;
+            })
+            .await?;
+        Ok(())
+    });
+
+    let ops_listener = tokio::net::TcpListener::bind(config.ops_listen).await?;
+    let ops = crate::ops::router(app.clone());
+    let mut stop = shutdown.clone();
+    tokio::spawn(async move {
+        let _ = axum::serve(ops_listener, ops)
+            .with_graceful_shutdown(async move {
+                let _ = stop.wait_for(|s| *s).await;
+            })
+            .await;
+    });
+
+    let reaper = app.clone();
+    let mut stop = shutdown;
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        loop {
+            tokio::select! {
+                _ = tick.tick() => {
+                    if let Err(e) = sandboxes::enforce_timeouts(&reaper).await {
+                        tracing::warn!(error = %e, "timeout loop");
+                    }
+                }
+                _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
+            }
+        }
+    });
+    Ok(Started { app, bootstrap, worker_token, grpc })
+}
