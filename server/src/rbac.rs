@@ -97,7 +97,8 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.AuthService/Refresh", Public, READ),
     rule("/talon.v1.AuthService/Logout", VIEW, MUT),
     rule("/talon.v1.AuthService/WhoAmI", VIEW, READ),
-    // TenantService
+    // TenantService. Anyone may hold keys for themselves, never above
+    // their own role (checked in domain::tenants).
     rule("/talon.v1.TenantService/CreateTenant", PlatformAdmin, MUT),
     rule("/talon.v1.TenantService/ListTenants", PlatformAdmin, READ),
     rule("/talon.v1.TenantService/GetTenant", VIEW, READ),
@@ -107,9 +108,9 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.TenantService/GetUser", VIEW, READ),
     rule("/talon.v1.TenantService/UpdateUser", OWNER, MUT),
     rule("/talon.v1.TenantService/DeleteUser", OWNER, MUT),
-    rule("/talon.v1.TenantService/CreateApiKey", DEV, MUT),
-    rule("/talon.v1.TenantService/ListApiKeys", DEV, READ),
-    rule("/talon.v1.TenantService/DeleteApiKey", DEV, MUT),
+    rule("/talon.v1.TenantService/CreateApiKey", VIEW, MUT),
+    rule("/talon.v1.TenantService/ListApiKeys", VIEW, READ),
+    rule("/talon.v1.TenantService/DeleteApiKey", VIEW, MUT),
     // SecretService
     rule("/talon.v1.SecretService/PutSecret", DEV, MUT),
     rule("/talon.v1.SecretService/ListSecrets", VIEW, READ),

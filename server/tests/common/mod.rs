@@ -1,0 +1,336 @@
+//! Test harness: starts a real `talon server` process on free ports with a
+//! fresh data directory, and gives typed gRPC clients that carry a bearer
+//! credential. `TestWorker` registers over the real worker session with the
+//! worker token and answers commands as a test scripts it; it stands in for
+//! a runtime in control-plane tests only.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::v1 as pb;
+use tonic::metadata::MetadataValue;
+use tonic::service::interceptor::InterceptedService;
+use tonic::transport::Channel;
+
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+#[derive(serde::Deserialize, Clone, Debug)]
+pub struct Bootstrap {
+    pub tenant_id: String,
+    pub user_id: String,
+    pub email: String,
+    pub password: String,
+    pub api_key: String,
+}
+
+pub struct Server {
+    child: Child,
+    pub dir: tempfile::TempDir,
+    pub grpc: String,
+    pub ops: String,
+    pub boot: Bootstrap,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    pub async fn start() -> Server {
+        Self::start_with(None, &[]).await
+    }
+
+    pub async fn start_with(database_url: Option<&str>, extra: &[&str]) -> Server {
+        let dir = tempfile::tempdir().unwrap();
+        let (g, o) = (free_port(), free_port());
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
+        cmd.arg("server")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .arg("--grpc-listen")
+            .arg(format!("127.0.0.1:{g}"))
+            .arg("--ops-listen")
+            .arg(format!("127.0.0.1:{o}"))
+            .args(extra)
+            .env("TALON_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit());
+        if let Some(u) = database_url {
+            cmd.arg("--database-url").arg(u);
+        }
+        let child = cmd.spawn().expect("spawn talon server");
+        let grpc = format!("http://127.0.0.1:{g}");
+        let creds = dir.path().join("bootstrap-credentials.json");
+        let mut boot = None;
+        for _ in 0..300 {
+            if let Ok(s) = std::fs::read_to_string(&creds) {
+                if let Ok(b) = serde_json::from_str::<Bootstrap>(&s) {
+                    if Channel::from_shared(grpc.clone()).unwrap().connect().await.is_ok() {
+                        boot = Some(b);
+                        break;
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Server { child, grpc, ops: format!("http://127.0.0.1:{o}"), boot: boot.expect("server did not start"), dir }
+    }
+
+    pub fn data_dir(&self) -> PathBuf {
+        self.dir.path().to_path_buf()
+    }
+
+    pub async fn channel(&self) -> Channel {
+        Channel::from_shared(self.grpc.clone()).unwrap().connect().await.unwrap()
+    }
+
+    pub async fn as_(&self, token: &str) -> Clients {
+        Clients::new(self.channel().await, token)
+    }
+
+    pub async fn admin(&self) -> Clients {
+        self.as_(&self.boot.api_key).await
+    }
+
+    pub fn worker_token(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("keys/worker.token")).unwrap().trim().to_string()
+    }
+
+    pub fn jwt_key(&self) -> Vec<u8> {
+        std::fs::read_to_string(self.dir.path().join("keys/jwt.key")).unwrap().trim().as_bytes().to_vec()
+    }
+}
+
+#[derive(Clone)]
+pub struct Bearer(pub Option<MetadataValue<tonic::metadata::Ascii>>);
+
+impl tonic::service::Interceptor for Bearer {
+    fn call(&mut self, mut req: tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> {
+        if let Some(v) = &self.0 {
+            req.metadata_mut().insert("authorization", v.clone());
+        }
+        Ok(req)
+    }
+}
+
+pub type Authed = InterceptedService<Channel, Bearer>;
+
+pub struct Clients {
+    pub channel: Channel,
+    pub token: String,
+    pub auth: pb::auth_service_client::AuthServiceClient<Authed>,
+    pub tenants: pb::tenant_service_client::TenantServiceClient<Authed>,
+    pub sandboxes: pb::sandbox_service_client::SandboxServiceClient<Authed>,
+    pub admin: pb::admin_service_client::AdminServiceClient<Authed>,
+}
+
+impl Clients {
+    pub fn new(channel: Channel, token: &str) -> Clients {
+        let b = Bearer(if token.is_empty() { None } else { Some(format!("Bearer {token}").parse().unwrap()) });
+        Clients {
+            auth: pb::auth_service_client::AuthServiceClient::with_interceptor(channel.clone(), b.clone()),
+            tenants: pb::tenant_service_client::TenantServiceClient::with_interceptor(channel.clone(), b.clone()),
+            sandboxes: pb::sandbox_service_client::SandboxServiceClient::with_interceptor(channel.clone(), b.clone()),
+            admin: pb::admin_service_client::AdminServiceClient::with_interceptor(channel.clone(), b),
+            channel,
+            token: token.to_string(),
+        }
+    }
+}
+
+/// A tenant with one user of each role, each with an API key.
+pub struct TestTenant {
+    pub tenant_id: String,
+    pub owner: String,
+    pub developer: String,
+    pub viewer: String,
+    pub owner_email: String,
+}
+
+pub const PASSWORD: &str = "correct-horse-battery";
+
+pub async fn login(s: &Server, email: &str, password: &str) -> pb::TokenPair {
+    let mut c = s.as_("").await;
+    c.auth
+        .login(pb::LoginRequest { email: email.into(), password: password.into() })
+        .await
+        .unwrap()
+        .into_inner()
+        .tokens
+        .unwrap()
+}
+
+pub async fn tenant(s: &Server, name: &str) -> TestTenant {
+    let mut admin = s.admin().await;
+    let owner_email = format!("owner@{name}.test");
+    let t = admin
+        .tenants
+        .create_tenant(pb::CreateTenantRequest {
+            name: name.into(),
+            quota: None,
+            owner_email: owner_email.clone(),
+            owner_password: PASSWORD.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let tenant_id = t.tenant.unwrap().tenant_id;
+    let owner_tok = login(s, &owner_email, PASSWORD).await.access_token;
+    let mut owner = s.as_(&owner_tok).await;
+    let key = |c: &mut Clients, name: &str| {
+        let mut t = c.tenants.clone();
+        let name = name.to_string();
+        async move {
+            t.create_api_key(pb::CreateApiKeyRequest { tenant_id: "-".into(), name, role: 0, expire_time: None })
+                .await
+                .unwrap()
+                .into_inner()
+                .secret
+        }
+    };
+    let mut out = TestTenant { tenant_id, owner: key(&mut owner, "owner").await, developer: String::new(), viewer: String::new(), owner_email };
+    for (role, slot) in [(pb::Role::Developer, 0), (pb::Role::Viewer, 1)] {
+        let email = format!("{}@{name}.test", role.as_str_name().to_lowercase());
+        owner
+            .tenants
+            .create_user(pb::CreateUserRequest { tenant_id: "-".into(), email: email.clone(), password: PASSWORD.into(), role: role as i32 })
+            .await
+            .unwrap();
+        let tok = login(s, &email, PASSWORD).await.access_token;
+        let mut c = s.as_(&tok).await;
+        let k = key(&mut c, "k").await;
+        if slot == 0 { out.developer = k } else { out.viewer = k }
+    }
+    out
+}
+
+/// How the test worker answers commands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Behaviour {
+    /// Every command succeeds with the state it asks for.
+    Obey,
+    /// Commands are never answered.
+    Silent,
+}
+
+pub struct TestWorker {
+    pub worker_id: String,
+    pub tx: tokio::sync::mpsc::Sender<wpb::SessionRequest>,
+    pub commands: tokio::sync::mpsc::UnboundedReceiver<wpb::Command>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for TestWorker {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
+    use wpb::command::Action;
+    let state = match cmd.action.as_ref().unwrap() {
+        Action::Create(_) | Action::Start(_) | Action::Resume(_) => pb::SandboxState::Running,
+        Action::Pause(_) => pb::SandboxState::Paused,
+        Action::Stop(_) => pb::SandboxState::Stopped,
+        Action::Delete(_) => pb::SandboxState::Deleted,
+        Action::UpdateNetworkPolicy(_) => {
+            return wpb::CommandResult { command_id: cmd.command_id.clone(), code: 0, message: String::new(), status: None };
+        }
+    };
+    wpb::CommandResult {
+        command_id: cmd.command_id.clone(),
+        code: 0,
+        message: String::new(),
+        status: Some(wpb::SandboxStatus {
+            sandbox_id: cmd.sandbox_id.clone(),
+            generation: cmd.generation,
+            state: state as i32,
+            message: String::new(),
+        }),
+    }
+}
+
+impl TestWorker {
+    pub async fn connect(s: &Server, worker_id: &str, behaviour: Behaviour) -> TestWorker {
+        let ch = s.channel().await;
+        let b = Bearer(Some(format!("Bearer {}", s.worker_token()).parse().unwrap()));
+        let mut client = wpb::worker_control_service_client::WorkerControlServiceClient::with_interceptor(ch, b);
+        let (tx, rx) = tokio::sync::mpsc::channel(64);
+        tx.send(wpb::SessionRequest {
+            message: Some(wpb::session_request::Message::Register(wpb::Register {
+                worker_id: worker_id.into(),
+                hostname: "test".into(),
+                capacity: Some(wpb::Capacity { cpu_millis: 64_000, memory_mib: 262_144, sandboxes: 100 }),
+                runtimes: vec!["test".into()],
+                images: vec![],
+                version: "test".into(),
+                sandboxes: vec![],
+            })),
+        })
+        .await
+        .unwrap();
+        let mut inbound = client.session(tokio_stream::wrappers::ReceiverStream::new(rx)).await.unwrap().into_inner();
+        let first = inbound.message().await.unwrap().unwrap();
+        assert!(matches!(first.message, Some(wpb::session_response::Message::Ack(_))));
+        let (ctx, crx) = tokio::sync::mpsc::unbounded_channel();
+        let reply = tx.clone();
+        let task = tokio::spawn(async move {
+            while let Ok(Some(msg)) = inbound.message().await {
+                if let Some(wpb::session_response::Message::Command(cmd)) = msg.message {
+                    if behaviour == Behaviour::Obey {
+                        let r = obeyed(&cmd);
+                        let _ = reply.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Result(r)) }).await;
+                    }
+                    let _ = ctx.send(cmd);
+                }
+            }
+        });
+        TestWorker { worker_id: worker_id.into(), tx, commands: crx, task }
+    }
+
+    /// Sends an unsolicited status event.
+    pub async fn report(&self, sandbox_id: &str, generation: i64, state: pb::SandboxState) {
+        self.tx
+            .send(wpb::SessionRequest {
+                message: Some(wpb::session_request::Message::Event(wpb::SandboxStatus {
+                    sandbox_id: sandbox_id.into(),
+                    generation,
+                    state: state as i32,
+                    message: String::new(),
+                })),
+            })
+            .await
+            .unwrap();
+    }
+}
+
+pub fn code<T: std::fmt::Debug>(r: Result<T, tonic::Status>) -> tonic::Code {
+    match r {
+        Ok(_) => tonic::Code::Ok,
+        Err(s) => s.code(),
+    }
+}
+
+pub async fn get(c: &mut Clients, id: &str) -> pb::Sandbox {
+    c.sandboxes.get_sandbox(pb::GetSandboxRequest { sandbox_id: id.into() }).await.unwrap().into_inner().sandbox.unwrap()
+}
+
+/// Polls until the sandbox reaches `state`, for up to 5 s.
+pub async fn until_state(c: &mut Clients, id: &str, state: pb::SandboxState) -> pb::Sandbox {
+    for _ in 0..100 {
+        let s = get(c, id).await;
+        if s.state == state as i32 {
+            return s;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("sandbox {id} never became {state:?}; it is {:?}", get(c, id).await.state);
+}
