@@ -48,7 +48,11 @@ mod tests {
     #[test]
     fn public_request_and_response_types_are_unique() {
         let mut seen: HashMap<String, String> = HashMap::new();
-        for file in descriptors().file.iter().filter(|f| f.package() == "talon.v1") {
+        for file in descriptors()
+            .file
+            .iter()
+            .filter(|f| f.package() == "talon.v1")
+        {
             for svc in &file.service {
                 for m in &svc.method {
                     let rpc = format!("{}.{}", svc.name(), m.name());
@@ -60,7 +64,11 @@ mod tests {
                 }
             }
         }
-        assert!(seen.len() > 100, "expected the whole contract, saw {}", seen.len());
+        assert!(
+            seen.len() > 100,
+            "expected the whole contract, saw {}",
+            seen.len()
+        );
     }
 
     /// Every public RPC carries a `google.api.http` rule, so the gateway can
@@ -80,6 +88,9 @@ mod tests {
             }
         }
         assert!(count > 50, "only {count} public RPCs");
-        assert!(missing.is_empty(), "RPCs without google.api.http: {missing:?}");
+        assert!(
+            missing.is_empty(),
+            "RPCs without google.api.http: {missing:?}"
+        );
     }
 }

@@ -2,12 +2,12 @@
 
 use crate::auth::jwt::JwtKeys;
 use crate::config::ServerConfig;
+use crate::db::entity::sandbox;
 use crate::domain::workers::WorkerHub;
 use crate::metrics::Metrics;
 use sea_orm::DatabaseConnection;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
-use crate::db::entity::sandbox;
 use tokio::sync::broadcast;
 
 /// A sandbox after a state change, as WatchSandboxEvents sends it.
@@ -29,7 +29,12 @@ pub struct App {
 }
 
 impl App {
-    pub fn new(db: DatabaseConnection, jwt: JwtKeys, config: ServerConfig, metrics: Metrics) -> Arc<Self> {
+    pub fn new(
+        db: DatabaseConnection,
+        jwt: JwtKeys,
+        config: ServerConfig,
+        metrics: Metrics,
+    ) -> Arc<Self> {
         let (events, _) = broadcast::channel(1024);
         Arc::new_cyclic(|me| App {
             me: me.clone(),
@@ -46,7 +51,9 @@ impl App {
 
     /// The owning Arc, for background tasks started from domain code.
     pub fn self_arc(&self) -> Arc<App> {
-        self.me.upgrade().expect("app is alive while its methods run")
+        self.me
+            .upgrade()
+            .expect("app is alive while its methods run")
     }
 
     /// Serializes quota-checked changes within one tenant on this server.

@@ -66,11 +66,9 @@ impl From<Error> for tonic::Status {
                 tracing::error!(error = %msg, "internal error");
                 tonic::Status::internal("internal error")
             }
-            Error::DeadlineExceeded { message, detail } => tonic::Status::with_details(
-                Code::DeadlineExceeded,
-                message,
-                detail.into(),
-            ),
+            Error::DeadlineExceeded { message, detail } => {
+                tonic::Status::with_details(Code::DeadlineExceeded, message, detail.into())
+            }
             other => tonic::Status::new(other.code(), other.to_string()),
         }
     }

@@ -17,7 +17,9 @@ pub fn new_id(prefix: &str) -> String {
 pub fn valid_id(prefix: &str, id: &str) -> bool {
     id.strip_prefix(prefix)
         .and_then(|r| r.strip_prefix('_'))
-        .is_some_and(|r| !r.is_empty() && r.len() <= 64 && r.bytes().all(|b| b.is_ascii_alphanumeric()))
+        .is_some_and(|r| {
+            !r.is_empty() && r.len() <= 64 && r.bytes().all(|b| b.is_ascii_alphanumeric())
+        })
 }
 
 #[cfg(test)]

@@ -7,7 +7,11 @@ use std::path::PathBuf;
 use talon_server::config::ServerConfig;
 
 #[derive(Parser)]
-#[command(name = "talon", version, about = "Talon Sandbox: isolated Linux sandboxes for AI agents")]
+#[command(
+    name = "talon",
+    version,
+    about = "Talon Sandbox: isolated Linux sandboxes for AI agents"
+)]
 struct Cli {
     /// Log format: text or json.
     #[arg(long, global = true, env = "TALON_LOG_FORMAT", default_value = "text")]
@@ -58,7 +62,11 @@ struct ServerArgs {
 #[derive(Args)]
 struct WorkerArgs {
     /// The control plane's gRPC URL.
-    #[arg(long, env = "TALON_SERVER_URL", default_value = "http://127.0.0.1:7070")]
+    #[arg(
+        long,
+        env = "TALON_SERVER_URL",
+        default_value = "http://127.0.0.1:7070"
+    )]
     server_url: String,
     /// File holding the worker token (the server's DATA_DIR/keys/worker.token).
     #[arg(long, env = "TALON_WORKER_TOKEN_FILE")]
@@ -75,7 +83,9 @@ fn default_data_dir() -> PathBuf {
     if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(x).join("talon");
     }
-    let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_else(|| PathBuf::from("/var/lib"));
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/lib"));
     home.join(".local/share/talon")
 }
 
@@ -94,14 +104,21 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
 fn init_logging(format: &str) {
     let filter = tracing_subscriber::EnvFilter::try_from_env("TALON_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let b = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr);
-    if format == "json" { b.json().init() } else { b.init() }
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        b.json().init()
+    } else {
+        b.init()
+    }
 }
 
 fn shutdown_signal() -> tokio::sync::watch::Receiver<bool> {
     let (tx, rx) = tokio::sync::watch::channel(false);
     tokio::spawn(async move {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("signal");
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("signal");
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}
@@ -116,13 +133,25 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     let stop = shutdown_signal();
     let started = talon_server::run::start(config.clone(), stop.clone()).await?;
     println!("Talon is up.");
-    println!("  gRPC (+grpc-web, reflection, health): http://{}", config.grpc_listen);
-    println!("  ops (health, readiness, metrics):      http://{}/metrics", config.ops_listen);
-    println!("  data directory:                        {}", config.data_dir.display());
+    println!(
+        "  gRPC (+grpc-web, reflection, health): http://{}",
+        config.grpc_listen
+    );
+    println!(
+        "  ops (health, readiness, metrics):      http://{}/metrics",
+        config.ops_listen
+    );
+    println!(
+        "  data directory:                        {}",
+        config.data_dir.display()
+    );
     if let Some(b) = &started.bootstrap {
         println!();
         println!("First start: the platform owner was created. These credentials are shown once;");
-        println!("they are also in {}/bootstrap-credentials.json (mode 0600).", config.data_dir.display());
+        println!(
+            "they are also in {}/bootstrap-credentials.json (mode 0600).",
+            config.data_dir.display()
+        );
         println!("  email:    {}", b.email);
         println!("  password: {}", b.password);
         println!("  API key:  {}", b.api_key);
@@ -162,7 +191,10 @@ async fn main() -> anyhow::Result<()> {
             };
             talon_worker::run(wc, shutdown_signal()).await
         }
-        Command::Migrate { data_dir, database_url } => {
+        Command::Migrate {
+            data_dir,
+            database_url,
+        } => {
             let dir = data_dir.unwrap_or_else(default_data_dir);
             let url = database_url.unwrap_or_else(|| {
                 let _ = std::fs::create_dir_all(&dir);

@@ -22,28 +22,52 @@ impl Metrics {
         )
         .expect("metric");
         let rpc_seconds = HistogramVec::new(
-            prometheus::HistogramOpts::new("talon_rpc_duration_seconds", "Time to the response headers")
-                .buckets(vec![0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0]),
+            prometheus::HistogramOpts::new(
+                "talon_rpc_duration_seconds",
+                "Time to the response headers",
+            )
+            .buckets(vec![
+                0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1.0, 5.0,
+            ]),
             &["method"],
         )
         .expect("metric");
         let workers_connected =
-            IntGauge::new("talon_workers_connected", "Workers with an open session").expect("metric");
+            IntGauge::new("talon_workers_connected", "Workers with an open session")
+                .expect("metric");
         let stale_events = prometheus::IntCounter::new(
             "talon_worker_stale_events_total",
             "Worker events refused for a stale generation",
         )
         .expect("metric");
-        registry.register(Box::new(rpc_total.clone())).expect("register");
-        registry.register(Box::new(rpc_seconds.clone())).expect("register");
-        registry.register(Box::new(workers_connected.clone())).expect("register");
-        registry.register(Box::new(stale_events.clone())).expect("register");
-        Metrics { registry: Arc::new(registry), rpc_total, rpc_seconds, workers_connected, stale_events }
+        registry
+            .register(Box::new(rpc_total.clone()))
+            .expect("register");
+        registry
+            .register(Box::new(rpc_seconds.clone()))
+            .expect("register");
+        registry
+            .register(Box::new(workers_connected.clone()))
+            .expect("register");
+        registry
+            .register(Box::new(stale_events.clone()))
+            .expect("register");
+        Metrics {
+            registry: Arc::new(registry),
+            rpc_total,
+            rpc_seconds,
+            workers_connected,
+            stale_events,
+        }
     }
 
     pub fn rpc(&self, method: &str, code: tonic::Code, took: Duration) {
-        self.rpc_total.with_label_values(&[method, crate::audit::code_name(code)]).inc();
-        self.rpc_seconds.with_label_values(&[method]).observe(took.as_secs_f64());
+        self.rpc_total
+            .with_label_values(&[method, crate::audit::code_name(code)])
+            .inc();
+        self.rpc_seconds
+            .with_label_values(&[method])
+            .observe(took.as_secs_f64());
     }
 
     pub fn render(&self) -> String {

@@ -1,10 +1,10 @@
 //! The ops port: liveness, readiness (the database answers) and metrics.
 
 use crate::app::App;
+use axum::Router;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
-use axum::Router;
 use sea_orm::ConnectionTrait;
 use std::sync::Arc;
 
@@ -24,6 +24,14 @@ async fn ready(State(app): State<Arc<App>>) -> (StatusCode, &'static str) {
     }
 }
 
-async fn metrics(State(app): State<Arc<App>>) -> ([(axum::http::HeaderName, &'static str); 1], String) {
-    ([(axum::http::header::CONTENT_TYPE, "text/plain; version=0.0.4")], app.metrics.render())
+async fn metrics(
+    State(app): State<Arc<App>>,
+) -> ([(axum::http::HeaderName, &'static str); 1], String) {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            "text/plain; version=0.0.4",
+        )],
+        app.metrics.render(),
+    )
 }

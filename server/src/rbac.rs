@@ -38,7 +38,11 @@ pub struct MethodRule {
 }
 
 const fn rule(method: &'static str, access: Access, mutating: bool) -> MethodRule {
-    MethodRule { method, access, mutating }
+    MethodRule {
+        method,
+        access,
+        mutating,
+    }
 }
 
 use Access::{PlatformAdmin, Public, Worker};
@@ -102,7 +106,11 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.TenantService/CreateTenant", PlatformAdmin, MUT),
     rule("/talon.v1.TenantService/ListTenants", PlatformAdmin, READ),
     rule("/talon.v1.TenantService/GetTenant", VIEW, READ),
-    rule("/talon.v1.TenantService/UpdateTenantQuota", PlatformAdmin, MUT),
+    rule(
+        "/talon.v1.TenantService/UpdateTenantQuota",
+        PlatformAdmin,
+        MUT,
+    ),
     rule("/talon.v1.TenantService/CreateUser", OWNER, MUT),
     rule("/talon.v1.TenantService/ListUsers", VIEW, READ),
     rule("/talon.v1.TenantService/GetUser", VIEW, READ),
@@ -128,17 +136,32 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.AdminService/ReassignSandbox", PlatformAdmin, MUT),
     rule("/talon.v1.AdminService/ListAuditEvents", OWNER, READ),
     // Internal
-    rule("/talon.worker.v1.WorkerControlService/Session", Worker, READ),
+    rule(
+        "/talon.worker.v1.WorkerControlService/Session",
+        Worker,
+        READ,
+    ),
     // Infrastructure
     rule("/grpc.health.v1.Health/Check", Public, READ),
     rule("/grpc.health.v1.Health/Watch", Public, READ),
-    rule("/grpc.reflection.v1.ServerReflection/ServerReflectionInfo", Public, READ),
-    rule("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo", Public, READ),
+    rule(
+        "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        Public,
+        READ,
+    ),
+    rule(
+        "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+        Public,
+        READ,
+    ),
 ];
 
 pub fn lookup(method: &str) -> Option<&'static MethodRule> {
     static INDEX: OnceLock<HashMap<&'static str, &'static MethodRule>> = OnceLock::new();
-    INDEX.get_or_init(|| METHODS.iter().map(|r| (r.method, r)).collect()).get(method).copied()
+    INDEX
+        .get_or_init(|| METHODS.iter().map(|r| (r.method, r)).collect())
+        .get(method)
+        .copied()
 }
 
 /// The authorization decision, apart from transport.
@@ -180,14 +203,23 @@ struct LayerState {
 
 impl AccessLayer {
     pub fn new(auth: Authenticator, audit: AuditLog, metrics: Metrics) -> Self {
-        AccessLayer { state: Arc::new(LayerState { auth, audit, metrics }) }
+        AccessLayer {
+            state: Arc::new(LayerState {
+                auth,
+                audit,
+                metrics,
+            }),
+        }
     }
 }
 
 impl<S> tower::Layer<S> for AccessLayer {
     type Service = AccessService<S>;
     fn layer(&self, inner: S) -> Self::Service {
-        AccessService { inner, state: self.state.clone() }
+        AccessService {
+            inner,
+            state: self.state.clone(),
+        }
     }
 }
 
@@ -198,9 +230,16 @@ pub struct AccessService<S> {
 }
 
 fn bearer(req: &http::Request<Body>) -> Option<&str> {
-    let v = req.headers().get(http::header::AUTHORIZATION)?.to_str().ok()?;
+    let v = req
+        .headers()
+        .get(http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     let (scheme, token) = v.split_once(' ')?;
-    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 fn request_id(req: &http::Request<Body>) -> String {
@@ -225,7 +264,10 @@ fn outcome(resp: &http::Response<Body>) -> Code {
 
 impl<S> tower::Service<http::Request<Body>> for AccessService<S>
 where
-    S: tower::Service<http::Request<Body>, Response = http::Response<Body>> + Clone + Send + 'static,
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>>
+        + Clone
+        + Send
+        + 'static,
     S::Future: Send + 'static,
     S::Error: Send + 'static,
 {
@@ -258,7 +300,10 @@ where
                 Ok(resp)
             };
             let Some(rule) = lookup(&method) else {
-                return deny(Status::permission_denied("method is not in the access table"), &state);
+                return deny(
+                    Status::permission_denied("method is not in the access table"),
+                    &state,
+                );
             };
             let principal = if rule.access == Access::Public {
                 None
@@ -291,8 +336,15 @@ where
             let code = outcome(&resp);
             state.metrics.rpc(&method, code, started.elapsed());
             if let (true, Some(p)) = (rule.mutating, &principal) {
-                let resource = resp.extensions().get::<AuditResource>().map(|r| r.0.clone()).unwrap_or_default();
-                state.audit.record(AuditRecord::new(p, &method, &resource, code, &rid)).await;
+                let resource = resp
+                    .extensions()
+                    .get::<AuditResource>()
+                    .map(|r| r.0.clone())
+                    .unwrap_or_default();
+                state
+                    .audit
+                    .record(AuditRecord::new(p, &method, &resource, code, &rid))
+                    .await;
             }
             if let Ok(v) = http::HeaderValue::from_str(&rid) {
                 resp.headers_mut().insert("x-request-id", v);
@@ -345,7 +397,11 @@ mod tests {
             assert!(lookup(m).is_some(), "{m} has no access rule");
         }
         for r in METHODS.iter().filter(|r| r.method.starts_with("/talon")) {
-            assert!(contract.contains(r.method), "{} is not in the contract", r.method);
+            assert!(
+                contract.contains(r.method),
+                "{} is not in the contract",
+                r.method
+            );
         }
     }
 

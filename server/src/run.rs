@@ -5,7 +5,7 @@ use crate::api;
 use crate::app::App;
 use crate::audit::AuditLog;
 use crate::auth::jwt::JwtKeys;
-use crate::auth::{sha256_hex, Authenticator};
+use crate::auth::{Authenticator, sha256_hex};
 use crate::config::ServerConfig;
 use crate::domain::{sandboxes, tenants};
 use crate::metrics::Metrics;
@@ -29,7 +29,11 @@ pub fn secret_file(path: &Path, make: impl FnOnce() -> String) -> anyhow::Result
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
     }
     let value = make();
-    let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
     std::io::Write::write_all(&mut f, value.as_bytes())?;
     Ok(value)
 }
@@ -46,11 +50,18 @@ pub struct Started {
 }
 
 /// Starts the control plane and returns once it listens.
-pub async fn start(config: ServerConfig, shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<Started> {
+pub async fn start(
+    config: ServerConfig,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<Started> {
     std::fs::create_dir_all(&config.data_dir)?;
     std::fs::set_permissions(&config.data_dir, std::fs::Permissions::from_mode(0o700))?;
-    let jwt_secret = secret_file(&config.data_dir.join("keys").join("jwt.key"), || crate::ids::random_token(32))?;
-    let worker_token = secret_file(&worker_token_path(&config.data_dir), || format!("wkr_{}", crate::ids::random_token(32)))?;
+    let jwt_secret = secret_file(&config.data_dir.join("keys").join("jwt.key"), || {
+        crate::ids::random_token(32)
+    })?;
+    let worker_token = secret_file(&worker_token_path(&config.data_dir), || {
+        format!("wkr_{}", crate::ids::random_token(32))
+    })?;
     let db = crate::db::connect(&config.database_url).await?;
     let metrics = Metrics::new();
     let jwt = JwtKeys::new(jwt_secret.as_bytes(), config.access_token_ttl.as_secs());
@@ -58,7 +69,12 @@ pub async fn start(config: ServerConfig, shutdown: tokio::sync::watch::Receiver<
     let bootstrap = tenants::bootstrap(&app).await?;
     if let Some(b) = &bootstrap {
         let path = config.data_dir.join("bootstrap-credentials.json");
-        let mut f = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&path)?;
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&path)?;
         std::io::Write::write_all(&mut f, serde_json::to_string_pretty(b)?.as_bytes())?;
     }
 
@@ -71,15 +87,32 @@ pub async fn start(config: ServerConfig, shutdown: tokio::sync::watch::Receiver<
     let access = AccessLayer::new(auth, AuditLog::new(db.clone()), metrics.clone());
 
     let (health, health_svc) = tonic_health::server::health_reporter();
-    health.set_serving::<SandboxServiceServer<api::sandbox::SandboxApi>>().await;
-    let reflection_v1 = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(talon_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1()?;
-    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
-        .register_encoded_file_descriptor_set(talon_proto::FILE_DESCRIPTOR_SET)
-        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
-        .build_v1alpha()?;
+    health
+        .set_serving::<SandboxServiceServer<api::sandbox::SandboxApi>>()
+        .await;
+    // Advertise only the services this server serves; the descriptor set
+    // also holds the internal agent protocol and services of later issues.
+    let served = [
+        "grpc.health.v1.Health",
+        "talon.v1.SandboxService",
+        "talon.v1.AuthService",
+        "talon.v1.TenantService",
+        "talon.v1.AdminService",
+        "talon.worker.v1.WorkerControlService",
+        "grpc.reflection.v1.ServerReflection",
+        "grpc.reflection.v1alpha.ServerReflection",
+    ];
+    let reflection = || {
+        let mut b = tonic_reflection::server::Builder::configure()
+            .register_encoded_file_descriptor_set(talon_proto::FILE_DESCRIPTOR_SET)
+            .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET);
+        for s in served {
+            b = b.with_service_name(s);
+        }
+        b
+    };
+    let reflection_v1 = reflection().build_v1()?;
+    let reflection_v1alpha = reflection().build_v1alpha()?;
 
     let listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
@@ -91,11 +124,17 @@ pub async fn start(config: ServerConfig, shutdown: tokio::sync::watch::Receiver<
         .add_service(health_svc)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
-        .add_service(SandboxServiceServer::new(api::sandbox::SandboxApi(app.clone())))
+        .add_service(SandboxServiceServer::new(api::sandbox::SandboxApi(
+            app.clone(),
+        )))
         .add_service(AuthServiceServer::new(api::auth::AuthApi(app.clone())))
-        .add_service(TenantServiceServer::new(api::tenant::TenantApi(app.clone())))
+        .add_service(TenantServiceServer::new(api::tenant::TenantApi(
+            app.clone(),
+        )))
         .add_service(AdminServiceServer::new(api::admin::AdminApi(app.clone())))
-        .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(app.clone())));
+        .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
+            app.clone(),
+        )));
     let grpc = tokio::spawn(async move {
         router
             .serve_with_incoming_shutdown(incoming, async move {
@@ -131,5 +170,10 @@ pub async fn start(config: ServerConfig, shutdown: tokio::sync::watch::Receiver<
             }
         }
     });
-    Ok(Started { app, bootstrap, worker_token, grpc })
+    Ok(Started {
+        app,
+        bootstrap,
+        worker_token,
+        grpc,
+    })
 }

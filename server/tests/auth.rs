@@ -11,27 +11,63 @@ async fn login_refresh_rotates_and_logout_revokes() {
     let s = Server::start().await;
     let pair = login(&s, &s.boot.email, &s.boot.password).await;
     let mut me = s.as_(&pair.access_token).await;
-    let who = me.auth.who_am_i(pb::WhoAmIRequest {}).await.unwrap().into_inner();
+    let who = me
+        .auth
+        .who_am_i(pb::WhoAmIRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(who.email, "admin@talon.local");
     assert_eq!(who.role, pb::Role::Owner as i32);
     assert_eq!(who.credential_kind, pb::CredentialKind::AccessToken as i32);
     assert!(who.platform_admin);
 
     let mut anon = s.as_("").await;
-    let bad = anon.auth.login(pb::LoginRequest { email: s.boot.email.clone(), password: "wrong password!".into() }).await;
+    let bad = anon
+        .auth
+        .login(pb::LoginRequest {
+            email: s.boot.email.clone(),
+            password: "wrong password!".into(),
+        })
+        .await;
     assert_eq!(code(bad), Code::Unauthenticated);
 
-    let next = anon.auth.refresh(pb::RefreshRequest { refresh_token: pair.refresh_token.clone() }).await.unwrap().into_inner().tokens.unwrap();
+    let next = anon
+        .auth
+        .refresh(pb::RefreshRequest {
+            refresh_token: pair.refresh_token.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .tokens
+        .unwrap();
     assert_ne!(next.refresh_token, pair.refresh_token);
     // The old refresh token was rotated away.
-    let reuse = anon.auth.refresh(pb::RefreshRequest { refresh_token: pair.refresh_token.clone() }).await;
+    let reuse = anon
+        .auth
+        .refresh(pb::RefreshRequest {
+            refresh_token: pair.refresh_token.clone(),
+        })
+        .await;
     assert_eq!(code(reuse), Code::Unauthenticated);
     // The new access token works.
     let mut me2 = s.as_(&next.access_token).await;
     me2.auth.who_am_i(pb::WhoAmIRequest {}).await.unwrap();
     // Logout revokes the refresh token.
-    me2.auth.logout(pb::LogoutRequest { refresh_token: next.refresh_token.clone(), all_sessions: false }).await.unwrap();
-    let after = anon.auth.refresh(pb::RefreshRequest { refresh_token: next.refresh_token }).await;
+    me2.auth
+        .logout(pb::LogoutRequest {
+            refresh_token: next.refresh_token.clone(),
+            all_sessions: false,
+        })
+        .await
+        .unwrap();
+    let after = anon
+        .auth
+        .refresh(pb::RefreshRequest {
+            refresh_token: next.refresh_token,
+        })
+        .await;
     assert_eq!(code(after), Code::Unauthenticated);
 }
 
@@ -39,31 +75,74 @@ async fn login_refresh_rotates_and_logout_revokes() {
 async fn api_keys_authenticate_and_are_stored_hashed() {
     let s = Server::start().await;
     let mut c = s.admin().await;
-    let who = c.auth.who_am_i(pb::WhoAmIRequest {}).await.unwrap().into_inner();
+    let who = c
+        .auth
+        .who_am_i(pb::WhoAmIRequest {})
+        .await
+        .unwrap()
+        .into_inner();
     assert_eq!(who.credential_kind, pb::CredentialKind::ApiKey as i32);
     assert!(who.api_key_id.starts_with("key_"));
-    let keys = c.tenants.list_api_keys(pb::ListApiKeysRequest { tenant_id: "-".into(), page_size: 0, page_token: String::new() }).await.unwrap().into_inner();
-    let k = keys.api_keys.iter().find(|k| k.api_key_id == who.api_key_id).unwrap();
+    let keys = c
+        .tenants
+        .list_api_keys(pb::ListApiKeysRequest {
+            tenant_id: "-".into(),
+            page_size: 0,
+            page_token: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let k = keys
+        .api_keys
+        .iter()
+        .find(|k| k.api_key_id == who.api_key_id)
+        .unwrap();
     assert!(s.boot.api_key.starts_with(&k.prefix));
     // The database holds the prefix, never the key.
     let db = std::fs::read(s.data_dir().join("talon.db")).unwrap();
     let wal = std::fs::read(s.data_dir().join("talon.db-wal")).unwrap_or_default();
     let secret = s.boot.api_key.as_bytes();
     for bytes in [&db, &wal] {
-        assert!(!bytes.windows(secret.len()).any(|w| w == secret), "API key stored in clear");
+        assert!(
+            !bytes.windows(secret.len()).any(|w| w == secret),
+            "API key stored in clear"
+        );
     }
     // A revoked key stops working.
-    let made = c.tenants.create_api_key(pb::CreateApiKeyRequest { tenant_id: "-".into(), name: "tmp".into(), role: 0, expire_time: None }).await.unwrap().into_inner();
+    let made = c
+        .tenants
+        .create_api_key(pb::CreateApiKeyRequest {
+            tenant_id: "-".into(),
+            name: "tmp".into(),
+            role: 0,
+            expire_time: None,
+        })
+        .await
+        .unwrap()
+        .into_inner();
     let mut tmp = s.as_(&made.secret).await;
     tmp.auth.who_am_i(pb::WhoAmIRequest {}).await.unwrap();
-    c.tenants.delete_api_key(pb::DeleteApiKeyRequest { tenant_id: "-".into(), api_key_id: made.api_key.unwrap().api_key_id }).await.unwrap();
-    assert_eq!(code(tmp.auth.who_am_i(pb::WhoAmIRequest {}).await), Code::Unauthenticated);
+    c.tenants
+        .delete_api_key(pb::DeleteApiKeyRequest {
+            tenant_id: "-".into(),
+            api_key_id: made.api_key.unwrap().api_key_id,
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        code(tmp.auth.who_am_i(pb::WhoAmIRequest {}).await),
+        Code::Unauthenticated
+    );
     // A tampered key is refused.
     let mut tampered = s.boot.api_key.clone();
     tampered.pop();
     tampered.push('x');
     let mut t = s.as_(&tampered).await;
-    assert_eq!(code(t.auth.who_am_i(pb::WhoAmIRequest {}).await), Code::Unauthenticated);
+    assert_eq!(
+        code(t.auth.who_am_i(pb::WhoAmIRequest {}).await),
+        Code::Unauthenticated
+    );
 }
 
 #[derive(serde::Serialize)]
@@ -83,32 +162,81 @@ struct Claims<'a> {
 }
 
 fn now() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
 }
 
 #[tokio::test]
 async fn forged_expired_none_and_misaddressed_tokens_are_unauthenticated() {
     use base64::Engine;
-    use jsonwebtoken::{encode, Algorithm, EncodingKey, Header};
+    use jsonwebtoken::{Algorithm, EncodingKey, Header, encode};
     let s = Server::start().await;
     let key = EncodingKey::from_secret(&s.jwt_key());
     let (uid, tid) = (s.boot.user_id.as_str(), s.boot.tenant_id.as_str());
-    let good = Claims { sub: uid, tid, role: "owner", iss: Some("talon"), aud: Some("talon-api"), exp: Some(now() + 600), iat: now(), jti: "j", typ: "access" };
+    let good = Claims {
+        sub: uid,
+        tid,
+        role: "owner",
+        iss: Some("talon"),
+        aud: Some("talon-api"),
+        exp: Some(now() + 600),
+        iat: now(),
+        jti: "j",
+        typ: "access",
+    };
     let sign = |c: &Claims, k: &EncodingKey| encode(&Header::new(Algorithm::HS256), c, k).unwrap();
 
     // The control: a correctly made token is accepted.
     let mut ok = s.as_(&sign(&good, &key)).await;
     ok.auth.who_am_i(pb::WhoAmIRequest {}).await.unwrap();
 
-    let forged = sign(&good, &EncodingKey::from_secret(b"not the server's key, 32 bytes!!"));
-    let expired = sign(&Claims { exp: Some(now() - 120), ..good_clone(&good) }, &key);
-    let wrong_aud = sign(&Claims { aud: Some("preview"), ..good_clone(&good) }, &key);
-    let wrong_iss = sign(&Claims { iss: Some("preview"), ..good_clone(&good) }, &key);
-    let no_exp = sign(&Claims { exp: None, ..good_clone(&good) }, &key);
-    let not_access = sign(&Claims { typ: "refresh", ..good_clone(&good) }, &key);
+    let forged = sign(
+        &good,
+        &EncodingKey::from_secret(b"not the server's key, 32 bytes!!"),
+    );
+    let expired = sign(
+        &Claims {
+            exp: Some(now() - 120),
+            ..good_clone(&good)
+        },
+        &key,
+    );
+    let wrong_aud = sign(
+        &Claims {
+            aud: Some("preview"),
+            ..good_clone(&good)
+        },
+        &key,
+    );
+    let wrong_iss = sign(
+        &Claims {
+            iss: Some("preview"),
+            ..good_clone(&good)
+        },
+        &key,
+    );
+    let no_exp = sign(
+        &Claims {
+            exp: None,
+            ..good_clone(&good)
+        },
+        &key,
+    );
+    let not_access = sign(
+        &Claims {
+            typ: "refresh",
+            ..good_clone(&good)
+        },
+        &key,
+    );
     let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
     let payload = b64.encode(serde_json::to_vec(&good).unwrap());
-    let none = format!("{}.{payload}.", b64.encode(br#"{"alg":"none","typ":"JWT"}"#));
+    let none = format!(
+        "{}.{payload}.",
+        b64.encode(br#"{"alg":"none","typ":"JWT"}"#)
+    );
     let hs512 = encode(&Header::new(Algorithm::HS512), &good, &key).unwrap();
     for (what, tok) in [
         ("forged", forged),
@@ -122,12 +250,29 @@ async fn forged_expired_none_and_misaddressed_tokens_are_unauthenticated() {
         ("garbage", "not-a-token".to_string()),
     ] {
         let mut c = s.as_(&tok).await;
-        assert_eq!(code(c.auth.who_am_i(pb::WhoAmIRequest {}).await), Code::Unauthenticated, "{what}");
+        assert_eq!(
+            code(c.auth.who_am_i(pb::WhoAmIRequest {}).await),
+            Code::Unauthenticated,
+            "{what}"
+        );
     }
     let mut none_at_all = s.as_("").await;
-    assert_eq!(code(none_at_all.auth.who_am_i(pb::WhoAmIRequest {}).await), Code::Unauthenticated);
+    assert_eq!(
+        code(none_at_all.auth.who_am_i(pb::WhoAmIRequest {}).await),
+        Code::Unauthenticated
+    );
 }
 
 fn good_clone<'a>(c: &Claims<'a>) -> Claims<'a> {
-    Claims { sub: c.sub, tid: c.tid, role: c.role, iss: c.iss, aud: c.aud, exp: c.exp, iat: c.iat, jti: c.jti, typ: c.typ }
+    Claims {
+        sub: c.sub,
+        tid: c.tid,
+        role: c.role,
+        iss: c.iss,
+        aud: c.aud,
+        exp: c.exp,
+        iat: c.iat,
+        jti: c.jti,
+        typ: c.typ,
+    }
 }

@@ -43,14 +43,22 @@ impl Decoder for Raw {
 
 async fn call(s: &Server, token: &str, method: &'static str) -> Code {
     let ch = s.channel().await;
-    let svc = tonic::service::interceptor::InterceptedService::new(ch, Bearer(Some(format!("Bearer {token}").parse().unwrap())));
+    let svc = tonic::service::interceptor::InterceptedService::new(
+        ch,
+        Bearer(Some(format!("Bearer {token}").parse().unwrap())),
+    );
     let mut grpc = tonic::client::Grpc::new(svc);
     grpc.ready().await.unwrap();
     let req = tonic::Request::new(tokio_stream::iter(vec![Vec::<u8>::new()]));
     let path = http::uri::PathAndQuery::from_static(method);
     let fut = grpc.streaming(req, path, Raw);
     match tokio::time::timeout(std::time::Duration::from_secs(10), fut).await {
-        Ok(Ok(mut resp)) => match tokio::time::timeout(std::time::Duration::from_millis(300), resp.get_mut().message()).await {
+        Ok(Ok(mut resp)) => match tokio::time::timeout(
+            std::time::Duration::from_millis(300),
+            resp.get_mut().message(),
+        )
+        .await
+        {
             Ok(Err(st)) => st.code(),
             _ => Code::Ok,
         },
@@ -81,9 +89,19 @@ async fn every_method_is_allowed_or_denied_as_the_table_says() {
             let got = call(&s, token, rule.method).await;
             assert_ne!(got, Code::Unauthenticated, "{who} on {}", rule.method);
             if expect_allowed {
-                assert_ne!(got, Code::PermissionDenied, "{who} should be allowed {}", rule.method);
+                assert_ne!(
+                    got,
+                    Code::PermissionDenied,
+                    "{who} should be allowed {}",
+                    rule.method
+                );
             } else {
-                assert_eq!(got, Code::PermissionDenied, "{who} should be denied {}", rule.method);
+                assert_eq!(
+                    got,
+                    Code::PermissionDenied,
+                    "{who} should be denied {}",
+                    rule.method
+                );
             }
             checked += 1;
         }
@@ -97,14 +115,48 @@ async fn every_method_is_allowed_or_denied_as_the_table_says() {
 async fn known_cells() {
     let s = Server::start().await;
     let t = tenant(&s, "cells").await;
-    assert_eq!(call(&s, &t.viewer, "/talon.v1.SandboxService/CreateSandbox").await, Code::PermissionDenied);
-    assert_eq!(call(&s, &t.developer, "/talon.v1.TenantService/CreateUser").await, Code::PermissionDenied);
-    assert_eq!(call(&s, &t.owner, "/talon.v1.AdminService/ListWorkers").await, Code::PermissionDenied);
-    assert_eq!(call(&s, &t.owner, "/talon.v1.TenantService/CreateTenant").await, Code::PermissionDenied);
-    assert_eq!(call(&s, &s.boot.api_key, "/talon.worker.v1.WorkerControlService/Session").await, Code::PermissionDenied);
-    assert_eq!(call(&s, &s.worker_token(), "/talon.v1.SandboxService/ListSandboxes").await, Code::PermissionDenied);
-    assert_eq!(call(&s, &t.viewer, "/talon.v1.SandboxService/ListSandboxes").await, Code::Ok);
-    assert_eq!(call(&s, &t.owner, "/talon.v1.NoSuchService/Nope").await, Code::PermissionDenied);
+    assert_eq!(
+        call(&s, &t.viewer, "/talon.v1.SandboxService/CreateSandbox").await,
+        Code::PermissionDenied
+    );
+    assert_eq!(
+        call(&s, &t.developer, "/talon.v1.TenantService/CreateUser").await,
+        Code::PermissionDenied
+    );
+    assert_eq!(
+        call(&s, &t.owner, "/talon.v1.AdminService/ListWorkers").await,
+        Code::PermissionDenied
+    );
+    assert_eq!(
+        call(&s, &t.owner, "/talon.v1.TenantService/CreateTenant").await,
+        Code::PermissionDenied
+    );
+    assert_eq!(
+        call(
+            &s,
+            &s.boot.api_key,
+            "/talon.worker.v1.WorkerControlService/Session"
+        )
+        .await,
+        Code::PermissionDenied
+    );
+    assert_eq!(
+        call(
+            &s,
+            &s.worker_token(),
+            "/talon.v1.SandboxService/ListSandboxes"
+        )
+        .await,
+        Code::PermissionDenied
+    );
+    assert_eq!(
+        call(&s, &t.viewer, "/talon.v1.SandboxService/ListSandboxes").await,
+        Code::Ok
+    );
+    assert_eq!(
+        call(&s, &t.owner, "/talon.v1.NoSuchService/Nope").await,
+        Code::PermissionDenied
+    );
 }
 
 /// Mutating calls are audited, the refused ones too.
@@ -113,17 +165,38 @@ async fn mutating_calls_are_audited() {
     use talon_proto::v1 as pb;
     let s = Server::start().await;
     let t = tenant(&s, "audited").await;
-    assert_eq!(call(&s, &t.viewer, "/talon.v1.SandboxService/CreateSandbox").await, Code::PermissionDenied);
+    assert_eq!(
+        call(&s, &t.viewer, "/talon.v1.SandboxService/CreateSandbox").await,
+        Code::PermissionDenied
+    );
     let mut owner = s.as_(&t.owner).await;
     let ev = owner
         .admin
-        .list_audit_events(pb::ListAuditEventsRequest { page_size: 500, ..Default::default() })
+        .list_audit_events(pb::ListAuditEventsRequest {
+            page_size: 500,
+            ..Default::default()
+        })
         .await
         .unwrap()
         .into_inner()
         .audit_events;
-    assert!(ev.iter().all(|e| e.tenant_id == t.tenant_id), "owners see only their tenant");
-    assert!(ev.iter().any(|e| e.method == "/talon.v1.SandboxService/CreateSandbox" && e.outcome == "PERMISSION_DENIED"));
-    assert!(ev.iter().any(|e| e.method == "/talon.v1.TenantService/CreateUser" && e.outcome == "OK" && e.resource_id.starts_with("usr_")));
-    assert!(ev.iter().any(|e| e.method == "/talon.v1.TenantService/CreateApiKey" && e.outcome == "OK"));
+    assert!(
+        ev.iter().all(|e| e.tenant_id == t.tenant_id),
+        "owners see only their tenant"
+    );
+    assert!(
+        ev.iter()
+            .any(|e| e.method == "/talon.v1.SandboxService/CreateSandbox"
+                && e.outcome == "PERMISSION_DENIED")
+    );
+    assert!(
+        ev.iter()
+            .any(|e| e.method == "/talon.v1.TenantService/CreateUser"
+                && e.outcome == "OK"
+                && e.resource_id.starts_with("usr_"))
+    );
+    assert!(
+        ev.iter()
+            .any(|e| e.method == "/talon.v1.TenantService/CreateApiKey" && e.outcome == "OK")
+    );
 }

@@ -29,7 +29,9 @@ pub struct WorkerConfig {
 
 /// This host's capacity: all its cores and memory.
 pub fn host_capacity(max_sandboxes: i64) -> wpb::Capacity {
-    let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1) as i64;
+    let cpus = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1) as i64;
     let mem_kib = std::fs::read_to_string("/proc/meminfo")
         .ok()
         .and_then(|s| {
@@ -39,7 +41,11 @@ pub fn host_capacity(max_sandboxes: i64) -> wpb::Capacity {
                 .and_then(|v| v.parse::<i64>().ok())
         })
         .unwrap_or(0);
-    wpb::Capacity { cpu_millis: cpus * 1000, memory_mib: mem_kib / 1024, sandboxes: max_sandboxes }
+    wpb::Capacity {
+        cpu_millis: cpus * 1000,
+        memory_mib: mem_kib / 1024,
+        sandboxes: max_sandboxes,
+    }
 }
 
 fn worker_id(data_dir: &std::path::Path) -> anyhow::Result<String> {
@@ -54,7 +60,9 @@ fn worker_id(data_dir: &std::path::Path) -> anyhow::Result<String> {
 }
 
 fn hostname() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname").map(|s| s.trim().to_string()).unwrap_or_default()
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|s| s.trim().to_string())
+        .unwrap_or_default()
 }
 
 /// Answers one command. Without a runtime, nothing can be built, and a
@@ -91,7 +99,10 @@ fn answer(cmd: &wpb::Command) -> wpb::CommandResult {
 }
 
 /// Runs the worker until `shutdown` turns true, reconnecting with backoff.
-pub async fn run(config: WorkerConfig, mut shutdown: tokio::sync::watch::Receiver<bool>) -> anyhow::Result<()> {
+pub async fn run(
+    config: WorkerConfig,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let id = worker_id(&config.data_dir)?;
     let mut backoff = Duration::from_millis(100);
     loop {
@@ -120,10 +131,11 @@ async fn session(config: &WorkerConfig, id: &str) -> anyhow::Result<()> {
         .connect()
         .await?;
     let token: tonic::metadata::MetadataValue<_> = format!("Bearer {}", config.token).parse()?;
-    let mut client = WorkerControlServiceClient::with_interceptor(channel, move |mut req: tonic::Request<()>| {
-        req.metadata_mut().insert("authorization", token.clone());
-        Ok(req)
-    });
+    let mut client =
+        WorkerControlServiceClient::with_interceptor(channel, move |mut req: tonic::Request<()>| {
+            req.metadata_mut().insert("authorization", token.clone());
+            Ok(req)
+        });
     let (tx, rx) = tokio::sync::mpsc::channel::<wpb::SessionRequest>(256);
     tx.send(wpb::SessionRequest {
         message: Some(wpb::session_request::Message::Register(wpb::Register {
@@ -137,7 +149,10 @@ async fn session(config: &WorkerConfig, id: &str) -> anyhow::Result<()> {
         })),
     })
     .await?;
-    let mut inbound = client.session(tokio_stream::wrappers::ReceiverStream::new(rx)).await?.into_inner();
+    let mut inbound = client
+        .session(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await?
+        .into_inner();
     let mut interval = Duration::from_secs(5);
     let mut beat = tokio::time::interval(interval);
     loop {
@@ -181,11 +196,20 @@ mod tests {
 
     #[test]
     fn refuses_to_build_and_confirms_deletes() {
-        let mk = |a| wpb::Command { command_id: "c".into(), sandbox_id: "s".into(), generation: 3, action: Some(a) };
-        let r = answer(&mk(wpb::command::Action::Create(wpb::CreateSandboxCommand { spec: None })));
+        let mk = |a| wpb::Command {
+            command_id: "c".into(),
+            sandbox_id: "s".into(),
+            generation: 3,
+            action: Some(a),
+        };
+        let r = answer(&mk(wpb::command::Action::Create(
+            wpb::CreateSandboxCommand { spec: None },
+        )));
         assert_eq!(r.code, tonic::Code::FailedPrecondition as i32);
         assert_eq!(r.status.unwrap().state, SandboxState::Failed as i32);
-        let r = answer(&mk(wpb::command::Action::Delete(wpb::DeleteSandboxCommand {})));
+        let r = answer(&mk(wpb::command::Action::Delete(
+            wpb::DeleteSandboxCommand {},
+        )));
         assert_eq!(r.code, 0);
         let s = r.status.unwrap();
         assert_eq!((s.state, s.generation), (SandboxState::Deleted as i32, 3));

@@ -8,7 +8,9 @@ use crate::db::entity::{audit_event, sandbox, worker};
 use crate::domain::state::SandboxState;
 use crate::domain::{decode_page_token, encode_page_token, page_size, sandboxes};
 use crate::error::Error;
-use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
 use std::sync::Arc;
 use talon_proto::v1 as pb;
 use talon_proto::v1::admin_service_server::AdminService;
@@ -47,8 +49,15 @@ impl AdminApi {
 
 #[tonic::async_trait]
 impl AdminService for AdminApi {
-    async fn list_workers(&self, _req: Request<pb::ListWorkersRequest>) -> Result<Response<pb::ListWorkersResponse>, Status> {
-        let rows = worker::Entity::find().order_by_asc(worker::Column::Id).all(&self.0.db).await.map_err(Error::from)?;
+    async fn list_workers(
+        &self,
+        _req: Request<pb::ListWorkersRequest>,
+    ) -> Result<Response<pb::ListWorkersResponse>, Status> {
+        let rows = worker::Entity::find()
+            .order_by_asc(worker::Column::Id)
+            .all(&self.0.db)
+            .await
+            .map_err(Error::from)?;
         let mut workers = Vec::with_capacity(rows.len());
         for w in rows {
             let alloc = self.allocated(&w.id).await?;
@@ -57,11 +66,19 @@ impl AdminService for AdminApi {
         Ok(Response::new(pb::ListWorkersResponse { workers }))
     }
 
-    async fn get_worker(&self, req: Request<pb::GetWorkerRequest>) -> Result<Response<pb::GetWorkerResponse>, Status> {
-        Ok(Response::new(pb::GetWorkerResponse { worker: Some(self.worker(&req.get_ref().worker_id).await?) }))
+    async fn get_worker(
+        &self,
+        req: Request<pb::GetWorkerRequest>,
+    ) -> Result<Response<pb::GetWorkerResponse>, Status> {
+        Ok(Response::new(pb::GetWorkerResponse {
+            worker: Some(self.worker(&req.get_ref().worker_id).await?),
+        }))
     }
 
-    async fn drain_worker(&self, req: Request<pb::DrainWorkerRequest>) -> Result<Response<pb::DrainWorkerResponse>, Status> {
+    async fn drain_worker(
+        &self,
+        req: Request<pb::DrainWorkerRequest>,
+    ) -> Result<Response<pb::DrainWorkerResponse>, Status> {
         let r = req.into_inner();
         let w = worker::Entity::find_by_id(r.worker_id.clone())
             .one(&self.0.db)
@@ -72,20 +89,32 @@ impl AdminService for AdminApi {
         am.draining = Set(!r.undrain);
         am.update(&self.0.db).await.map_err(Error::from)?;
         let w = self.worker(&r.worker_id).await?;
-        Ok(with_resource(Response::new(pb::DrainWorkerResponse { worker: Some(w) }), r.worker_id))
+        Ok(with_resource(
+            Response::new(pb::DrainWorkerResponse { worker: Some(w) }),
+            r.worker_id,
+        ))
     }
 
-    async fn reassign_sandbox(&self, req: Request<pb::ReassignSandboxRequest>) -> Result<Response<pb::ReassignSandboxResponse>, Status> {
+    async fn reassign_sandbox(
+        &self,
+        req: Request<pb::ReassignSandboxRequest>,
+    ) -> Result<Response<pb::ReassignSandboxResponse>, Status> {
         let r = req.into_inner();
         let target = Some(r.worker_id.as_str()).filter(|s| !s.is_empty());
         let row = sandboxes::reassign(&self.0, &r.sandbox_id, target).await?;
         Ok(with_resource(
-            Response::new(pb::ReassignSandboxResponse { worker_id: row.worker_id.clone().unwrap_or_default(), generation: row.generation }),
+            Response::new(pb::ReassignSandboxResponse {
+                worker_id: row.worker_id.clone().unwrap_or_default(),
+                generation: row.generation,
+            }),
             row.id,
         ))
     }
 
-    async fn list_audit_events(&self, req: Request<pb::ListAuditEventsRequest>) -> Result<Response<pb::ListAuditEventsResponse>, Status> {
+    async fn list_audit_events(
+        &self,
+        req: Request<pb::ListAuditEventsRequest>,
+    ) -> Result<Response<pb::ListAuditEventsResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
         let offset = decode_page_token(&r.page_token)?;
@@ -123,7 +152,11 @@ impl AdminService for AdminApi {
         rows.truncate(limit as usize);
         Ok(Response::new(pb::ListAuditEventsResponse {
             audit_events: rows.iter().map(audit_to_pb).collect(),
-            next_page_token: if more { encode_page_token(offset + limit) } else { String::new() },
+            next_page_token: if more {
+                encode_page_token(offset + limit)
+            } else {
+                String::new()
+            },
         }))
     }
 }

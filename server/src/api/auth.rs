@@ -15,7 +15,10 @@ pub struct AuthApi(pub Arc<App>);
 fn pair(t: Tokens) -> pb::TokenPair {
     pb::TokenPair {
         access_token: t.access_token,
-        access_token_expire_time: Some(prost_types::Timestamp { seconds: t.access_expires_s as i64, nanos: 0 }),
+        access_token_expire_time: Some(prost_types::Timestamp {
+            seconds: t.access_expires_s as i64,
+            nanos: 0,
+        }),
         refresh_token: t.refresh_token,
         refresh_token_expire_time: Some(ts(t.refresh_expires_ms)),
     }
@@ -23,25 +26,44 @@ fn pair(t: Tokens) -> pb::TokenPair {
 
 #[tonic::async_trait]
 impl AuthService for AuthApi {
-    async fn login(&self, req: Request<pb::LoginRequest>) -> Result<Response<pb::LoginResponse>, Status> {
+    async fn login(
+        &self,
+        req: Request<pb::LoginRequest>,
+    ) -> Result<Response<pb::LoginResponse>, Status> {
         let r = req.into_inner();
         let t = sessions::login(&self.0, &r.email, &r.password).await?;
-        Ok(Response::new(pb::LoginResponse { tokens: Some(pair(t)) }))
+        Ok(Response::new(pb::LoginResponse {
+            tokens: Some(pair(t)),
+        }))
     }
 
-    async fn refresh(&self, req: Request<pb::RefreshRequest>) -> Result<Response<pb::RefreshResponse>, Status> {
+    async fn refresh(
+        &self,
+        req: Request<pb::RefreshRequest>,
+    ) -> Result<Response<pb::RefreshResponse>, Status> {
         let t = sessions::refresh(&self.0, &req.into_inner().refresh_token).await?;
-        Ok(Response::new(pb::RefreshResponse { tokens: Some(pair(t)) }))
+        Ok(Response::new(pb::RefreshResponse {
+            tokens: Some(pair(t)),
+        }))
     }
 
-    async fn logout(&self, req: Request<pb::LogoutRequest>) -> Result<Response<pb::LogoutResponse>, Status> {
+    async fn logout(
+        &self,
+        req: Request<pb::LogoutRequest>,
+    ) -> Result<Response<pb::LogoutResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
         sessions::logout(&self.0, &p, &r.refresh_token, r.all_sessions).await?;
-        Ok(crate::audit::with_resource(Response::new(pb::LogoutResponse {}), p.user_id))
+        Ok(crate::audit::with_resource(
+            Response::new(pb::LogoutResponse {}),
+            p.user_id,
+        ))
     }
 
-    async fn who_am_i(&self, req: Request<pb::WhoAmIRequest>) -> Result<Response<pb::WhoAmIResponse>, Status> {
+    async fn who_am_i(
+        &self,
+        req: Request<pb::WhoAmIRequest>,
+    ) -> Result<Response<pb::WhoAmIResponse>, Status> {
         let p = principal(&req)?;
         let (kind, key) = match &p.credential {
             Credential::ApiKey { key_id } => (pb::CredentialKind::ApiKey, key_id.clone()),

@@ -4,7 +4,7 @@
 use crate::auth::Role;
 use crate::db::entity::{api_key, audit_event, sandbox, tenant, user, worker};
 use crate::domain::policy::EgressPolicy;
-use crate::domain::sandboxes::{policy_of, state_of, TimeoutAction};
+use crate::domain::sandboxes::{TimeoutAction, policy_of, state_of};
 use crate::domain::state::SandboxState;
 use crate::domain::tenants::Usage;
 use crate::error::{Error, Result};
@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 use talon_proto::v1 as pb;
 
 pub fn ts(ms: i64) -> prost_types::Timestamp {
-    prost_types::Timestamp { seconds: ms.div_euclid(1000), nanos: (ms.rem_euclid(1000) * 1_000_000) as i32 }
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
 }
 
 pub fn ms_of(t: &prost_types::Timestamp) -> i64 {
@@ -22,7 +25,9 @@ pub fn ms_of(t: &prost_types::Timestamp) -> i64 {
 
 pub fn duration(d: &prost_types::Duration) -> Result<std::time::Duration> {
     if d.seconds < 0 || d.nanos < 0 {
-        return Err(Error::InvalidArgument("durations must not be negative".into()));
+        return Err(Error::InvalidArgument(
+            "durations must not be negative".into(),
+        ));
     }
     Ok(std::time::Duration::new(d.seconds as u64, d.nanos as u32))
 }
@@ -56,25 +61,36 @@ pub fn state_from_pb(v: i32) -> Option<SandboxState> {
 
 pub fn policy_to_pb(p: &EgressPolicy) -> pb::NetworkPolicy {
     match p {
-        EgressPolicy::Open => pb::NetworkPolicy { mode: pb::EgressMode::Open as i32, ..Default::default() },
+        EgressPolicy::Open => pb::NetworkPolicy {
+            mode: pb::EgressMode::Open as i32,
+            ..Default::default()
+        },
         EgressPolicy::Allowlist { cidrs, domains } => pb::NetworkPolicy {
             mode: pb::EgressMode::Allowlist as i32,
             allow_cidrs: cidrs.clone(),
             allow_domains: domains.clone(),
         },
-        EgressPolicy::Sealed => pb::NetworkPolicy { mode: pb::EgressMode::Sealed as i32, ..Default::default() },
-        EgressPolicy::Deny => pb::NetworkPolicy { mode: pb::EgressMode::Deny as i32, ..Default::default() },
+        EgressPolicy::Sealed => pb::NetworkPolicy {
+            mode: pb::EgressMode::Sealed as i32,
+            ..Default::default()
+        },
+        EgressPolicy::Deny => pb::NetworkPolicy {
+            mode: pb::EgressMode::Deny as i32,
+            ..Default::default()
+        },
     }
 }
 
 pub fn policy_from_pb(p: &pb::NetworkPolicy) -> Result<EgressPolicy> {
-    let mode = pb::EgressMode::try_from(p.mode).map_err(|_| Error::InvalidArgument("unknown egress mode".into()))?;
+    let mode = pb::EgressMode::try_from(p.mode)
+        .map_err(|_| Error::InvalidArgument("unknown egress mode".into()))?;
     let rules = !p.allow_cidrs.is_empty() || !p.allow_domains.is_empty();
     let policy = match mode {
         pb::EgressMode::Unspecified | pb::EgressMode::Open if !rules => EgressPolicy::Open,
-        pb::EgressMode::Allowlist => {
-            EgressPolicy::Allowlist { cidrs: p.allow_cidrs.clone(), domains: p.allow_domains.clone() }
-        }
+        pb::EgressMode::Allowlist => EgressPolicy::Allowlist {
+            cidrs: p.allow_cidrs.clone(),
+            domains: p.allow_domains.clone(),
+        },
         pb::EgressMode::Sealed if !rules => EgressPolicy::Sealed,
         pb::EgressMode::Deny if !rules => EgressPolicy::Deny,
         _ => {
@@ -106,7 +122,9 @@ pub fn role_from_pb(v: i32) -> Result<Option<Role>> {
 }
 
 fn role_of(s: &str) -> pb::Role {
-    s.parse::<Role>().map(role_to_pb).unwrap_or(pb::Role::Unspecified)
+    s.parse::<Role>()
+        .map(role_to_pb)
+        .unwrap_or(pb::Role::Unspecified)
 }
 
 pub fn sandbox_to_pb(m: &sandbox::Model) -> pb::Sandbox {
@@ -131,7 +149,10 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> pb::Sandbox {
         env: Default::default(),
         secret_names,
         network_policy: Some(policy_to_pb(&policy_of(m))),
-        timeout: Some(prost_types::Duration { seconds: m.timeout_ms / 1000, nanos: ((m.timeout_ms % 1000) * 1_000_000) as i32 }),
+        timeout: Some(prost_types::Duration {
+            seconds: m.timeout_ms / 1000,
+            nanos: ((m.timeout_ms % 1000) * 1_000_000) as i32,
+        }),
         timeout_action: match TimeoutAction::parse(&m.timeout_action) {
             TimeoutAction::Pause => pb::TimeoutAction::Pause as i32,
             TimeoutAction::Delete => pb::TimeoutAction::Delete as i32,
@@ -143,7 +164,9 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> pb::Sandbox {
 }
 
 pub fn timeout_action_from_pb(v: i32) -> Result<Option<TimeoutAction>> {
-    match pb::TimeoutAction::try_from(v).map_err(|_| Error::InvalidArgument("unknown timeout_action".into()))? {
+    match pb::TimeoutAction::try_from(v)
+        .map_err(|_| Error::InvalidArgument("unknown timeout_action".into()))?
+    {
         pb::TimeoutAction::Unspecified => Ok(None),
         pb::TimeoutAction::Pause => Ok(Some(TimeoutAction::Pause)),
         pb::TimeoutAction::Delete => Ok(Some(TimeoutAction::Delete)),
@@ -153,7 +176,9 @@ pub fn timeout_action_from_pb(v: i32) -> Result<Option<TimeoutAction>> {
 /// The encoded `google.rpc.Status` details for a DEADLINE_EXCEEDED wait:
 /// one `google.protobuf.Any` holding a `talon.v1.SandboxStateDetail`.
 pub fn state_detail(m: &sandbox::Model) -> Vec<u8> {
-    let detail = pb::SandboxStateDetail { sandbox: Some(sandbox_to_pb(m)) };
+    let detail = pb::SandboxStateDetail {
+        sandbox: Some(sandbox_to_pb(m)),
+    };
     let any = prost_types::Any {
         type_url: "type.googleapis.com/talon.v1.SandboxStateDetail".into(),
         value: detail.encode_to_vec(),
@@ -168,8 +193,12 @@ pub fn state_detail(m: &sandbox::Model) -> Vec<u8> {
         #[prost(message, repeated, tag = "3")]
         details: Vec<prost_types::Any>,
     }
-    RpcStatus { code: tonic::Code::DeadlineExceeded as i32, message: String::new(), details: vec![any] }
-        .encode_to_vec()
+    RpcStatus {
+        code: tonic::Code::DeadlineExceeded as i32,
+        message: String::new(),
+        details: vec![any],
+    }
+    .encode_to_vec()
 }
 
 pub fn tenant_to_pb(t: &tenant::Model, u: Option<&Usage>) -> pb::Tenant {
@@ -181,7 +210,11 @@ pub fn tenant_to_pb(t: &tenant::Model, u: Option<&Usage>) -> pb::Tenant {
             max_cpu_millis: t.max_cpu_millis,
             max_memory_mib: t.max_memory_mib,
         }),
-        usage: u.map(|u| pb::Usage { sandboxes: u.sandboxes, cpu_millis: u.cpu_millis, memory_mib: u.memory_mib }),
+        usage: u.map(|u| pb::Usage {
+            sandboxes: u.sandboxes,
+            cpu_millis: u.cpu_millis,
+            memory_mib: u.memory_mib,
+        }),
         platform: t.platform,
         create_time: Some(ts(t.created_at)),
     }
@@ -233,7 +266,11 @@ pub fn audit_to_pb(a: &audit_event::Model) -> pb::AuditEvent {
     }
 }
 
-pub fn worker_to_pb(w: &worker::Model, connected: bool, allocated: pb::WorkerCapacity) -> pb::Worker {
+pub fn worker_to_pb(
+    w: &worker::Model,
+    connected: bool,
+    allocated: pb::WorkerCapacity,
+) -> pb::Worker {
     let state = match (connected, w.draining) {
         (false, _) => pb::WorkerState::Offline,
         (true, true) => pb::WorkerState::Draining,
@@ -249,7 +286,12 @@ pub fn worker_to_pb(w: &worker::Model, connected: bool, allocated: pb::WorkerCap
             sandboxes: w.max_sandboxes,
         }),
         allocated: Some(allocated),
-        runtimes: w.runtimes.split(',').filter(|s| !s.is_empty()).map(str::to_string).collect(),
+        runtimes: w
+            .runtimes
+            .split(',')
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect(),
         version: w.version.clone(),
         last_heartbeat_time: Some(ts(w.last_heartbeat_at)),
         register_time: Some(ts(w.registered_at)),
@@ -266,13 +308,23 @@ mod tests {
             EgressPolicy::Open,
             EgressPolicy::Sealed,
             EgressPolicy::Deny,
-            EgressPolicy::Allowlist { cidrs: vec!["1.1.1.0/24".into()], domains: vec!["pypi.org".into()] },
+            EgressPolicy::Allowlist {
+                cidrs: vec!["1.1.1.0/24".into()],
+                domains: vec!["pypi.org".into()],
+            },
         ] {
             assert_eq!(policy_from_pb(&policy_to_pb(&p)).unwrap(), p);
         }
-        let bad = pb::NetworkPolicy { mode: pb::EgressMode::Open as i32, allow_cidrs: vec!["1.1.1.1".into()], ..Default::default() };
+        let bad = pb::NetworkPolicy {
+            mode: pb::EgressMode::Open as i32,
+            allow_cidrs: vec!["1.1.1.1".into()],
+            ..Default::default()
+        };
         assert!(policy_from_pb(&bad).is_err());
-        assert_eq!(policy_from_pb(&pb::NetworkPolicy::default()).unwrap(), EgressPolicy::Open);
+        assert_eq!(
+            policy_from_pb(&pb::NetworkPolicy::default()).unwrap(),
+            EgressPolicy::Open
+        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! SandboxService.
 
 use super::principal;
-use crate::api::convert::{duration, policy_from_pb, sandbox_to_pb, state_from_pb, timeout_action_from_pb, ts};
+use crate::api::convert::{
+    duration, policy_from_pb, sandbox_to_pb, state_from_pb, timeout_action_from_pb, ts,
+};
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::domain::sandboxes::{self, ListQuery, NewSandbox};
@@ -35,11 +37,15 @@ fn new_sandbox(s: pb::Sandbox) -> Result<NewSandbox, Error> {
     })
 }
 
-type EventStream = Pin<Box<dyn Stream<Item = Result<pb::WatchSandboxEventsResponse, Status>> + Send>>;
+type EventStream =
+    Pin<Box<dyn Stream<Item = Result<pb::WatchSandboxEventsResponse, Status>> + Send>>;
 
 #[tonic::async_trait]
 impl SandboxService for SandboxApi {
-    async fn create_sandbox(&self, req: Request<pb::CreateSandboxRequest>) -> Result<Response<pb::CreateSandboxResponse>, Status> {
+    async fn create_sandbox(
+        &self,
+        req: Request<pb::CreateSandboxRequest>,
+    ) -> Result<Response<pb::CreateSandboxResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
         let n = new_sandbox(r.sandbox.unwrap_or_default())?;
@@ -62,23 +68,37 @@ impl SandboxService for SandboxApi {
                 // The sandbox exists either way: the audit names it.
                 Err(e) => {
                     let mut s: Status = e.into();
-                    s.metadata_mut().insert("talon-sandbox-id", id.parse().expect("ascii id"));
+                    s.metadata_mut()
+                        .insert("talon-sandbox-id", id.parse().expect("ascii id"));
                     return Err(s);
                 }
             }
         } else {
             row
         };
-        Ok(with_resource(Response::new(pb::CreateSandboxResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::CreateSandboxResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
-    async fn get_sandbox(&self, req: Request<pb::GetSandboxRequest>) -> Result<Response<pb::GetSandboxResponse>, Status> {
+    async fn get_sandbox(
+        &self,
+        req: Request<pb::GetSandboxRequest>,
+    ) -> Result<Response<pb::GetSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
-        Ok(Response::new(pb::GetSandboxResponse { sandbox: Some(sandbox_to_pb(&row)) }))
+        Ok(Response::new(pb::GetSandboxResponse {
+            sandbox: Some(sandbox_to_pb(&row)),
+        }))
     }
 
-    async fn list_sandboxes(&self, req: Request<pb::ListSandboxesRequest>) -> Result<Response<pb::ListSandboxesResponse>, Status> {
+    async fn list_sandboxes(
+        &self,
+        req: Request<pb::ListSandboxesRequest>,
+    ) -> Result<Response<pb::ListSandboxesResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
         let offset = decode_page_token(&r.page_token)?;
@@ -86,98 +106,187 @@ impl SandboxService for SandboxApi {
         let states = r
             .states
             .iter()
-            .map(|s| state_from_pb(*s).ok_or_else(|| Error::InvalidArgument(format!("unknown state {s}"))))
+            .map(|s| {
+                state_from_pb(*s)
+                    .ok_or_else(|| Error::InvalidArgument(format!("unknown state {s}")))
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        let q = ListQuery { offset, limit, labels: sandboxes::parse_label_selector(&r.label_selector)?, states };
+        let q = ListQuery {
+            offset,
+            limit,
+            labels: sandboxes::parse_label_selector(&r.label_selector)?,
+            states,
+        };
         let (rows, more) = sandboxes::list(&self.0, &p, q).await?;
         Ok(Response::new(pb::ListSandboxesResponse {
             sandboxes: rows.iter().map(sandbox_to_pb).collect(),
-            next_page_token: if more { encode_page_token(offset + limit) } else { String::new() },
+            next_page_token: if more {
+                encode_page_token(offset + limit)
+            } else {
+                String::new()
+            },
         }))
     }
 
-    async fn delete_sandbox(&self, req: Request<pb::DeleteSandboxRequest>) -> Result<Response<pb::DeleteSandboxResponse>, Status> {
+    async fn delete_sandbox(
+        &self,
+        req: Request<pb::DeleteSandboxRequest>,
+    ) -> Result<Response<pb::DeleteSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
         let id = row.id.clone();
         let row = sandboxes::delete(&self.0, row).await?;
-        Ok(with_resource(Response::new(pb::DeleteSandboxResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::DeleteSandboxResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
-    async fn pause_sandbox(&self, req: Request<pb::PauseSandboxRequest>) -> Result<Response<pb::PauseSandboxResponse>, Status> {
+    async fn pause_sandbox(
+        &self,
+        req: Request<pb::PauseSandboxRequest>,
+    ) -> Result<Response<pb::PauseSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
         let id = row.id.clone();
         let row = sandboxes::pause(&self.0, row).await?;
-        Ok(with_resource(Response::new(pb::PauseSandboxResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::PauseSandboxResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
-    async fn resume_sandbox(&self, req: Request<pb::ResumeSandboxRequest>) -> Result<Response<pb::ResumeSandboxResponse>, Status> {
+    async fn resume_sandbox(
+        &self,
+        req: Request<pb::ResumeSandboxRequest>,
+    ) -> Result<Response<pb::ResumeSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
         let id = row.id.clone();
         let row = sandboxes::resume(&self.0, row).await?;
-        Ok(with_resource(Response::new(pb::ResumeSandboxResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::ResumeSandboxResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
-    async fn stop_sandbox(&self, req: Request<pb::StopSandboxRequest>) -> Result<Response<pb::StopSandboxResponse>, Status> {
+    async fn stop_sandbox(
+        &self,
+        req: Request<pb::StopSandboxRequest>,
+    ) -> Result<Response<pb::StopSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
         let id = row.id.clone();
         let row = sandboxes::stop(&self.0, row).await?;
-        Ok(with_resource(Response::new(pb::StopSandboxResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::StopSandboxResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
-    async fn start_sandbox(&self, req: Request<pb::StartSandboxRequest>) -> Result<Response<pb::StartSandboxResponse>, Status> {
+    async fn start_sandbox(
+        &self,
+        req: Request<pb::StartSandboxRequest>,
+    ) -> Result<Response<pb::StartSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
         let id = row.id.clone();
         let row = sandboxes::start(&self.0, &p, row).await?;
-        Ok(with_resource(Response::new(pb::StartSandboxResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::StartSandboxResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
-    async fn set_sandbox_timeout(&self, req: Request<pb::SetSandboxTimeoutRequest>) -> Result<Response<pb::SetSandboxTimeoutResponse>, Status> {
+    async fn set_sandbox_timeout(
+        &self,
+        req: Request<pb::SetSandboxTimeoutRequest>,
+    ) -> Result<Response<pb::SetSandboxTimeoutResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
         let row = sandboxes::get(&self.0, &p, &r.sandbox_id).await?;
-        let t = duration(r.timeout.as_ref().ok_or_else(|| Error::InvalidArgument("timeout is required".into()))?)?;
-        let row = sandboxes::set_timeout(&self.0, row, t, timeout_action_from_pb(r.timeout_action)?).await?;
+        let t = duration(
+            r.timeout
+                .as_ref()
+                .ok_or_else(|| Error::InvalidArgument("timeout is required".into()))?,
+        )?;
+        let row =
+            sandboxes::set_timeout(&self.0, row, t, timeout_action_from_pb(r.timeout_action)?)
+                .await?;
         let id = row.id.clone();
-        Ok(with_resource(Response::new(pb::SetSandboxTimeoutResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::SetSandboxTimeoutResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
-    async fn update_network_policy(&self, req: Request<pb::UpdateNetworkPolicyRequest>) -> Result<Response<pb::UpdateNetworkPolicyResponse>, Status> {
+    async fn update_network_policy(
+        &self,
+        req: Request<pb::UpdateNetworkPolicyRequest>,
+    ) -> Result<Response<pb::UpdateNetworkPolicyResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
         let row = sandboxes::get(&self.0, &p, &r.sandbox_id).await?;
         let policy = policy_from_pb(&r.network_policy.unwrap_or_default())?;
         let row = sandboxes::update_network_policy(&self.0, row, policy).await?;
         let id = row.id.clone();
-        Ok(with_resource(Response::new(pb::UpdateNetworkPolicyResponse { sandbox: Some(sandbox_to_pb(&row)) }), id))
+        Ok(with_resource(
+            Response::new(pb::UpdateNetworkPolicyResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+            }),
+            id,
+        ))
     }
 
     type WatchSandboxEventsStream = EventStream;
 
-    async fn watch_sandbox_events(&self, req: Request<pb::WatchSandboxEventsRequest>) -> Result<Response<EventStream>, Status> {
+    async fn watch_sandbox_events(
+        &self,
+        req: Request<pb::WatchSandboxEventsRequest>,
+    ) -> Result<Response<EventStream>, Status> {
         let p = principal(&req)?;
         let id = req.into_inner().sandbox_id;
         // Subscribe before reading, so no change between the two is lost.
         let rx = self.0.events.subscribe();
-        let first = if id.is_empty() { None } else { Some(sandboxes::get(&self.0, &p, &id).await?) };
+        let first = if id.is_empty() {
+            None
+        } else {
+            Some(sandboxes::get(&self.0, &p, &id).await?)
+        };
         let tenant = p.tenant_id.clone();
         let initial = tokio_stream::iter(first.map(|row| {
-            Ok(pb::WatchSandboxEventsResponse { sandbox: Some(sandbox_to_pb(&row)), event_time: Some(ts(row.updated_at)) })
+            Ok(pb::WatchSandboxEventsResponse {
+                sandbox: Some(sandbox_to_pb(&row)),
+                event_time: Some(ts(row.updated_at)),
+            })
         }));
-        let live = tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(move |ev| match ev {
-            Ok(ev) if ev.sandbox.tenant_id == tenant && (id.is_empty() || ev.sandbox.id == id) => {
-                Some(Ok(pb::WatchSandboxEventsResponse {
-                    sandbox: Some(sandbox_to_pb(&ev.sandbox)),
-                    event_time: Some(ts(ev.sandbox.updated_at)),
-                }))
-            }
-            Ok(_) => None,
-            Err(_) => Some(Err(Status::data_loss("event stream lagged; reconnect to resume"))),
-        });
+        let live =
+            tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(move |ev| match ev {
+                Ok(ev)
+                    if ev.sandbox.tenant_id == tenant && (id.is_empty() || ev.sandbox.id == id) =>
+                {
+                    Some(Ok(pb::WatchSandboxEventsResponse {
+                        sandbox: Some(sandbox_to_pb(&ev.sandbox)),
+                        event_time: Some(ts(ev.sandbox.updated_at)),
+                    }))
+                }
+                Ok(_) => None,
+                Err(_) => Some(Err(Status::data_loss(
+                    "event stream lagged; reconnect to resume",
+                ))),
+            });
         Ok(Response::new(Box::pin(initial.chain(live))))
     }
 }

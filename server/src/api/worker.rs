@@ -17,9 +17,13 @@ use tonic::{Request, Response, Status, Streaming};
 
 pub struct WorkerApi(pub Arc<App>);
 
-fn amount(c: &Option<wpb::Capacity>) -> Amount {
-    let c = c.clone().unwrap_or_default();
-    Amount { cpu_millis: c.cpu_millis, memory_mib: c.memory_mib, sandboxes: c.sandboxes }
+fn amount(c: Option<wpb::Capacity>) -> Amount {
+    let c = c.unwrap_or_default();
+    Amount {
+        cpu_millis: c.cpu_millis,
+        memory_mib: c.memory_mib,
+        sandboxes: c.sandboxes,
+    }
 }
 
 type Out = Pin<Box<dyn tokio_stream::Stream<Item = Result<wpb::SessionResponse, Status>> + Send>>;
@@ -28,20 +32,27 @@ type Out = Pin<Box<dyn tokio_stream::Stream<Item = Result<wpb::SessionResponse, 
 impl WorkerControlService for WorkerApi {
     type SessionStream = Out;
 
-    async fn session(&self, req: Request<Streaming<wpb::SessionRequest>>) -> Result<Response<Out>, Status> {
+    async fn session(
+        &self,
+        req: Request<Streaming<wpb::SessionRequest>>,
+    ) -> Result<Response<Out>, Status> {
         let mut inbound = req.into_inner();
         let first = inbound
             .next()
             .await
             .ok_or_else(|| Status::invalid_argument("the session must start with register"))??;
         let Some(wpb::session_request::Message::Register(reg)) = first.message else {
-            return Err(Status::invalid_argument("the session must start with register"));
+            return Err(Status::invalid_argument(
+                "the session must start with register",
+            ));
         };
         if reg.worker_id.is_empty() || reg.worker_id.len() > 128 {
-            return Err(Status::invalid_argument("worker_id must be 1-128 characters"));
+            return Err(Status::invalid_argument(
+                "worker_id must be 1-128 characters",
+            ));
         }
         let app = self.0.clone();
-        let cap = amount(&reg.capacity);
+        let cap = amount(reg.capacity);
         let now = now_ms();
         let row = worker::ActiveModel {
             id: Set(reg.worker_id.clone()),
@@ -89,7 +100,11 @@ impl WorkerControlService for WorkerApi {
         };
         let _ = tx.send(Ok(ack)).await;
         for cmd in sandboxes::reconcile(&app, &worker_id, &reg.sandboxes).await {
-            let _ = tx.send(Ok(wpb::SessionResponse { message: Some(wpb::session_response::Message::Command(cmd)) })).await;
+            let _ = tx
+                .send(Ok(wpb::SessionResponse {
+                    message: Some(wpb::session_response::Message::Command(cmd)),
+                }))
+                .await;
         }
 
         tokio::spawn(async move {
@@ -98,7 +113,10 @@ impl WorkerControlService for WorkerApi {
                 match msg.message {
                     Some(wpb::session_request::Message::Heartbeat(_)) => {
                         let _ = worker::Entity::update_many()
-                            .col_expr(worker::Column::LastHeartbeatAt, sea_orm::sea_query::Expr::value(now_ms()))
+                            .col_expr(
+                                worker::Column::LastHeartbeatAt,
+                                sea_orm::sea_query::Expr::value(now_ms()),
+                            )
                             .filter(worker::Column::Id.eq(&worker_id))
                             .exec(&app.db)
                             .await;

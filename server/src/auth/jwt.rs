@@ -42,7 +42,12 @@ impl JwtKeys {
         }
     }
 
-    pub fn issue_access(&self, user_id: &str, tenant_id: &str, role: &str) -> Result<(String, u64)> {
+    pub fn issue_access(
+        &self,
+        user_id: &str,
+        tenant_id: &str,
+        role: &str,
+    ) -> Result<(String, u64)> {
         let now = unix_now();
         let exp = now + self.access_ttl_secs;
         let claims = AccessClaims {
@@ -71,7 +76,9 @@ impl JwtKeys {
         let data = jsonwebtoken::decode::<AccessClaims>(token, &self.decoding, &v)
             .map_err(|e| Error::Unauthenticated(format!("invalid token: {e}")))?;
         if data.claims.typ != "access" {
-            return Err(Error::Unauthenticated("invalid token: not an access token".into()));
+            return Err(Error::Unauthenticated(
+                "invalid token: not an access token".into(),
+            ));
         }
         Ok(data.claims)
     }

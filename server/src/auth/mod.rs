@@ -37,7 +37,11 @@ impl Role {
         self.rank() >= required.rank()
     }
     pub fn min(self, other: Role) -> Role {
-        if self.rank() <= other.rank() { self } else { other }
+        if self.rank() <= other.rank() {
+            self
+        } else {
+            other
+        }
     }
     pub fn as_str(self) -> &'static str {
         match self {
@@ -61,7 +65,9 @@ impl FromStr for Role {
             "owner" => Ok(Role::Owner),
             "developer" => Ok(Role::Developer),
             "viewer" => Ok(Role::Viewer),
-            other => Err(Error::Internal(format!("unknown role {other:?} in database"))),
+            other => Err(Error::Internal(format!(
+                "unknown role {other:?} in database"
+            ))),
         }
     }
 }
@@ -103,7 +109,11 @@ pub fn sha256_hex(data: &str) -> String {
 
 /// Constant-time comparison of two hex digests.
 pub fn digest_eq(a: &str, b: &str) -> bool {
-    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    a.len() == b.len()
+        && a.bytes()
+            .zip(b.bytes())
+            .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+            == 0
 }
 
 /// Resolves a bearer credential (JWT or API key) to a principal.

@@ -1,8 +1,8 @@
 //! argon2id password hashing with the crate's recommended parameters.
 
 use crate::error::{Error, Result};
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use argon2::Argon2;
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 
 pub const MIN_LEN: usize = 12;
 pub const MAX_LEN: usize = 1024;
@@ -14,19 +14,27 @@ pub fn validate(password: &str) -> Result<()> {
         )));
     }
     if password.len() > MAX_LEN {
-        return Err(Error::InvalidArgument(format!("password must have at most {MAX_LEN} bytes")));
+        return Err(Error::InvalidArgument(format!(
+            "password must have at most {MAX_LEN} bytes"
+        )));
     }
     Ok(())
 }
 
 pub fn hash(password: &str) -> Result<String> {
     let salt = SaltString::generate(&mut rand::rngs::OsRng);
-    Ok(Argon2::default().hash_password(password.as_bytes(), &salt)?.to_string())
+    Ok(Argon2::default()
+        .hash_password(password.as_bytes(), &salt)?
+        .to_string())
 }
 
 pub fn verify(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)
-        .map(|h| Argon2::default().verify_password(password.as_bytes(), &h).is_ok())
+        .map(|h| {
+            Argon2::default()
+                .verify_password(password.as_bytes(), &h)
+                .is_ok()
+        })
         .unwrap_or(false)
 }
 

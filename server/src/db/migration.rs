@@ -21,19 +21,35 @@ impl MigrationName for Initial {
 }
 
 fn id(name: &str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).string().not_null().primary_key().to_owned()
+    ColumnDef::new(Alias::new(name))
+        .string()
+        .not_null()
+        .primary_key()
+        .to_owned()
 }
 fn text(name: &str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).string().not_null().to_owned()
+    ColumnDef::new(Alias::new(name))
+        .string()
+        .not_null()
+        .to_owned()
 }
 fn big(name: &str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).big_integer().not_null().to_owned()
+    ColumnDef::new(Alias::new(name))
+        .big_integer()
+        .not_null()
+        .to_owned()
 }
 fn big_null(name: &str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).big_integer().null().to_owned()
+    ColumnDef::new(Alias::new(name))
+        .big_integer()
+        .null()
+        .to_owned()
 }
 fn boolean(name: &str) -> ColumnDef {
-    ColumnDef::new(Alias::new(name)).boolean().not_null().to_owned()
+    ColumnDef::new(Alias::new(name))
+        .boolean()
+        .not_null()
+        .to_owned()
 }
 fn table(name: &str, cols: Vec<ColumnDef>) -> TableCreateStatement {
     let mut t = Table::create();
@@ -71,7 +87,8 @@ impl MigrationTrait for Initial {
             ],
         ))
         .await?;
-        m.create_index(index("tenants_name", "tenants", &["name"], true)).await?;
+        m.create_index(index("tenants_name", "tenants", &["name"], true))
+            .await?;
         m.create_table(table(
             "users",
             vec![
@@ -85,8 +102,10 @@ impl MigrationTrait for Initial {
             ],
         ))
         .await?;
-        m.create_index(index("users_email", "users", &["email"], true)).await?;
-        m.create_index(index("users_tenant", "users", &["tenant_id"], false)).await?;
+        m.create_index(index("users_email", "users", &["email"], true))
+            .await?;
+        m.create_index(index("users_tenant", "users", &["tenant_id"], false))
+            .await?;
         m.create_table(table(
             "api_keys",
             vec![
@@ -103,8 +122,10 @@ impl MigrationTrait for Initial {
             ],
         ))
         .await?;
-        m.create_index(index("api_keys_prefix", "api_keys", &["prefix"], true)).await?;
-        m.create_index(index("api_keys_tenant", "api_keys", &["tenant_id"], false)).await?;
+        m.create_index(index("api_keys_prefix", "api_keys", &["prefix"], true))
+            .await?;
+        m.create_index(index("api_keys_tenant", "api_keys", &["tenant_id"], false))
+            .await?;
         m.create_table(table(
             "refresh_tokens",
             vec![
@@ -118,8 +139,13 @@ impl MigrationTrait for Initial {
             ],
         ))
         .await?;
-        m.create_index(index("refresh_tokens_user", "refresh_tokens", &["user_id"], false))
-            .await?;
+        m.create_index(index(
+            "refresh_tokens_user",
+            "refresh_tokens",
+            &["user_id"],
+            false,
+        ))
+        .await?;
         m.create_table(table(
             "workers",
             vec![
@@ -146,15 +172,30 @@ impl MigrationTrait for Initial {
                 text("state"),
                 text("state_message"),
                 big("generation"),
-                ColumnDef::new(Alias::new("worker_id")).string().null().to_owned(),
+                ColumnDef::new(Alias::new("worker_id"))
+                    .string()
+                    .null()
+                    .to_owned(),
                 big("cpu_millis"),
                 big("memory_mib"),
                 big("disk_mib"),
                 big("max_pids"),
-                ColumnDef::new(Alias::new("labels")).text().not_null().to_owned(),
-                ColumnDef::new(Alias::new("env")).text().not_null().to_owned(),
-                ColumnDef::new(Alias::new("secret_names")).text().not_null().to_owned(),
-                ColumnDef::new(Alias::new("network_policy")).text().not_null().to_owned(),
+                ColumnDef::new(Alias::new("labels"))
+                    .text()
+                    .not_null()
+                    .to_owned(),
+                ColumnDef::new(Alias::new("env"))
+                    .text()
+                    .not_null()
+                    .to_owned(),
+                ColumnDef::new(Alias::new("secret_names"))
+                    .text()
+                    .not_null()
+                    .to_owned(),
+                ColumnDef::new(Alias::new("network_policy"))
+                    .text()
+                    .not_null()
+                    .to_owned(),
                 big("timeout_ms"),
                 text("timeout_action"),
                 big("created_at"),
@@ -170,7 +211,13 @@ impl MigrationTrait for Initial {
             false,
         ))
         .await?;
-        m.create_index(index("sandboxes_worker", "sandboxes", &["worker_id"], false)).await?;
+        m.create_index(index(
+            "sandboxes_worker",
+            "sandboxes",
+            &["worker_id"],
+            false,
+        ))
+        .await?;
         m.create_table(table(
             "audit_events",
             vec![
@@ -190,8 +237,13 @@ impl MigrationTrait for Initial {
             ],
         ))
         .await?;
-        m.create_index(index("audit_tenant", "audit_events", &["tenant_id", "id"], false))
-            .await?;
+        m.create_index(index(
+            "audit_tenant",
+            "audit_events",
+            &["tenant_id", "id"],
+            false,
+        ))
+        .await?;
         Ok(())
     }
 }

@@ -21,7 +21,10 @@ pub const ALWAYS_DENIED: &[&str] = &[
 #[serde(tag = "mode", rename_all = "lowercase")]
 pub enum EgressPolicy {
     Open,
-    Allowlist { cidrs: Vec<String>, domains: Vec<String> },
+    Allowlist {
+        cidrs: Vec<String>,
+        domains: Vec<String>,
+    },
     Sealed,
     Deny,
 }
@@ -53,7 +56,11 @@ pub fn validate_domain(d: &str) -> Result<()> {
                 && !l.ends_with('-')
                 && l.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
         });
-    if ok { Ok(()) } else { Err(Error::InvalidArgument(format!("invalid domain {d:?}"))) }
+    if ok {
+        Ok(())
+    } else {
+        Err(Error::InvalidArgument(format!("invalid domain {d:?}")))
+    }
 }
 
 impl EgressPolicy {

@@ -15,8 +15,8 @@ use crate::domain::tenants;
 use crate::error::{Error, Result};
 use sea_orm::sea_query::{Expr, LockType};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, DbBackend, EntityTrait, QueryFilter, QueryOrder, QuerySelect,
-    Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, Condition, DbBackend, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set, TransactionTrait,
 };
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -38,7 +38,11 @@ impl TimeoutAction {
         }
     }
     pub fn parse(s: &str) -> Self {
-        if s == "delete" { TimeoutAction::Delete } else { TimeoutAction::Pause }
+        if s == "delete" {
+            TimeoutAction::Delete
+        } else {
+            TimeoutAction::Pause
+        }
     }
 }
 
@@ -73,12 +77,15 @@ fn validate_labels(labels: &BTreeMap<String, String>) -> Result<()> {
     for (k, v) in labels {
         let key_ok = !k.is_empty()
             && k.len() <= 63
-            && k.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b));
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b));
         if !key_ok {
             return Err(Error::InvalidArgument(format!("invalid label key {k:?}")));
         }
         if v.len() > 255 || v.contains([',', '=']) {
-            return Err(Error::InvalidArgument(format!("invalid value for label {k:?}")));
+            return Err(Error::InvalidArgument(format!(
+                "invalid value for label {k:?}"
+            )));
         }
     }
     Ok(())
@@ -91,15 +98,21 @@ fn validate_env(env: &BTreeMap<String, String>) -> Result<()> {
             && !k.as_bytes()[0].is_ascii_digit()
             && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
         if !ok {
-            return Err(Error::InvalidArgument(format!("invalid environment variable name {k:?}")));
+            return Err(Error::InvalidArgument(format!(
+                "invalid environment variable name {k:?}"
+            )));
         }
         if v.contains('\0') {
-            return Err(Error::InvalidArgument(format!("environment variable {k} contains NUL")));
+            return Err(Error::InvalidArgument(format!(
+                "environment variable {k} contains NUL"
+            )));
         }
         total += k.len() + v.len() + 2;
     }
     if total > 128 * 1024 {
-        return Err(Error::InvalidArgument("environment is larger than 128 KiB".into()));
+        return Err(Error::InvalidArgument(
+            "environment is larger than 128 KiB".into(),
+        ));
     }
     Ok(())
 }
@@ -114,17 +127,23 @@ fn resolve_resources(app: &App, n: &mut NewSandbox) -> Result<()> {
         ("max_pids", &mut n.max_pids, d.max_pids, m.max_pids),
     ] {
         if *v < 0 {
-            return Err(Error::InvalidArgument(format!("resources.{name} must not be negative")));
+            return Err(Error::InvalidArgument(format!(
+                "resources.{name} must not be negative"
+            )));
         }
         if *v == 0 {
             *v = def;
         }
         if *v > max {
-            return Err(Error::InvalidArgument(format!("resources.{name} is above the maximum of {max}")));
+            return Err(Error::InvalidArgument(format!(
+                "resources.{name} is above the maximum of {max}"
+            )));
         }
     }
     if n.cpu_millis < 10 || n.memory_mib < 16 {
-        return Err(Error::InvalidArgument("a sandbox needs at least 10 cpu millis and 16 MiB".into()));
+        return Err(Error::InvalidArgument(
+            "a sandbox needs at least 10 cpu millis and 16 MiB".into(),
+        ));
     }
     Ok(())
 }
@@ -166,12 +185,22 @@ async fn candidates(app: &App, exclude: Option<&str>) -> Result<Vec<Candidate>> 
                     allocated.sandboxes += 1;
                 }
             }
-            Candidate { worker_id: id, capacity, allocated }
+            Candidate {
+                worker_id: id,
+                capacity,
+                allocated,
+            }
         })
         .collect())
 }
 
-fn check_quota(t: &tenant::Model, u: &tenants::Usage, add_sandbox: bool, cpu: i64, mem: i64) -> Result<()> {
+fn check_quota(
+    t: &tenant::Model,
+    u: &tenants::Usage,
+    add_sandbox: bool,
+    cpu: i64,
+    mem: i64,
+) -> Result<()> {
     if add_sandbox && u.sandboxes + 1 > t.max_sandboxes {
         return Err(Error::ResourceExhausted(format!(
             "quota: tenant holds {} of {} sandboxes",
@@ -195,12 +224,17 @@ fn check_quota(t: &tenant::Model, u: &tenants::Usage, add_sandbox: bool, cpu: i6
 
 /// Reads the tenant row inside a transaction, locking it on PostgreSQL so
 /// that quota checks on several servers serialize too.
-async fn tenant_for_update(txn: &sea_orm::DatabaseTransaction, tenant_id: &str) -> Result<tenant::Model> {
+async fn tenant_for_update(
+    txn: &sea_orm::DatabaseTransaction,
+    tenant_id: &str,
+) -> Result<tenant::Model> {
     let mut q = tenant::Entity::find_by_id(tenant_id.to_string());
     if txn.get_database_backend() == DbBackend::Postgres {
         q = q.lock(LockType::Update);
     }
-    q.one(txn).await?.ok_or_else(|| Error::NotFound(format!("tenant {tenant_id}")))
+    q.one(txn)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("tenant {tenant_id}")))
 }
 
 use sea_orm::ConnectionTrait;
@@ -231,7 +265,11 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     let u = tenants::usage(&txn, &p.tenant_id).await?;
     check_quota(&t, &u, true, n.cpu_millis, n.memory_mib)?;
     let cands = candidates(app, None).await?;
-    let req = Amount { cpu_millis: n.cpu_millis, memory_mib: n.memory_mib, sandboxes: 1 };
+    let req = Amount {
+        cpu_millis: n.cpu_millis,
+        memory_mib: n.memory_mib,
+        sandboxes: 1,
+    };
     let worker = scheduler::place(&cands, &req).ok_or_else(|| {
         Error::Unavailable(if cands.is_empty() {
             "no worker is connected".to_string()
@@ -258,7 +296,11 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
         secret_names: Set(serde_json::to_string(&n.secret_names)?),
         network_policy: Set(serde_json::to_string(&policy)?),
         timeout_ms: Set(timeout.as_millis() as i64),
-        timeout_action: Set(n.timeout_action.unwrap_or(TimeoutAction::Pause).as_str().into()),
+        timeout_action: Set(n
+            .timeout_action
+            .unwrap_or(TimeoutAction::Pause)
+            .as_str()
+            .into()),
         created_at: Set(now),
         updated_at: Set(now),
         expires_at: Set(Some(now + timeout.as_millis() as i64)),
@@ -268,7 +310,12 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     txn.commit().await?;
     drop(_guard);
     publish(app, &row);
-    let cmd = command(&row, wpb::command::Action::Create(wpb::CreateSandboxCommand { spec: Some(spec(&row, &n.env)) }));
+    let cmd = command(
+        &row,
+        wpb::command::Action::Create(wpb::CreateSandboxCommand {
+            spec: Some(spec(&row, &n.env)),
+        }),
+    );
     dispatch(app, row.clone(), cmd);
     Ok(row)
 }
@@ -300,7 +347,9 @@ fn command(row: &sandbox::Model, action: wpb::command::Action) -> wpb::Command {
 
 /// Sends a command in the background and applies its result.
 fn dispatch(app: &App, row: sandbox::Model, cmd: wpb::Command) {
-    let Some(worker) = row.worker_id.clone() else { return };
+    let Some(worker) = row.worker_id.clone() else {
+        return;
+    };
     let app = app.self_arc();
     tokio::spawn(async move {
         let timeout = app.config.worker_command_timeout;
@@ -317,7 +366,12 @@ fn dispatch(app: &App, row: sandbox::Model, cmd: wpb::Command) {
 
 /// Applies a command's result: its reported status, or FAILED with the
 /// worker's message when the command failed and no status came back.
-async fn apply_result(app: &App, worker: &str, row: &sandbox::Model, r: wpb::CommandResult) -> Result<sandbox::Model> {
+async fn apply_result(
+    app: &App,
+    worker: &str,
+    row: &sandbox::Model,
+    r: wpb::CommandResult,
+) -> Result<sandbox::Model> {
     let status = match r.status {
         Some(s) => s,
         None if r.code != 0 => wpb::SandboxStatus {
@@ -334,7 +388,11 @@ async fn apply_result(app: &App, worker: &str, row: &sandbox::Model, r: wpb::Com
 /// Applies what a worker reports about a sandbox, fenced by generation and
 /// worker: a report from a worker that no longer holds the sandbox, or of
 /// an older generation, is refused.
-pub async fn apply_status(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Result<sandbox::Model> {
+pub async fn apply_status(
+    app: &App,
+    worker: &str,
+    s: &wpb::SandboxStatus,
+) -> Result<sandbox::Model> {
     let to = crate::api::convert::state_from_pb(s.state)
         .ok_or_else(|| Error::InvalidArgument("status has no state".into()))?;
     let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
@@ -366,7 +424,10 @@ pub async fn transition(
 ) -> Result<sandbox::Model> {
     let current = state_of(row);
     if !from.contains(&current) || !current.can_become(to) {
-        return Err(Error::FailedPrecondition(format!("sandbox {} is {current}, not able to become {to}", row.id)));
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is {current}, not able to become {to}",
+            row.id
+        )));
     }
     let now = now_ms();
     let mut q = sandbox::Entity::update_many()
@@ -375,7 +436,10 @@ pub async fn transition(
         .col_expr(sandbox::Column::UpdatedAt, Expr::value(now));
     if to == SandboxState::Running && current == SandboxState::Paused {
         // A resumed sandbox gets its whole timeout again.
-        q = q.col_expr(sandbox::Column::ExpiresAt, Expr::value(now + row.timeout_ms));
+        q = q.col_expr(
+            sandbox::Column::ExpiresAt,
+            Expr::value(now + row.timeout_ms),
+        );
     }
     let res = q
         .filter(sandbox::Column::Id.eq(&row.id))
@@ -403,7 +467,9 @@ async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {
 }
 
 fn publish(app: &App, row: &sandbox::Model) {
-    let _ = app.events.send(SandboxEvent { sandbox: row.clone() });
+    let _ = app.events.send(SandboxEvent {
+        sandbox: row.clone(),
+    });
 }
 
 /// The repository's tenant-scoped lookup: another tenant's sandbox is
@@ -433,7 +499,9 @@ pub fn parse_label_selector(s: &str) -> Result<Vec<(String, String)>> {
         .map(|p| {
             p.split_once('=')
                 .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-                .ok_or_else(|| Error::InvalidArgument(format!("label selector {p:?} is not key=value")))
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!("label selector {p:?} is not key=value"))
+                })
         })
         .collect()
 }
@@ -443,7 +511,11 @@ pub fn parse_label_selector(s: &str) -> Result<Vec<(String, String)>> {
 /// and the offset counts matching rows, so pages stay stable.
 pub async fn list(app: &App, p: &Principal, q: ListQuery) -> Result<(Vec<sandbox::Model>, bool)> {
     let states: Vec<&str> = if q.states.is_empty() {
-        SandboxState::ALL.iter().filter(|s| **s != SandboxState::Deleted).map(|s| s.as_str()).collect()
+        SandboxState::ALL
+            .iter()
+            .filter(|s| **s != SandboxState::Deleted)
+            .map(|s| s.as_str())
+            .collect()
     } else {
         q.states.iter().map(|s| s.as_str()).collect()
     };
@@ -453,7 +525,11 @@ pub async fn list(app: &App, p: &Principal, q: ListQuery) -> Result<(Vec<sandbox
         .order_by_desc(sandbox::Column::CreatedAt)
         .order_by_desc(sandbox::Column::Id);
     if q.labels.is_empty() {
-        let mut rows = base.offset(q.offset).limit(q.limit + 1).all(&app.db).await?;
+        let mut rows = base
+            .offset(q.offset)
+            .limit(q.limit + 1)
+            .all(&app.db)
+            .await?;
         let more = rows.len() as u64 > q.limit;
         rows.truncate(q.limit as usize);
         return Ok((rows, more));
@@ -463,11 +539,17 @@ pub async fn list(app: &App, p: &Principal, q: ListQuery) -> Result<(Vec<sandbox
     let mut scanned = 0u64;
     const BATCH: u64 = 500;
     loop {
-        let batch = base.clone().offset(scanned).limit(BATCH).all(&app.db).await?;
+        let batch = base
+            .clone()
+            .offset(scanned)
+            .limit(BATCH)
+            .all(&app.db)
+            .await?;
         let n = batch.len() as u64;
         scanned += n;
         for row in batch {
-            let labels: BTreeMap<String, String> = serde_json::from_str(&row.labels).unwrap_or_default();
+            let labels: BTreeMap<String, String> =
+                serde_json::from_str(&row.labels).unwrap_or_default();
             if q.labels.iter().all(|(k, v)| labels.get(k) == Some(v)) {
                 if matched >= q.offset {
                     if out.len() as u64 == q.limit {
@@ -485,39 +567,69 @@ pub async fn list(app: &App, p: &Principal, q: ListQuery) -> Result<(Vec<sandbox
 }
 
 async fn require_worker(app: &App, row: &sandbox::Model) -> Result<String> {
-    let w = row
-        .worker_id
-        .clone()
-        .ok_or_else(|| Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id)))?;
+    let w = row.worker_id.clone().ok_or_else(|| {
+        Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id))
+    })?;
     if !app.hub.is_connected(&w) {
-        return Err(Error::Unavailable(format!("worker {w} holding sandbox {} is not connected", row.id)));
+        return Err(Error::Unavailable(format!(
+            "worker {w} holding sandbox {} is not connected",
+            row.id
+        )));
     }
     Ok(w)
 }
 
 /// Sends a lifecycle command and waits for the worker's answer.
-async fn drive(app: &App, row: sandbox::Model, action: wpb::command::Action) -> Result<sandbox::Model> {
+async fn drive(
+    app: &App,
+    row: sandbox::Model,
+    action: wpb::command::Action,
+) -> Result<sandbox::Model> {
     let worker = require_worker(app, &row).await?;
     let cmd = command(&row, action);
-    let result = app.hub.call(&worker, cmd, app.config.worker_command_timeout).await?;
+    let result = app
+        .hub
+        .call(&worker, cmd, app.config.worker_command_timeout)
+        .await?;
     if result.code != 0 && result.status.is_none() {
-        return Err(Error::FailedPrecondition(format!("worker refused: {}", result.message)));
+        return Err(Error::FailedPrecondition(format!(
+            "worker refused: {}",
+            result.message
+        )));
     }
     apply_result(app, &worker, &row, result).await
 }
 
 pub async fn pause(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     if state_of(&row) != SandboxState::Running {
-        return Err(Error::FailedPrecondition(format!("sandbox {} is {}, not running", row.id, state_of(&row))));
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is {}, not running",
+            row.id,
+            state_of(&row)
+        )));
     }
-    drive(app, row, wpb::command::Action::Pause(wpb::PauseSandboxCommand {})).await
+    drive(
+        app,
+        row,
+        wpb::command::Action::Pause(wpb::PauseSandboxCommand {}),
+    )
+    .await
 }
 
 pub async fn resume(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     if state_of(&row) != SandboxState::Paused {
-        return Err(Error::FailedPrecondition(format!("sandbox {} is {}, not paused", row.id, state_of(&row))));
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is {}, not paused",
+            row.id,
+            state_of(&row)
+        )));
     }
-    drive(app, row, wpb::command::Action::Resume(wpb::ResumeSandboxCommand {})).await
+    drive(
+        app,
+        row,
+        wpb::command::Action::Resume(wpb::ResumeSandboxCommand {}),
+    )
+    .await
 }
 
 pub async fn stop(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
@@ -525,17 +637,30 @@ pub async fn stop(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     let row = transition(
         app,
         &row,
-        &[SandboxState::Starting, SandboxState::Running, SandboxState::Paused],
+        &[
+            SandboxState::Starting,
+            SandboxState::Running,
+            SandboxState::Paused,
+        ],
         SandboxState::Stopping,
         "",
     )
     .await?;
-    drive(app, row, wpb::command::Action::Stop(wpb::StopSandboxCommand {})).await
+    drive(
+        app,
+        row,
+        wpb::command::Action::Stop(wpb::StopSandboxCommand {}),
+    )
+    .await
 }
 
 pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sandbox::Model> {
     if state_of(&row) != SandboxState::Stopped {
-        return Err(Error::FailedPrecondition(format!("sandbox {} is {}, not stopped", row.id, state_of(&row))));
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is {}, not stopped",
+            row.id,
+            state_of(&row)
+        )));
     }
     require_worker(app, &row).await?;
     let lock = app.tenant_lock(&p.tenant_id);
@@ -545,10 +670,22 @@ pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sand
     let u = tenants::usage(&txn, &p.tenant_id).await?;
     check_quota(&t, &u, false, row.cpu_millis, row.memory_mib)?;
     txn.commit().await?;
-    let row = transition(app, &row, &[SandboxState::Stopped], SandboxState::Starting, "").await?;
+    let row = transition(
+        app,
+        &row,
+        &[SandboxState::Stopped],
+        SandboxState::Starting,
+        "",
+    )
+    .await?;
     drop(guard);
     let row = reset_expiry(app, row).await?;
-    drive(app, row, wpb::command::Action::Start(wpb::StartSandboxCommand {})).await
+    drive(
+        app,
+        row,
+        wpb::command::Action::Start(wpb::StartSandboxCommand {}),
+    )
+    .await
 }
 
 async fn reset_expiry(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
@@ -566,16 +703,32 @@ pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
         return Ok(row);
     }
     let deleted = transition(app, &row, &[from], SandboxState::Deleted, "").await?;
-    if let Some(w) = deleted.worker_id.clone().filter(|w| app.hub.is_connected(w)) {
-        let cmd = command(&deleted, wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}));
-        if let Err(e) = app.hub.call(&w, cmd, app.config.worker_command_timeout).await {
+    if let Some(w) = deleted
+        .worker_id
+        .clone()
+        .filter(|w| app.hub.is_connected(w))
+    {
+        let cmd = command(
+            &deleted,
+            wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+        );
+        if let Err(e) = app
+            .hub
+            .call(&w, cmd, app.config.worker_command_timeout)
+            .await
+        {
             tracing::warn!(sandbox = %deleted.id, error = %e, "worker did not confirm delete");
         }
     }
     Ok(deleted)
 }
 
-pub async fn set_timeout(app: &App, row: sandbox::Model, timeout: Duration, action: Option<TimeoutAction>) -> Result<sandbox::Model> {
+pub async fn set_timeout(
+    app: &App,
+    row: sandbox::Model,
+    timeout: Duration,
+    action: Option<TimeoutAction>,
+) -> Result<sandbox::Model> {
     if timeout.is_zero() || timeout > app.config.max_sandbox_timeout {
         return Err(Error::InvalidArgument(format!(
             "timeout must be between 1 s and {} s",
@@ -583,7 +736,10 @@ pub async fn set_timeout(app: &App, row: sandbox::Model, timeout: Duration, acti
         )));
     }
     if state_of(&row) == SandboxState::Deleted {
-        return Err(Error::FailedPrecondition(format!("sandbox {} is deleted", row.id)));
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is deleted",
+            row.id
+        )));
     }
     let mut am: sandbox::ActiveModel = row.into();
     am.timeout_ms = Set(timeout.as_millis() as i64);
@@ -597,11 +753,18 @@ pub async fn set_timeout(app: &App, row: sandbox::Model, timeout: Duration, acti
     Ok(row)
 }
 
-pub async fn update_network_policy(app: &App, row: sandbox::Model, policy: EgressPolicy) -> Result<sandbox::Model> {
+pub async fn update_network_policy(
+    app: &App,
+    row: sandbox::Model,
+    policy: EgressPolicy,
+) -> Result<sandbox::Model> {
     policy.validate()?;
     let state = state_of(&row);
     if state == SandboxState::Deleted {
-        return Err(Error::FailedPrecondition(format!("sandbox {} is deleted", row.id)));
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is deleted",
+            row.id
+        )));
     }
     let pb = crate::api::convert::policy_to_pb(&policy);
     if matches!(state, SandboxState::Running | SandboxState::Paused) {
@@ -609,11 +772,19 @@ pub async fn update_network_policy(app: &App, row: sandbox::Model, policy: Egres
         let worker = require_worker(app, &row).await?;
         let cmd = command(
             &row,
-            wpb::command::Action::UpdateNetworkPolicy(wpb::UpdateNetworkPolicyCommand { network_policy: Some(pb) }),
+            wpb::command::Action::UpdateNetworkPolicy(wpb::UpdateNetworkPolicyCommand {
+                network_policy: Some(pb),
+            }),
         );
-        let r = app.hub.call(&worker, cmd, app.config.worker_command_timeout).await?;
+        let r = app
+            .hub
+            .call(&worker, cmd, app.config.worker_command_timeout)
+            .await?;
         if r.code != 0 {
-            return Err(Error::FailedPrecondition(format!("worker could not apply the policy: {}", r.message)));
+            return Err(Error::FailedPrecondition(format!(
+                "worker could not apply the policy: {}",
+                r.message
+            )));
         }
     }
     let mut am: sandbox::ActiveModel = row.into();
@@ -627,7 +798,11 @@ pub async fn update_network_policy(app: &App, row: sandbox::Model, policy: Egres
 /// Waits until the sandbox is RUNNING. FAILED or DELETED end the wait with
 /// FAILED_PRECONDITION; the timeout with DEADLINE_EXCEEDED carrying the
 /// sandbox as it was.
-pub async fn wait_until_running(app: &App, row: sandbox::Model, timeout: Duration) -> Result<sandbox::Model> {
+pub async fn wait_until_running(
+    app: &App,
+    row: sandbox::Model,
+    timeout: Duration,
+) -> Result<sandbox::Model> {
     let mut rx = app.events.subscribe();
     let deadline = tokio::time::Instant::now() + timeout;
     let mut current = reload(app, &row.id).await?;
@@ -638,7 +813,11 @@ pub async fn wait_until_running(app: &App, row: sandbox::Model, timeout: Duratio
                 return Err(Error::FailedPrecondition(format!(
                     "sandbox {} is {s}{}",
                     current.id,
-                    if current.state_message.is_empty() { String::new() } else { format!(": {}", current.state_message) }
+                    if current.state_message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", current.state_message)
+                    }
                 )));
             }
             _ => {}
@@ -658,7 +837,9 @@ pub async fn wait_until_running(app: &App, row: sandbox::Model, timeout: Duratio
             }
             Ok(Ok(ev)) if ev.sandbox.id == current.id => current = ev.sandbox,
             Ok(Ok(_)) => {}
-            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => current = reload(app, &row.id).await?,
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                current = reload(app, &row.id).await?
+            }
             Ok(Err(_)) => return Err(Error::Unavailable("server is shutting down".into())),
         }
     }
@@ -669,15 +850,25 @@ pub async fn wait_until_running(app: &App, row: sandbox::Model, timeout: Duratio
 pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandbox::Model> {
     let row = reload(app, id).await?;
     if state_of(&row) == SandboxState::Deleted {
-        return Err(Error::FailedPrecondition(format!("sandbox {id} is deleted")));
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {id} is deleted"
+        )));
     }
     let cands = candidates(app, row.worker_id.as_deref()).await?;
-    let req = Amount { cpu_millis: row.cpu_millis, memory_mib: row.memory_mib, sandboxes: 1 };
+    let req = Amount {
+        cpu_millis: row.cpu_millis,
+        memory_mib: row.memory_mib,
+        sandboxes: 1,
+    };
     let worker = match target {
         Some(t) => cands
             .iter()
             .find(|c| c.worker_id == t)
-            .ok_or_else(|| Error::FailedPrecondition(format!("worker {t} is not connected, is draining, or holds it already")))?
+            .ok_or_else(|| {
+                Error::FailedPrecondition(format!(
+                    "worker {t} is not connected, is draining, or holds it already"
+                ))
+            })?
             .worker_id
             .clone(),
         None => scheduler::place(&cands, &req)
@@ -689,8 +880,17 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
     let res = sandbox::Entity::update_many()
         .col_expr(sandbox::Column::Generation, Expr::value(row.generation + 1))
         .col_expr(sandbox::Column::WorkerId, Expr::value(worker.clone()))
-        .col_expr(sandbox::Column::State, Expr::value(SandboxState::Starting.as_str()))
-        .col_expr(sandbox::Column::StateMessage, Expr::value(format!("reassigned from {}", old_worker.clone().unwrap_or_default())))
+        .col_expr(
+            sandbox::Column::State,
+            Expr::value(SandboxState::Starting.as_str()),
+        )
+        .col_expr(
+            sandbox::Column::StateMessage,
+            Expr::value(format!(
+                "reassigned from {}",
+                old_worker.clone().unwrap_or_default()
+            )),
+        )
         .col_expr(sandbox::Column::UpdatedAt, Expr::value(now_ms()))
         .filter(sandbox::Column::Id.eq(id))
         .filter(sandbox::Column::Generation.eq(row.generation))
@@ -703,14 +903,25 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
     publish(app, &fresh);
     if let Some(old) = old_worker.filter(|w| app.hub.is_connected(w)) {
         // Tell the old worker to let go, at the generation it holds.
-        let cmd = command(&row, wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}));
+        let cmd = command(
+            &row,
+            wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+        );
         let app2 = app.self_arc();
         tokio::spawn(async move {
-            let _ = app2.hub.call(&old, cmd, app2.config.worker_command_timeout).await;
+            let _ = app2
+                .hub
+                .call(&old, cmd, app2.config.worker_command_timeout)
+                .await;
         });
     }
     let env: BTreeMap<String, String> = serde_json::from_str(&fresh.env).unwrap_or_default();
-    let cmd = command(&fresh, wpb::command::Action::Create(wpb::CreateSandboxCommand { spec: Some(spec(&fresh, &env)) }));
+    let cmd = command(
+        &fresh,
+        wpb::command::Action::Create(wpb::CreateSandboxCommand {
+            spec: Some(spec(&fresh, &env)),
+        }),
+    );
     dispatch(app, fresh.clone(), cmd);
     Ok(fresh)
 }
@@ -722,9 +933,15 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
 pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Vec<wpb::Command> {
     let mut out = Vec::new();
     for s in held {
-        let row = sandbox::Entity::find_by_id(s.sandbox_id.clone()).one(&app.db).await.ok().flatten();
+        let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
+            .one(&app.db)
+            .await
+            .ok()
+            .flatten();
         let keep = row.as_ref().is_some_and(|r| {
-            r.worker_id.as_deref() == Some(worker) && r.generation == s.generation && state_of(r) != SandboxState::Deleted
+            r.worker_id.as_deref() == Some(worker)
+                && r.generation == s.generation
+                && state_of(r) != SandboxState::Deleted
         });
         if keep {
             if let Err(e) = apply_status(app, worker, s).await {

@@ -1,7 +1,7 @@
 //! Password sessions: login, refresh with rotation, logout.
 
 use crate::app::App;
-use crate::auth::{digest_eq, password, sha256_hex, Principal};
+use crate::auth::{Principal, digest_eq, password, sha256_hex};
 use crate::db::entity::{refresh_token, user};
 use crate::db::now_ms;
 use crate::error::{Error, Result};
@@ -19,7 +19,10 @@ const BAD_LOGIN: &str = "invalid email or password";
 
 pub async fn login(app: &App, email: &str, pass: &str) -> Result<Tokens> {
     let email = email.trim().to_ascii_lowercase();
-    let found = user::Entity::find().filter(user::Column::Email.eq(&email)).one(&app.db).await?;
+    let found = user::Entity::find()
+        .filter(user::Column::Email.eq(&email))
+        .one(&app.db)
+        .await?;
     let Some(u) = found else {
         // Same work as a real check, so timing does not tell who exists.
         password::verify(pass, password::dummy_hash());
@@ -48,13 +51,21 @@ async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {
     }
     .insert(&app.db)
     .await?;
-    Ok(Tokens { access_token, access_expires_s, refresh_token: refresh, refresh_expires_ms: expires })
+    Ok(Tokens {
+        access_token,
+        access_expires_s,
+        refresh_token: refresh,
+        refresh_expires_ms: expires,
+    })
 }
 
 async fn find_live(app: &App, token: &str) -> Result<refresh_token::Model> {
     let bad = || Error::Unauthenticated("invalid refresh token".into());
     let id = token.split_once('.').map(|(id, _)| id).ok_or_else(bad)?;
-    let row = refresh_token::Entity::find_by_id(id.to_string()).one(&app.db).await?.ok_or_else(bad)?;
+    let row = refresh_token::Entity::find_by_id(id.to_string())
+        .one(&app.db)
+        .await?
+        .ok_or_else(bad)?;
     if !digest_eq(&sha256_hex(token), &row.secret_hash) {
         return Err(bad());
     }
@@ -92,7 +103,9 @@ pub async fn logout(app: &App, p: &Principal, token: &str, all: bool) -> Result<
         .filter(refresh_token::Column::RevokedAt.is_null());
     if !all {
         if token.is_empty() {
-            return Err(Error::InvalidArgument("refresh_token or all_sessions is required".into()));
+            return Err(Error::InvalidArgument(
+                "refresh_token or all_sessions is required".into(),
+            ));
         }
         let row = find_live(app, token).await?;
         if row.user_id != p.user_id {

@@ -19,8 +19,9 @@ pub enum SandboxState {
 use SandboxState::*;
 
 impl SandboxState {
-    pub const ALL: [SandboxState; 8] =
-        [Pending, Starting, Running, Paused, Stopping, Stopped, Failed, Deleted];
+    pub const ALL: [SandboxState; 8] = [
+        Pending, Starting, Running, Paused, Stopping, Stopped, Failed, Deleted,
+    ];
     /// States that hold cpu and memory on a worker (and against quota).
     pub const LIVE: [SandboxState; 5] = [Pending, Starting, Running, Paused, Stopping];
 

@@ -3,16 +3,16 @@
 //! at least one active owner.
 
 use crate::app::App;
-use crate::auth::{apikey, password, sha256_hex, Credential, Principal, Role};
+use crate::auth::{Credential, Principal, Role, apikey, password, sha256_hex};
 use crate::config::Quota;
 use crate::db::entity::{api_key, refresh_token, sandbox, tenant, user};
 use crate::db::now_ms;
 use crate::domain::state::SandboxState;
-use crate::error::{is_unique_violation, Error, Result};
+use crate::error::{Error, Result, is_unique_violation};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set, TransactionTrait,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, QuerySelect, Set, TransactionTrait,
 };
 
 pub const PLATFORM_TENANT: &str = "platform";
@@ -30,7 +30,12 @@ pub async fn scope(app: &App, p: &Principal, tenant_id: &str) -> Result<String> 
     if tenant_id.is_empty() || tenant_id == "-" || tenant_id == p.tenant_id {
         return Ok(p.tenant_id.clone());
     }
-    if p.platform_admin && tenant::Entity::find_by_id(tenant_id.to_string()).one(&app.db).await?.is_some() {
+    if p.platform_admin
+        && tenant::Entity::find_by_id(tenant_id.to_string())
+            .one(&app.db)
+            .await?
+            .is_some()
+    {
         return Ok(tenant_id.to_string());
     }
     Err(Error::NotFound(format!("tenant {tenant_id}")))
@@ -39,26 +44,37 @@ pub async fn scope(app: &App, p: &Principal, tenant_id: &str) -> Result<String> 
 pub fn validate_name(name: &str) -> Result<()> {
     let ok = !name.is_empty()
         && name.len() <= 63
-        && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !name.starts_with('-');
     if ok {
         Ok(())
     } else {
-        Err(Error::InvalidArgument("name must be 1-63 of [a-z0-9-], not starting with '-'".into()))
+        Err(Error::InvalidArgument(
+            "name must be 1-63 of [a-z0-9-], not starting with '-'".into(),
+        ))
     }
 }
 
 pub fn normalize_email(email: &str) -> Result<String> {
     let e = email.trim().to_ascii_lowercase();
     let valid = e.len() <= 254
-        && e.split_once('@').is_some_and(|(l, d)| !l.is_empty() && d.contains('.') && !d.starts_with('.'))
+        && e.split_once('@')
+            .is_some_and(|(l, d)| !l.is_empty() && d.contains('.') && !d.starts_with('.'))
         && !e.chars().any(|c| c.is_whitespace() || c.is_control());
-    if valid { Ok(e) } else { Err(Error::InvalidArgument(format!("invalid email {email:?}"))) }
+    if valid {
+        Ok(e)
+    } else {
+        Err(Error::InvalidArgument(format!("invalid email {email:?}")))
+    }
 }
 
 pub fn validate_quota(q: &Quota) -> Result<()> {
     if q.max_sandboxes < 0 || q.max_cpu_millis < 0 || q.max_memory_mib < 0 {
-        return Err(Error::InvalidArgument("quota values must not be negative".into()));
+        return Err(Error::InvalidArgument(
+            "quota values must not be negative".into(),
+        ));
     }
     Ok(())
 }
@@ -77,7 +93,11 @@ pub async fn usage<C: ConnectionTrait>(db: &C, tenant_id: &str) -> Result<Usage>
     let mut u = Usage::default();
     for (state, cpu, mem) in rows {
         u.sandboxes += 1;
-        if state.parse::<SandboxState>().map(|s| s.is_live()).unwrap_or(false) {
+        if state
+            .parse::<SandboxState>()
+            .map(|s| s.is_live())
+            .unwrap_or(false)
+        {
             u.cpu_millis += cpu;
             u.memory_mib += mem;
         }
@@ -85,7 +105,13 @@ pub async fn usage<C: ConnectionTrait>(db: &C, tenant_id: &str) -> Result<Usage>
     Ok(u)
 }
 
-async fn insert_user<C: ConnectionTrait>(db: &C, tenant_id: &str, email: &str, pass: &str, role: Role) -> Result<user::Model> {
+async fn insert_user<C: ConnectionTrait>(
+    db: &C,
+    tenant_id: &str,
+    email: &str,
+    pass: &str,
+    role: Role,
+) -> Result<user::Model> {
     let email = normalize_email(email)?;
     password::validate(pass)?;
     let row = user::ActiveModel {
@@ -174,11 +200,22 @@ pub async fn update_quota(app: &App, tenant_id: &str, q: Quota) -> Result<(tenan
     get_tenant(app, tenant_id).await
 }
 
-pub async fn create_user(app: &App, tenant_id: &str, email: &str, pass: &str, role: Role) -> Result<user::Model> {
+pub async fn create_user(
+    app: &App,
+    tenant_id: &str,
+    email: &str,
+    pass: &str,
+    role: Role,
+) -> Result<user::Model> {
     insert_user(&app.db, tenant_id, email, pass, role).await
 }
 
-pub async fn list_users(app: &App, tenant_id: &str, offset: u64, limit: u64) -> Result<Vec<user::Model>> {
+pub async fn list_users(
+    app: &App,
+    tenant_id: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<Vec<user::Model>> {
     Ok(user::Entity::find()
         .filter(user::Column::TenantId.eq(tenant_id))
         .order_by_asc(user::Column::CreatedAt)
@@ -189,7 +226,11 @@ pub async fn list_users(app: &App, tenant_id: &str, offset: u64, limit: u64) -> 
         .await?)
 }
 
-async fn find_user<C: ConnectionTrait>(db: &C, tenant_id: &str, user_id: &str) -> Result<user::Model> {
+async fn find_user<C: ConnectionTrait>(
+    db: &C,
+    tenant_id: &str,
+    user_id: &str,
+) -> Result<user::Model> {
     user::Entity::find_by_id(user_id.to_string())
         .filter(user::Column::TenantId.eq(tenant_id))
         .one(db)
@@ -222,7 +263,12 @@ pub struct UserChange {
     pub password: Option<String>,
 }
 
-pub async fn update_user(app: &App, tenant_id: &str, user_id: &str, change: UserChange) -> Result<user::Model> {
+pub async fn update_user(
+    app: &App,
+    tenant_id: &str,
+    user_id: &str,
+    change: UserChange,
+) -> Result<user::Model> {
     let lock = app.tenant_lock(tenant_id);
     let _guard = lock.lock().await;
     let txn = app.db.begin().await?;
@@ -230,7 +276,10 @@ pub async fn update_user(app: &App, tenant_id: &str, user_id: &str, change: User
     let was_active_owner = u.role == Role::Owner.as_str() && !u.disabled;
     let demoted = change.role.is_some_and(|r| r != Role::Owner);
     let disabled = change.disabled == Some(true);
-    if was_active_owner && (demoted || disabled) && other_owners(&txn, tenant_id, user_id).await? == 0 {
+    if was_active_owner
+        && (demoted || disabled)
+        && other_owners(&txn, tenant_id, user_id).await? == 0
+    {
         return Err(last_owner());
     }
     let mut am: user::ActiveModel = u.into();
@@ -268,15 +317,23 @@ pub async fn delete_user(app: &App, tenant_id: &str, user_id: &str) -> Result<()
     let _guard = lock.lock().await;
     let txn = app.db.begin().await?;
     let u = find_user(&txn, tenant_id, user_id).await?;
-    if u.role == Role::Owner.as_str() && !u.disabled && other_owners(&txn, tenant_id, user_id).await? == 0 {
+    if u.role == Role::Owner.as_str()
+        && !u.disabled
+        && other_owners(&txn, tenant_id, user_id).await? == 0
+    {
         return Err(last_owner());
     }
-    api_key::Entity::delete_many().filter(api_key::Column::UserId.eq(user_id)).exec(&txn).await?;
+    api_key::Entity::delete_many()
+        .filter(api_key::Column::UserId.eq(user_id))
+        .exec(&txn)
+        .await?;
     refresh_token::Entity::delete_many()
         .filter(refresh_token::Column::UserId.eq(user_id))
         .exec(&txn)
         .await?;
-    user::Entity::delete_by_id(user_id.to_string()).exec(&txn).await?;
+    user::Entity::delete_by_id(user_id.to_string())
+        .exec(&txn)
+        .await?;
     txn.commit().await?;
     Ok(())
 }
@@ -290,7 +347,9 @@ pub async fn create_api_key(
     expires_at: Option<i64>,
 ) -> Result<(api_key::Model, String)> {
     if name.trim().is_empty() || name.len() > 128 {
-        return Err(Error::InvalidArgument("name must be 1-128 characters".into()));
+        return Err(Error::InvalidArgument(
+            "name must be 1-128 characters".into(),
+        ));
     }
     if p.credential == Credential::Worker {
         return Err(Error::PermissionDenied("workers have no keys".into()));
@@ -302,10 +361,15 @@ pub async fn create_api_key(
     }
     let role = role.unwrap_or(p.role);
     if !p.role.at_least(role) {
-        return Err(Error::PermissionDenied(format!("a {} may not create a {} key", p.role, role)));
+        return Err(Error::PermissionDenied(format!(
+            "a {} may not create a {} key",
+            p.role, role
+        )));
     }
     if expires_at.is_some_and(|e| e <= now_ms()) {
-        return Err(Error::InvalidArgument("expire_time must be in the future".into()));
+        return Err(Error::InvalidArgument(
+            "expire_time must be in the future".into(),
+        ));
     }
     let (secret, prefix) = apikey::generate();
     let row = api_key::ActiveModel {
@@ -326,7 +390,13 @@ pub async fn create_api_key(
 }
 
 /// Owners see every key of the tenant; others only their own.
-pub async fn list_api_keys(app: &App, p: &Principal, tenant_id: &str, offset: u64, limit: u64) -> Result<Vec<api_key::Model>> {
+pub async fn list_api_keys(
+    app: &App,
+    p: &Principal,
+    tenant_id: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<Vec<api_key::Model>> {
     let mut q = api_key::Entity::find().filter(api_key::Column::TenantId.eq(tenant_id));
     if !(p.role == Role::Owner || p.platform_admin) {
         q = q.filter(api_key::Column::UserId.eq(&p.user_id));
@@ -366,7 +436,11 @@ pub struct BootstrapCredentials {
 /// Creates the platform tenant and its owner on first start; on later
 /// starts, only finds the platform tenant.
 pub async fn bootstrap(app: &App) -> Result<Option<BootstrapCredentials>> {
-    if let Some(t) = tenant::Entity::find().filter(tenant::Column::Platform.eq(true)).one(&app.db).await? {
+    if let Some(t) = tenant::Entity::find()
+        .filter(tenant::Column::Platform.eq(true))
+        .one(&app.db)
+        .await?
+    {
         *app.platform_tenant_id.write().expect("lock") = t.id;
         return Ok(None);
     }

@@ -28,14 +28,28 @@ pub struct WorkerHub {
 
 impl WorkerHub {
     pub fn new(metrics: Metrics) -> Self {
-        WorkerHub { conns: Mutex::new(HashMap::new()), next_session: 1.into(), metrics }
+        WorkerHub {
+            conns: Mutex::new(HashMap::new()),
+            next_session: 1.into(),
+            metrics,
+        }
     }
 
     /// Adds a worker's session, replacing an older one of the same worker.
     pub fn attach(&self, worker_id: &str, tx: SessionTx, capacity: Amount) -> u64 {
-        let session = self.next_session.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let session = self
+            .next_session
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut conns = self.conns.lock().expect("lock");
-        conns.insert(worker_id.to_string(), Conn { session, tx, capacity, pending: HashMap::new() });
+        conns.insert(
+            worker_id.to_string(),
+            Conn {
+                session,
+                tx,
+                capacity,
+                pending: HashMap::new(),
+            },
+        );
         self.metrics.workers_connected.set(conns.len() as i64);
         session
     }
@@ -85,7 +99,12 @@ impl WorkerHub {
     }
 
     /// Sends a command and waits for its result.
-    pub async fn call(&self, worker_id: &str, mut cmd: wpb::Command, timeout: Duration) -> Result<wpb::CommandResult> {
+    pub async fn call(
+        &self,
+        worker_id: &str,
+        mut cmd: wpb::Command,
+        timeout: Duration,
+    ) -> Result<wpb::CommandResult> {
         if cmd.command_id.is_empty() {
             cmd.command_id = crate::ids::new_id("cmd");
         }
@@ -93,23 +112,31 @@ impl WorkerHub {
         let (tx, rx) = oneshot::channel();
         let session_tx = {
             let mut conns = self.conns.lock().expect("lock");
-            let conn = conns
-                .get_mut(worker_id)
-                .ok_or_else(|| Error::Unavailable(format!("worker {worker_id} is not connected")))?;
+            let conn = conns.get_mut(worker_id).ok_or_else(|| {
+                Error::Unavailable(format!("worker {worker_id} is not connected"))
+            })?;
             conn.pending.insert(id.clone(), tx);
             conn.tx.clone()
         };
-        let msg = wpb::SessionResponse { message: Some(wpb::session_response::Message::Command(cmd)) };
+        let msg = wpb::SessionResponse {
+            message: Some(wpb::session_response::Message::Command(cmd)),
+        };
         if session_tx.send(Ok(msg)).await.is_err() {
             self.forget(worker_id, &id);
-            return Err(Error::Unavailable(format!("worker {worker_id} disconnected")));
+            return Err(Error::Unavailable(format!(
+                "worker {worker_id} disconnected"
+            )));
         }
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(result)) => Ok(result),
-            Ok(Err(_)) => Err(Error::Unavailable(format!("worker {worker_id} disconnected"))),
+            Ok(Err(_)) => Err(Error::Unavailable(format!(
+                "worker {worker_id} disconnected"
+            ))),
             Err(_) => {
                 self.forget(worker_id, &id);
-                Err(Error::Unavailable(format!("worker {worker_id} did not answer in {timeout:?}")))
+                Err(Error::Unavailable(format!(
+                    "worker {worker_id} did not answer in {timeout:?}"
+                )))
             }
         }
     }

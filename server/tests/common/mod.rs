@@ -16,7 +16,11 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 #[derive(serde::Deserialize, Clone, Debug)]
@@ -71,17 +75,28 @@ impl Server {
         let creds = dir.path().join("bootstrap-credentials.json");
         let mut boot = None;
         for _ in 0..300 {
-            if let Ok(s) = std::fs::read_to_string(&creds) {
-                if let Ok(b) = serde_json::from_str::<Bootstrap>(&s) {
-                    if Channel::from_shared(grpc.clone()).unwrap().connect().await.is_ok() {
-                        boot = Some(b);
-                        break;
-                    }
-                }
+            let ready = std::fs::read_to_string(&creds)
+                .ok()
+                .and_then(|s| serde_json::from_str::<Bootstrap>(&s).ok());
+            if let Some(b) = ready
+                && Channel::from_shared(grpc.clone())
+                    .unwrap()
+                    .connect()
+                    .await
+                    .is_ok()
+            {
+                boot = Some(b);
+                break;
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        Server { child, grpc, ops: format!("http://127.0.0.1:{o}"), boot: boot.expect("server did not start"), dir }
+        Server {
+            child,
+            grpc,
+            ops: format!("http://127.0.0.1:{o}"),
+            boot: boot.expect("server did not start"),
+            dir,
+        }
     }
 
     pub fn data_dir(&self) -> PathBuf {
@@ -89,7 +104,11 @@ impl Server {
     }
 
     pub async fn channel(&self) -> Channel {
-        Channel::from_shared(self.grpc.clone()).unwrap().connect().await.unwrap()
+        Channel::from_shared(self.grpc.clone())
+            .unwrap()
+            .connect()
+            .await
+            .unwrap()
     }
 
     pub async fn as_(&self, token: &str) -> Clients {
@@ -101,11 +120,18 @@ impl Server {
     }
 
     pub fn worker_token(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("keys/worker.token")).unwrap().trim().to_string()
+        std::fs::read_to_string(self.dir.path().join("keys/worker.token"))
+            .unwrap()
+            .trim()
+            .to_string()
     }
 
     pub fn jwt_key(&self) -> Vec<u8> {
-        std::fs::read_to_string(self.dir.path().join("keys/jwt.key")).unwrap().trim().as_bytes().to_vec()
+        std::fs::read_to_string(self.dir.path().join("keys/jwt.key"))
+            .unwrap()
+            .trim()
+            .as_bytes()
+            .to_vec()
     }
 }
 
@@ -134,12 +160,28 @@ pub struct Clients {
 
 impl Clients {
     pub fn new(channel: Channel, token: &str) -> Clients {
-        let b = Bearer(if token.is_empty() { None } else { Some(format!("Bearer {token}").parse().unwrap()) });
+        let b = Bearer(if token.is_empty() {
+            None
+        } else {
+            Some(format!("Bearer {token}").parse().unwrap())
+        });
         Clients {
-            auth: pb::auth_service_client::AuthServiceClient::with_interceptor(channel.clone(), b.clone()),
-            tenants: pb::tenant_service_client::TenantServiceClient::with_interceptor(channel.clone(), b.clone()),
-            sandboxes: pb::sandbox_service_client::SandboxServiceClient::with_interceptor(channel.clone(), b.clone()),
-            admin: pb::admin_service_client::AdminServiceClient::with_interceptor(channel.clone(), b),
+            auth: pb::auth_service_client::AuthServiceClient::with_interceptor(
+                channel.clone(),
+                b.clone(),
+            ),
+            tenants: pb::tenant_service_client::TenantServiceClient::with_interceptor(
+                channel.clone(),
+                b.clone(),
+            ),
+            sandboxes: pb::sandbox_service_client::SandboxServiceClient::with_interceptor(
+                channel.clone(),
+                b.clone(),
+            ),
+            admin: pb::admin_service_client::AdminServiceClient::with_interceptor(
+                channel.clone(),
+                b,
+            ),
             channel,
             token: token.to_string(),
         }
@@ -160,7 +202,10 @@ pub const PASSWORD: &str = "correct-horse-battery";
 pub async fn login(s: &Server, email: &str, password: &str) -> pb::TokenPair {
     let mut c = s.as_("").await;
     c.auth
-        .login(pb::LoginRequest { email: email.into(), password: password.into() })
+        .login(pb::LoginRequest {
+            email: email.into(),
+            password: password.into(),
+        })
         .await
         .unwrap()
         .into_inner()
@@ -189,25 +234,45 @@ pub async fn tenant(s: &Server, name: &str) -> TestTenant {
         let mut t = c.tenants.clone();
         let name = name.to_string();
         async move {
-            t.create_api_key(pb::CreateApiKeyRequest { tenant_id: "-".into(), name, role: 0, expire_time: None })
-                .await
-                .unwrap()
-                .into_inner()
-                .secret
+            t.create_api_key(pb::CreateApiKeyRequest {
+                tenant_id: "-".into(),
+                name,
+                role: 0,
+                expire_time: None,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .secret
         }
     };
-    let mut out = TestTenant { tenant_id, owner: key(&mut owner, "owner").await, developer: String::new(), viewer: String::new(), owner_email };
+    let mut out = TestTenant {
+        tenant_id,
+        owner: key(&mut owner, "owner").await,
+        developer: String::new(),
+        viewer: String::new(),
+        owner_email,
+    };
     for (role, slot) in [(pb::Role::Developer, 0), (pb::Role::Viewer, 1)] {
         let email = format!("{}@{name}.test", role.as_str_name().to_lowercase());
         owner
             .tenants
-            .create_user(pb::CreateUserRequest { tenant_id: "-".into(), email: email.clone(), password: PASSWORD.into(), role: role as i32 })
+            .create_user(pb::CreateUserRequest {
+                tenant_id: "-".into(),
+                email: email.clone(),
+                password: PASSWORD.into(),
+                role: role as i32,
+            })
             .await
             .unwrap();
         let tok = login(s, &email, PASSWORD).await.access_token;
         let mut c = s.as_(&tok).await;
         let k = key(&mut c, "k").await;
-        if slot == 0 { out.developer = k } else { out.viewer = k }
+        if slot == 0 {
+            out.developer = k
+        } else {
+            out.viewer = k
+        }
     }
     out
 }
@@ -242,7 +307,12 @@ fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
         Action::Stop(_) => pb::SandboxState::Stopped,
         Action::Delete(_) => pb::SandboxState::Deleted,
         Action::UpdateNetworkPolicy(_) => {
-            return wpb::CommandResult { command_id: cmd.command_id.clone(), code: 0, message: String::new(), status: None };
+            return wpb::CommandResult {
+                command_id: cmd.command_id.clone(),
+                code: 0,
+                message: String::new(),
+                status: None,
+            };
         }
     };
     wpb::CommandResult {
@@ -261,14 +331,21 @@ fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
 impl TestWorker {
     pub async fn connect(s: &Server, worker_id: &str, behaviour: Behaviour) -> TestWorker {
         let ch = s.channel().await;
-        let b = Bearer(Some(format!("Bearer {}", s.worker_token()).parse().unwrap()));
-        let mut client = wpb::worker_control_service_client::WorkerControlServiceClient::with_interceptor(ch, b);
+        let b = Bearer(Some(
+            format!("Bearer {}", s.worker_token()).parse().unwrap(),
+        ));
+        let mut client =
+            wpb::worker_control_service_client::WorkerControlServiceClient::with_interceptor(ch, b);
         let (tx, rx) = tokio::sync::mpsc::channel(64);
         tx.send(wpb::SessionRequest {
             message: Some(wpb::session_request::Message::Register(wpb::Register {
                 worker_id: worker_id.into(),
                 hostname: "test".into(),
-                capacity: Some(wpb::Capacity { cpu_millis: 64_000, memory_mib: 262_144, sandboxes: 100 }),
+                capacity: Some(wpb::Capacity {
+                    cpu_millis: 64_000,
+                    memory_mib: 262_144,
+                    sandboxes: 100,
+                }),
                 runtimes: vec!["test".into()],
                 images: vec![],
                 version: "test".into(),
@@ -277,9 +354,16 @@ impl TestWorker {
         })
         .await
         .unwrap();
-        let mut inbound = client.session(tokio_stream::wrappers::ReceiverStream::new(rx)).await.unwrap().into_inner();
+        let mut inbound = client
+            .session(tokio_stream::wrappers::ReceiverStream::new(rx))
+            .await
+            .unwrap()
+            .into_inner();
         let first = inbound.message().await.unwrap().unwrap();
-        assert!(matches!(first.message, Some(wpb::session_response::Message::Ack(_))));
+        assert!(matches!(
+            first.message,
+            Some(wpb::session_response::Message::Ack(_))
+        ));
         let (ctx, crx) = tokio::sync::mpsc::unbounded_channel();
         let reply = tx.clone();
         let task = tokio::spawn(async move {
@@ -287,13 +371,22 @@ impl TestWorker {
                 if let Some(wpb::session_response::Message::Command(cmd)) = msg.message {
                     if behaviour == Behaviour::Obey {
                         let r = obeyed(&cmd);
-                        let _ = reply.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Result(r)) }).await;
+                        let _ = reply
+                            .send(wpb::SessionRequest {
+                                message: Some(wpb::session_request::Message::Result(r)),
+                            })
+                            .await;
                     }
                     let _ = ctx.send(cmd);
                 }
             }
         });
-        TestWorker { worker_id: worker_id.into(), tx, commands: crx, task }
+        TestWorker {
+            worker_id: worker_id.into(),
+            tx,
+            commands: crx,
+            task,
+        }
     }
 
     /// Sends an unsolicited status event.
@@ -320,7 +413,15 @@ pub fn code<T: std::fmt::Debug>(r: Result<T, tonic::Status>) -> tonic::Code {
 }
 
 pub async fn get(c: &mut Clients, id: &str) -> pb::Sandbox {
-    c.sandboxes.get_sandbox(pb::GetSandboxRequest { sandbox_id: id.into() }).await.unwrap().into_inner().sandbox.unwrap()
+    c.sandboxes
+        .get_sandbox(pb::GetSandboxRequest {
+            sandbox_id: id.into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap()
 }
 
 /// Polls until the sandbox reaches `state`, for up to 5 s.
@@ -332,5 +433,8 @@ pub async fn until_state(c: &mut Clients, id: &str, state: pb::SandboxState) -> 
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("sandbox {id} never became {state:?}; it is {:?}", get(c, id).await.state);
+    panic!(
+        "sandbox {id} never became {state:?}; it is {:?}",
+        get(c, id).await.state
+    );
 }

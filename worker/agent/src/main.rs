@@ -57,7 +57,14 @@ fn run(args: &[String]) -> i32 {
         }
     }
     CHILD.store(pid, std::sync::atomic::Ordering::SeqCst);
-    for sig in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGQUIT, libc::SIGUSR1, libc::SIGUSR2] {
+    for sig in [
+        libc::SIGTERM,
+        libc::SIGINT,
+        libc::SIGHUP,
+        libc::SIGQUIT,
+        libc::SIGUSR1,
+        libc::SIGUSR2,
+    ] {
         // SAFETY: installing a handler that only calls kill.
         unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };
     }

@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Runs every test of the project: contract lint, formatting, clippy, the
+# Rust unit and integration tests (real server processes, SQLite and
+# PostgreSQL), and a Python grpcio client against a live `talon up`.
+#
+# It installs what it needs into the work tree (buf from npm under
+# .tools/, grpcio under .venv/) and, when run as root on a machine with
+# Debian's PostgreSQL and no TALON_TEST_POSTGRES_URL set, starts the local
+# cluster and uses it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+
+step() { printf '\n==> %s\n' "$*"; }
+
+step "tools"
+if [ ! -x .tools/node_modules/.bin/buf ]; then
+  mkdir -p .tools
+  [ -f .tools/package.json ] || echo '{"name":"talon-tools","private":true}' > .tools/package.json
+  (cd .tools && npm install --no-audit --no-fund @bufbuild/buf@1.75.0 >/dev/null)
+fi
+BUF=$ROOT/.tools/node_modules/.bin/buf
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf
+
+if [ -z "${TALON_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ] && command -v pg_ctlcluster >/dev/null; then
+  step "postgresql"
+  ver=$(ls /etc/postgresql | sort -n | tail -1)
+  pg_ctlcluster "$ver" main start 2>/dev/null || true
+  for _ in $(seq 1 50); do pg_isready -q -h 127.0.0.1 && break; sleep 0.2; done
+  su postgres -c "psql -qc \"ALTER USER postgres PASSWORD 'talon-test'\"" >/dev/null
+  export TALON_TEST_POSTGRES_URL=postgres://postgres:talon-test@127.0.0.1:5432/postgres
+fi
+
+step "buf lint"
+(cd proto && "$BUF" lint)
+
+step "cargo fmt --check"
+cargo fmt --all -- --check
+
+step "cargo clippy"
+cargo clippy --workspace --all-targets -- -D warnings
+
+step "cargo test"
+cargo test --workspace
+
+step "python grpcio against talon up"
+cargo build --quiet --bin talon
+data=$(mktemp -d)
+port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+ops=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+TALON_LOG=warn target/debug/talon up --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
+up=$!
+trap 'kill $up 2>/dev/null || true; rm -rf "$data"' EXIT
+.venv/bin/python server/tests/python/reflection_check.py "127.0.0.1:$port" "$data/bootstrap-credentials.json"
