@@ -52,11 +52,20 @@ impl Server {
         Self::start_with(None, &[]).await
     }
 
+    /// `talon up`: the control plane with its embedded worker.
+    pub async fn up() -> Server {
+        Self::start_cmd("up", None, &[]).await
+    }
+
     pub async fn start_with(database_url: Option<&str>, extra: &[&str]) -> Server {
+        Self::start_cmd("server", database_url, extra).await
+    }
+
+    async fn start_cmd(sub: &str, database_url: Option<&str>, extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
         let (g, o) = (free_port(), free_port());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
-        cmd.arg("server")
+        cmd.arg(sub)
             .arg("--data-dir")
             .arg(dir.path())
             .arg("--grpc-listen")
@@ -330,6 +339,16 @@ fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
 
 impl TestWorker {
     pub async fn connect(s: &Server, worker_id: &str, behaviour: Behaviour) -> TestWorker {
+        Self::connect_holding(s, worker_id, behaviour, vec![]).await
+    }
+
+    /// Registers as a worker that already holds `held` (as after a restart).
+    pub async fn connect_holding(
+        s: &Server,
+        worker_id: &str,
+        behaviour: Behaviour,
+        held: Vec<wpb::SandboxStatus>,
+    ) -> TestWorker {
         let ch = s.channel().await;
         let b = Bearer(Some(
             format!("Bearer {}", s.worker_token()).parse().unwrap(),
@@ -349,7 +368,7 @@ impl TestWorker {
                 runtimes: vec!["test".into()],
                 images: vec![],
                 version: "test".into(),
-                sandboxes: vec![],
+                sandboxes: held,
             })),
         })
         .await
