@@ -24,6 +24,8 @@ pub struct App {
     pub metrics: Metrics,
     pub events: broadcast::Sender<SandboxEvent>,
     pub platform_tenant_id: Arc<std::sync::RwLock<String>>,
+    /// Encrypts tenant secrets at rest (DATA_DIR/keys/secrets.key).
+    pub secrets_key: [u8; 32],
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     me: Weak<App>,
 }
@@ -34,6 +36,7 @@ impl App {
         jwt: JwtKeys,
         config: ServerConfig,
         metrics: Metrics,
+        secrets_key: [u8; 32],
     ) -> Arc<Self> {
         let (events, _) = broadcast::channel(1024);
         Arc::new_cyclic(|me| App {
@@ -45,6 +48,7 @@ impl App {
             metrics,
             events,
             platform_tenant_id: Arc::new(std::sync::RwLock::new(String::new())),
+            secrets_key,
             tenant_locks: Mutex::new(HashMap::new()),
         })
     }

@@ -17,6 +17,7 @@ use talon_proto::talon::worker::v1::worker_control_service_server::WorkerControl
 use talon_proto::v1::admin_service_server::AdminServiceServer;
 use talon_proto::v1::auth_service_server::AuthServiceServer;
 use talon_proto::v1::sandbox_service_server::SandboxServiceServer;
+use talon_proto::v1::secret_service_server::SecretServiceServer;
 use talon_proto::v1::tenant_service_server::TenantServiceServer;
 
 /// Reads a secret file, creating it (mode 0600) with random content first.
@@ -62,10 +63,24 @@ pub async fn start(
     let worker_token = secret_file(&worker_token_path(&config.data_dir), || {
         format!("wkr_{}", crate::ids::random_token(32))
     })?;
+    let secrets_hex = secret_file(&config.data_dir.join("keys").join("secrets.key"), || {
+        let mut k = [0u8; 32];
+        rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut k);
+        hex::encode(k)
+    })?;
+    let secrets_key: [u8; 32] = hex::decode(&secrets_hex)?
+        .try_into()
+        .map_err(|_| anyhow::anyhow!("keys/secrets.key must hold 32 bytes in hex"))?;
     let db = crate::db::connect(&config.database_url).await?;
     let metrics = Metrics::new();
     let jwt = JwtKeys::new(jwt_secret.as_bytes(), config.access_token_ttl.as_secs());
-    let app = App::new(db.clone(), jwt.clone(), config.clone(), metrics.clone());
+    let app = App::new(
+        db.clone(),
+        jwt.clone(),
+        config.clone(),
+        metrics.clone(),
+        secrets_key,
+    );
     let bootstrap = tenants::bootstrap(&app).await?;
     if let Some(b) = &bootstrap {
         let path = config.data_dir.join("bootstrap-credentials.json");
@@ -98,6 +113,7 @@ pub async fn start(
         "talon.v1.AuthService",
         "talon.v1.TenantService",
         "talon.v1.AdminService",
+        "talon.v1.SecretService",
         "talon.worker.v1.WorkerControlService",
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
@@ -132,6 +148,9 @@ pub async fn start(
             app.clone(),
         )))
         .add_service(AdminServiceServer::new(api::admin::AdminApi(app.clone())))
+        .add_service(SecretServiceServer::new(api::secret::SecretApi(
+            app.clone(),
+        )))
         .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
             app.clone(),
         )));
@@ -164,6 +183,9 @@ pub async fn start(
                 _ = tick.tick() => {
                     if let Err(e) = sandboxes::enforce_timeouts(&reaper).await {
                         tracing::warn!(error = %e, "timeout loop");
+                    }
+                    if let Err(e) = crate::domain::secrets::purge_expired(&reaper).await {
+                        tracing::warn!(error = %e, "secret expiry loop");
                     }
                 }
                 _ = async { let _ = stop.wait_for(|s| *s).await; } => break,

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod auth;
 pub mod convert;
 pub mod sandbox;
+pub mod secret;
 pub mod tenant;
 pub mod worker;
 

@@ -182,3 +182,28 @@ pub mod audit_event {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+pub mod secret {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "secrets")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub tenant_id: String,
+        pub name: String,
+        pub delivery: String,
+        /// XChaCha20-Poly1305 of the value, base32; see domain::secrets.
+        pub ciphertext: String,
+        pub nonce: String,
+        pub created_at: i64,
+        pub updated_at: i64,
+        pub expires_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

@@ -8,11 +8,49 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(Initial)]
+        vec![Box::new(Initial), Box::new(Secrets)]
     }
 }
 
 struct Initial;
+struct Secrets;
+
+impl MigrationName for Secrets {
+    fn name(&self) -> &str {
+        "m20261202_000002_secrets"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Secrets {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(table(
+            "secrets",
+            vec![
+                id("id"),
+                text("tenant_id"),
+                text("name"),
+                text("delivery"),
+                ColumnDef::new(Alias::new("ciphertext"))
+                    .text()
+                    .not_null()
+                    .to_owned(),
+                text("nonce"),
+                big("created_at"),
+                big("updated_at"),
+                big_null("expires_at"),
+            ],
+        ))
+        .await?;
+        m.create_index(index(
+            "secrets_tenant_name",
+            "secrets",
+            &["tenant_id", "name"],
+            true,
+        ))
+        .await
+    }
+}
 
 impl MigrationName for Initial {
     fn name(&self) -> &str {

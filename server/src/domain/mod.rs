@@ -5,6 +5,7 @@
 pub mod policy;
 pub mod sandboxes;
 pub mod scheduler;
+pub mod secrets;
 pub mod sessions;
 pub mod state;
 pub mod tenants;

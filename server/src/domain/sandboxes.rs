@@ -258,6 +258,14 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
             app.config.max_sandbox_timeout.as_secs()
         )));
     }
+    // Named secrets must exist and not clash with `env`; checked before
+    // anything is created, and resolved again when the spec is sent.
+    let resolved = crate::domain::secrets::resolve(app, &p.tenant_id, &n.secret_names).await?;
+    if let Some(k) = resolved.env.keys().find(|k| n.env.contains_key(*k)) {
+        return Err(Error::InvalidArgument(format!(
+            "{k} is both an environment variable and a secret"
+        )));
+    }
     let lock = app.tenant_lock(&p.tenant_id);
     let _guard = lock.lock().await;
     let txn = app.db.begin().await?;
@@ -310,18 +318,24 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     txn.commit().await?;
     drop(_guard);
     publish(app, &row);
-    let cmd = command(
-        &row,
-        wpb::command::Action::Create(wpb::CreateSandboxCommand {
-            spec: Some(spec(&row, &n.env)),
-        }),
-    );
-    dispatch(app, row.clone(), cmd);
+    dispatch_create(app, row.clone()).await?;
     Ok(row)
 }
 
-fn spec(row: &sandbox::Model, env: &BTreeMap<String, String>) -> wpb::SandboxSpec {
-    wpb::SandboxSpec {
+/// The spec a worker builds from: the stored request, with the named
+/// secrets decrypted now (never stored in the sandbox row).
+async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::SandboxSpec> {
+    let mut env: BTreeMap<String, String> = serde_json::from_str(&row.env)?;
+    let names: Vec<String> = serde_json::from_str(&row.secret_names)?;
+    let resolved = crate::domain::secrets::resolve(app, &row.tenant_id, &names).await?;
+    for (k, v) in resolved.env {
+        if env.insert(k.clone(), v).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{k} is both an environment variable and a secret"
+            )));
+        }
+    }
+    Ok(wpb::SandboxSpec {
         image: row.image.clone(),
         resources: Some(talon_proto::v1::Resources {
             cpu_millis: row.cpu_millis,
@@ -329,11 +343,23 @@ fn spec(row: &sandbox::Model, env: &BTreeMap<String, String>) -> wpb::SandboxSpe
             disk_mib: row.disk_mib,
             max_pids: row.max_pids,
         }),
-        env: env.clone().into_iter().collect(),
+        env: env.into_iter().collect(),
         network_policy: Some(crate::api::convert::policy_to_pb(&policy_of(row))),
         tenant_id: row.tenant_id.clone(),
         runtime: String::new(),
-    }
+        secret_files: resolved.files.into_iter().collect(),
+    })
+}
+
+/// Sends the create command for a placed sandbox, in the background.
+async fn dispatch_create(app: &App, row: sandbox::Model) -> Result<()> {
+    let spec = spec(app, &row).await?;
+    let cmd = command(
+        &row,
+        wpb::command::Action::Create(wpb::CreateSandboxCommand { spec: Some(spec) }),
+    );
+    dispatch(app, row, cmd);
+    Ok(())
 }
 
 fn command(row: &sandbox::Model, action: wpb::command::Action) -> wpb::Command {
@@ -915,14 +941,7 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
                 .await;
         });
     }
-    let env: BTreeMap<String, String> = serde_json::from_str(&fresh.env).unwrap_or_default();
-    let cmd = command(
-        &fresh,
-        wpb::command::Action::Create(wpb::CreateSandboxCommand {
-            spec: Some(spec(&fresh, &env)),
-        }),
-    );
-    dispatch(app, fresh.clone(), cmd);
+    dispatch_create(app, fresh.clone()).await?;
     Ok(fresh)
 }
 
