@@ -37,6 +37,17 @@ fn new_sandbox(s: pb::Sandbox) -> Result<NewSandbox, Error> {
     })
 }
 
+/// A response carrying one sandbox, marked for the audit with its id.
+fn reply<T>(
+    row: &crate::db::entity::sandbox::Model,
+    wrap: impl FnOnce(Option<pb::Sandbox>) -> T,
+) -> Response<T> {
+    with_resource(
+        Response::new(wrap(Some(sandbox_to_pb(row)))),
+        row.id.clone(),
+    )
+}
+
 type EventStream =
     Pin<Box<dyn Stream<Item = Result<pb::WatchSandboxEventsResponse, Status>> + Send>>;
 
@@ -76,12 +87,7 @@ impl SandboxService for SandboxApi {
         } else {
             row
         };
-        Ok(with_resource(
-            Response::new(pb::CreateSandboxResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::CreateSandboxResponse { sandbox }))
     }
 
     async fn get_sandbox(
@@ -134,14 +140,8 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::DeleteSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
-        let id = row.id.clone();
         let row = sandboxes::delete(&self.0, row).await?;
-        Ok(with_resource(
-            Response::new(pb::DeleteSandboxResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::DeleteSandboxResponse { sandbox }))
     }
 
     async fn pause_sandbox(
@@ -150,14 +150,8 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::PauseSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
-        let id = row.id.clone();
         let row = sandboxes::pause(&self.0, row).await?;
-        Ok(with_resource(
-            Response::new(pb::PauseSandboxResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::PauseSandboxResponse { sandbox }))
     }
 
     async fn resume_sandbox(
@@ -166,14 +160,8 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::ResumeSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
-        let id = row.id.clone();
         let row = sandboxes::resume(&self.0, row).await?;
-        Ok(with_resource(
-            Response::new(pb::ResumeSandboxResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::ResumeSandboxResponse { sandbox }))
     }
 
     async fn stop_sandbox(
@@ -182,14 +170,8 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::StopSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
-        let id = row.id.clone();
         let row = sandboxes::stop(&self.0, row).await?;
-        Ok(with_resource(
-            Response::new(pb::StopSandboxResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::StopSandboxResponse { sandbox }))
     }
 
     async fn start_sandbox(
@@ -198,14 +180,8 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::StartSandboxResponse>, Status> {
         let p = principal(&req)?;
         let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
-        let id = row.id.clone();
         let row = sandboxes::start(&self.0, &p, row).await?;
-        Ok(with_resource(
-            Response::new(pb::StartSandboxResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::StartSandboxResponse { sandbox }))
     }
 
     async fn set_sandbox_timeout(
@@ -223,13 +199,9 @@ impl SandboxService for SandboxApi {
         let row =
             sandboxes::set_timeout(&self.0, row, t, timeout_action_from_pb(r.timeout_action)?)
                 .await?;
-        let id = row.id.clone();
-        Ok(with_resource(
-            Response::new(pb::SetSandboxTimeoutResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::SetSandboxTimeoutResponse {
+            sandbox,
+        }))
     }
 
     async fn update_network_policy(
@@ -241,13 +213,9 @@ impl SandboxService for SandboxApi {
         let row = sandboxes::get(&self.0, &p, &r.sandbox_id).await?;
         let policy = policy_from_pb(&r.network_policy.unwrap_or_default())?;
         let row = sandboxes::update_network_policy(&self.0, row, policy).await?;
-        let id = row.id.clone();
-        Ok(with_resource(
-            Response::new(pb::UpdateNetworkPolicyResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
-            }),
-            id,
-        ))
+        Ok(reply(&row, |sandbox| pb::UpdateNetworkPolicyResponse {
+            sandbox,
+        }))
     }
 
     type WatchSandboxEventsStream = EventStream;
