@@ -1,92 +1,94 @@
-//! talon-agent: PID 1 inside every sandbox.
+//! talon-agent: PID 1 inside every Talon sandbox.
 //!
-//! This first piece is the init duty, as tini does it: run the given
-//! command as a child, forward termination signals to it, reap every
-//! orphan that gets reparented to us, and exit with the child's status.
-//! The gRPC service over the bind-mounted unix socket (processes, PTY,
-//! files, ports; see proto/talon/agent/v1) is built on top of this in the
-//! worker-runtime issue.
+//! It reaps every orphan (as tini does), supervises the processes it is
+//! asked to start, keeps their output on disk with rotation, does file
+//! operations in the sandbox's own mount namespace, and reports listening
+//! ports, all over gRPC on a unix socket that the worker bind-mounts into
+//! the sandbox. The worker's crash or restart does not touch it: its
+//! processes and their logs live on, and a new worker reconnects.
 
-use std::ffi::CString;
+mod files;
+mod logstore;
+mod ports;
+mod service;
+mod supervisor;
+mod watch;
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let args: Vec<String> = match args.first().map(String::as_str) {
-        Some("--") => args[1..].to_vec(),
-        _ => args,
-    };
-    if args.is_empty() {
-        eprintln!("usage: talon-agent [--] COMMAND [ARG]...");
-        std::process::exit(2);
-    }
-    std::process::exit(run(&args));
+use std::path::PathBuf;
+use std::sync::Arc;
+
+struct Args {
+    socket: PathBuf,
+    log_dir: PathBuf,
+    workspace: PathBuf,
+    max_log_bytes: u64,
 }
 
-extern "C" fn forward(sig: libc::c_int) {
-    let child = CHILD.load(std::sync::atomic::Ordering::SeqCst);
-    if child > 0 {
-        // SAFETY: kill is async-signal-safe.
-        unsafe { libc::kill(child, sig) };
-    }
+fn usage() -> ! {
+    eprintln!(
+        "usage: talon-agent [--socket PATH] [--log-dir DIR] [--workspace DIR] [--max-log-bytes N]\n\
+         defaults: /run/talon/agent.sock, /var/log/talon, /workspace, 8388608"
+    );
+    std::process::exit(2)
 }
 
-static CHILD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
-
-fn run(args: &[String]) -> i32 {
-    let argv: Vec<CString> = match args.iter().map(|a| CString::new(a.as_bytes())).collect() {
-        Ok(v) => v,
-        Err(_) => {
-            eprintln!("talon-agent: argument contains NUL");
-            return 2;
-        }
+fn args() -> Args {
+    let mut a = Args {
+        socket: "/run/talon/agent.sock".into(),
+        log_dir: "/var/log/talon".into(),
+        workspace: "/workspace".into(),
+        max_log_bytes: 8 << 20,
     };
-    let mut ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    ptrs.push(std::ptr::null());
-    // SAFETY: fork in a single-threaded process; the child only calls
-    // async-signal-safe functions before execvp.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        eprintln!("talon-agent: fork: {}", std::io::Error::last_os_error());
-        return 1;
-    }
-    if pid == 0 {
-        // SAFETY: argv outlives the call; on failure we _exit.
-        unsafe {
-            libc::execvp(ptrs[0], ptrs.as_ptr());
-            libc::_exit(127);
-        }
-    }
-    CHILD.store(pid, std::sync::atomic::Ordering::SeqCst);
-    for sig in [
-        libc::SIGTERM,
-        libc::SIGINT,
-        libc::SIGHUP,
-        libc::SIGQUIT,
-        libc::SIGUSR1,
-        libc::SIGUSR2,
-    ] {
-        // SAFETY: installing a handler that only calls kill.
-        unsafe { libc::signal(sig, forward as *const () as libc::sighandler_t) };
-    }
-    loop {
-        let mut status = 0;
-        // SAFETY: plain wait for any child; orphans are reaped here too.
-        let got = unsafe { libc::waitpid(-1, &mut status, 0) };
-        if got < 0 {
-            let err = std::io::Error::last_os_error();
-            if err.raw_os_error() == Some(libc::EINTR) {
-                continue;
+    let mut it = std::env::args().skip(1);
+    while let Some(flag) = it.next() {
+        let mut val = || it.next().unwrap_or_else(|| usage());
+        match flag.as_str() {
+            "--socket" => a.socket = val().into(),
+            "--log-dir" => a.log_dir = val().into(),
+            "--workspace" => a.workspace = val().into(),
+            "--max-log-bytes" => a.max_log_bytes = val().parse().unwrap_or_else(|_| usage()),
+            "--version" => {
+                println!("talon-agent {}", env!("CARGO_PKG_VERSION"));
+                std::process::exit(0)
             }
-            return 1;
-        }
-        if got == pid {
-            return if libc::WIFEXITED(status) {
-                libc::WEXITSTATUS(status)
-            } else if libc::WIFSIGNALED(status) {
-                128 + libc::WTERMSIG(status)
-            } else {
-                1
-            };
+            _ => usage(),
         }
     }
+    a
+}
+
+fn main() -> anyhow::Result<()> {
+    let a = args();
+    std::fs::create_dir_all(&a.log_dir)?;
+    std::fs::create_dir_all(&a.workspace)?;
+    if let Some(dir) = a.socket.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    // As PID 1, the kernel ignores signals we have no handler for; TERM and
+    // INT end the agent (and with it the sandbox) on purpose.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    rt.block_on(async move {
+        let sup = supervisor::Supervisor::new(a.log_dir.clone(), a.max_log_bytes, a.workspace.clone());
+        let files = Arc::new(files::Files::new(a.workspace.clone())?);
+        let _ = std::fs::remove_file(&a.socket);
+        let listener = tokio::net::UnixListener::bind(&a.socket)?;
+        let agent = service::Agent { sup, files, started: std::time::Instant::now() };
+        let svc = talon_proto::talon::agent::v1::sandbox_agent_service_server::SandboxAgentServiceServer::new(agent)
+            .max_decoding_message_size(16 << 20);
+        let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+        tonic::transport::Server::builder()
+            .add_service(svc)
+            .serve_with_incoming_shutdown(incoming, async move {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            })
+            .await?;
+        Ok(())
+    })
 }

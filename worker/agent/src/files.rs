@@ -1,0 +1,703 @@
+//! File operations inside the sandbox. Every path is resolved by the
+//! kernel with openat2: relative paths (the workspace-scoped API) under the
+//! workspace with RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, so neither `..`
+//! nor a symlink anywhere on the way can leave it; absolute paths with
+//! RESOLVE_IN_ROOT against the sandbox's root. The last component is then
+//! acted on with a *at call relative to its parent's fd, never by path, so
+//! a parent swapped for a symlink after the check changes nothing.
+//! Writes are atomic: a temp file beside the target, fsync, rename.
+
+use std::ffi::{CStr, CString};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use talon_proto::v1 as pb;
+use tokio::sync::mpsc;
+use tonic::Status;
+
+const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
+const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+const RESOLVE_BENEATH: u64 = 0x08;
+const RESOLVE_IN_ROOT: u64 = 0x10;
+/// Most entries ListDir returns.
+pub const MAX_LIST: usize = 10_000;
+const CHUNK: usize = 256 * 1024;
+
+#[repr(C)]
+struct OpenHow {
+    flags: u64,
+    mode: u64,
+    resolve: u64,
+}
+
+fn openat2(
+    dir: RawFd,
+    path: &CStr,
+    flags: i32,
+    mode: u32,
+    resolve: u64,
+) -> std::io::Result<OwnedFd> {
+    let how = OpenHow {
+        flags: (flags | libc::O_CLOEXEC) as u64,
+        mode: u64::from(mode),
+        resolve,
+    };
+    // SAFETY: openat2 with a valid path and open_how of the declared size.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            dir,
+            path.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the kernel returned a new fd.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+}
+
+fn cstr(s: &str) -> Result<CString, Status> {
+    CString::new(s).map_err(|_| Status::invalid_argument("path contains NUL"))
+}
+
+/// Maps an errno to the status the API promises.
+pub fn status(e: std::io::Error, path: &str) -> Status {
+    match e.raw_os_error() {
+        Some(libc::ENOENT) => Status::not_found(format!("{path}: no such file or directory")),
+        Some(libc::EXDEV) | Some(libc::ELOOP) => Status::permission_denied(format!(
+            "{path}: escapes the workspace or crosses a symlink"
+        )),
+        Some(libc::EACCES) | Some(libc::EPERM) | Some(libc::EROFS) => {
+            Status::permission_denied(format!("{path}: permission denied"))
+        }
+        Some(libc::EEXIST) => Status::already_exists(format!("{path}: already exists")),
+        Some(libc::ENOTDIR) => Status::failed_precondition(format!("{path}: not a directory")),
+        Some(libc::EISDIR) => Status::failed_precondition(format!("{path}: is a directory")),
+        Some(libc::ENOTEMPTY) => {
+            Status::failed_precondition(format!("{path}: directory not empty"))
+        }
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
+            Status::resource_exhausted(format!("{path}: no space left"))
+        }
+        Some(libc::ENAMETOOLONG) => Status::invalid_argument(format!("{path}: name too long")),
+        _ => Status::internal(format!("{path}: {e}")),
+    }
+}
+
+fn last_err() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// A path split for *at calls.
+struct Target {
+    /// What the path is relative to: the workspace or the root.
+    base: RawFd,
+    resolve: u64,
+    /// The parent, relative to `base` ("." for the base itself).
+    parent: CString,
+    /// The last component, or None when the path is the base itself.
+    leaf: Option<CString>,
+    /// The absolute path, for messages and FileInfo.
+    shown: String,
+}
+
+pub struct Files {
+    workspace: PathBuf,
+    workspace_fd: OwnedFd,
+    root_fd: OwnedFd,
+}
+
+impl Files {
+    pub fn new(workspace: PathBuf) -> std::io::Result<Files> {
+        let ws = CString::new(workspace.as_os_str().as_encoded_bytes())
+            .map_err(std::io::Error::other)?;
+        let workspace_fd = openat2(libc::AT_FDCWD, &ws, libc::O_DIRECTORY | libc::O_PATH, 0, 0)?;
+        let root_fd = openat2(libc::AT_FDCWD, c"/", libc::O_DIRECTORY | libc::O_PATH, 0, 0)?;
+        Ok(Files {
+            workspace,
+            workspace_fd,
+            root_fd,
+        })
+    }
+
+    fn target(&self, path: &str) -> Result<Target, Status> {
+        if path.contains('\0') {
+            return Err(Status::invalid_argument("path contains NUL"));
+        }
+        let (base, resolve, rel, shown) = if let Some(abs) = path.strip_prefix('/') {
+            (
+                self.root_fd.as_raw_fd(),
+                RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                abs,
+                path.to_string(),
+            )
+        } else {
+            let shown = if path.is_empty() {
+                self.workspace.display().to_string()
+            } else {
+                self.workspace.join(path).display().to_string()
+            };
+            (
+                self.workspace_fd.as_raw_fd(),
+                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
+                path,
+                shown,
+            )
+        };
+        let rel = rel.trim_end_matches('/');
+        if rel.is_empty() {
+            return Ok(Target {
+                base,
+                resolve,
+                parent: c".".into(),
+                leaf: None,
+                shown,
+            });
+        }
+        let (parent, leaf) = match rel.rsplit_once('/') {
+            Some((p, l)) => (if p.is_empty() { "." } else { p }, l),
+            None => (".", rel),
+        };
+        if leaf == "." || leaf == ".." {
+            return Err(Status::invalid_argument(format!(
+                "{path}: the last component may not be . or .."
+            )));
+        }
+        Ok(Target {
+            base,
+            resolve,
+            parent: cstr(parent)?,
+            leaf: Some(cstr(leaf)?),
+            shown,
+        })
+    }
+
+    fn open_parent(&self, t: &Target) -> Result<OwnedFd, Status> {
+        openat2(
+            t.base,
+            &t.parent,
+            libc::O_DIRECTORY | libc::O_RDONLY,
+            0,
+            t.resolve,
+        )
+        .map_err(|e| status(e, &t.shown))
+    }
+
+    fn info_at(dir: RawFd, leaf: Option<&CStr>, shown: &str) -> Result<pb::FileInfo, Status> {
+        // SAFETY: zeroed stat is a valid out-parameter.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstatat on a valid dirfd; empty path with AT_EMPTY_PATH for the dir itself.
+        let r = unsafe {
+            match leaf {
+                Some(l) => libc::fstatat(dir, l.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW),
+                None => libc::fstatat(dir, c"".as_ptr(), &mut st, libc::AT_EMPTY_PATH),
+            }
+        };
+        if r != 0 {
+            return Err(status(last_err(), shown));
+        }
+        let kind = match st.st_mode & libc::S_IFMT {
+            libc::S_IFREG => pb::FileType::File,
+            libc::S_IFDIR => pb::FileType::Directory,
+            libc::S_IFLNK => pb::FileType::Symlink,
+            _ => pb::FileType::Other,
+        };
+        let symlink_target = if kind == pb::FileType::Symlink {
+            let mut buf = vec![0u8; 4096];
+            // SAFETY: readlinkat into a buffer of the given size.
+            let n = unsafe {
+                libc::readlinkat(
+                    dir,
+                    leaf.expect("symlink has a name").as_ptr(),
+                    buf.as_mut_ptr().cast(),
+                    buf.len(),
+                )
+            };
+            if n > 0 {
+                String::from_utf8_lossy(&buf[..n as usize]).into_owned()
+            } else {
+                String::new()
+            }
+        } else {
+            String::new()
+        };
+        let name = shown.rsplit('/').next().unwrap_or_default().to_string();
+        Ok(pb::FileInfo {
+            path: shown.to_string(),
+            name,
+            r#type: kind as i32,
+            size: st.st_size,
+            mode: st.st_mode & 0o7777,
+            uid: st.st_uid,
+            gid: st.st_gid,
+            modify_time: Some(prost_types::Timestamp {
+                seconds: st.st_mtime,
+                nanos: st.st_mtime_nsec as i32,
+            }),
+            symlink_target,
+        })
+    }
+
+    pub fn stat(&self, path: &str) -> Result<pb::FileInfo, Status> {
+        let t = self.target(path)?;
+        match &t.leaf {
+            None => Self::info_at(t.base, None, &t.shown),
+            Some(leaf) => {
+                let parent = self.open_parent(&t)?;
+                Self::info_at(parent.as_raw_fd(), Some(leaf), &t.shown)
+            }
+        }
+    }
+
+    fn open_dir(&self, t: &Target) -> Result<OwnedFd, Status> {
+        let rel = match &t.leaf {
+            None => t.parent.clone(),
+            Some(l) => {
+                let p = t.parent.to_str().unwrap_or(".");
+                cstr(&format!("{p}/{}", l.to_str().unwrap_or("")))?
+            }
+        };
+        openat2(
+            t.base,
+            &rel,
+            libc::O_DIRECTORY | libc::O_RDONLY,
+            0,
+            t.resolve,
+        )
+        .map_err(|e| status(e, &t.shown))
+    }
+
+    pub fn list_dir(&self, path: &str, depth: i32) -> Result<Vec<pb::FileInfo>, Status> {
+        let depth = match depth {
+            d if d <= 0 => 1,
+            d => d.min(16),
+        };
+        let t = self.target(path)?;
+        let dir = self.open_dir(&t)?;
+        let mut out = Vec::new();
+        walk(dir, &t.shown, depth, &mut out)?;
+        out.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok(out)
+    }
+
+    pub fn open_read(&self, path: &str, offset: i64, length: i64) -> Result<Reader, Status> {
+        if offset < 0 || length < 0 {
+            return Err(Status::invalid_argument(
+                "offset and length must not be negative",
+            ));
+        }
+        let t = self.target(path)?;
+        let rel = match &t.leaf {
+            None => {
+                return Err(Status::failed_precondition(format!(
+                    "{}: is a directory",
+                    t.shown
+                )));
+            }
+            Some(l) => cstr(&format!(
+                "{}/{}",
+                t.parent.to_str().unwrap_or("."),
+                l.to_str().unwrap_or("")
+            ))?,
+        };
+        let fd = openat2(
+            t.base,
+            &rel,
+            libc::O_RDONLY | libc::O_NOFOLLOW,
+            0,
+            t.resolve,
+        )
+        .map_err(|e| status(e, &t.shown))?;
+        let info = Self::info_at(fd.as_raw_fd(), None, &t.shown)?;
+        if info.r#type != pb::FileType::File as i32 {
+            return Err(Status::failed_precondition(format!(
+                "{}: not a regular file",
+                t.shown
+            )));
+        }
+        let end = if length == 0 {
+            info.size
+        } else {
+            (offset.saturating_add(length)).min(info.size)
+        };
+        Ok(Reader {
+            file: File::from(fd),
+            offset,
+            end,
+            total: info.size,
+        })
+    }
+
+    pub fn begin_write(&self, h: &pb::WriteFileHeader) -> Result<Writer, Status> {
+        let t = self.target(&h.path)?;
+        let leaf = t
+            .leaf
+            .clone()
+            .ok_or_else(|| Status::invalid_argument("path names a directory"))?;
+        let parent = if h.create_parents {
+            self.mkdir_all(&t.base, t.resolve, &t.parent, &t.shown)?
+        } else {
+            self.open_parent(&t)?
+        };
+        let tmp = cstr(&format!(
+            ".talon-write-{}-{}",
+            std::process::id(),
+            rand_suffix()
+        ))?;
+        let mode = if h.mode == 0 { 0o644 } else { h.mode & 0o7777 };
+        // SAFETY: openat relative to a dirfd we hold, creating a new file.
+        let fd = unsafe {
+            libc::openat(
+                parent.as_raw_fd(),
+                tmp.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_EXCL | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                mode,
+            )
+        };
+        if fd < 0 {
+            return Err(status(last_err(), &t.shown));
+        }
+        // SAFETY: fd was just created.
+        let file = File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+        Ok(Writer {
+            parent,
+            tmp,
+            leaf,
+            file: Some(file),
+            no_overwrite: h.no_overwrite,
+            shown: t.shown,
+            mode,
+        })
+    }
+
+    /// Creates every component of `rel` under `base` (as mkdir -p does),
+    /// opening each with the same resolve rules, and returns the last.
+    fn mkdir_all(
+        &self,
+        base: &RawFd,
+        resolve: u64,
+        rel: &CStr,
+        shown: &str,
+    ) -> Result<OwnedFd, Status> {
+        let mut cur = openat2(*base, c".", libc::O_DIRECTORY | libc::O_RDONLY, 0, resolve)
+            .map_err(|e| status(e, shown))?;
+        let rel = rel
+            .to_str()
+            .map_err(|_| Status::invalid_argument("path is not UTF-8"))?;
+        for comp in rel.split('/').filter(|c| !c.is_empty() && *c != ".") {
+            if comp == ".." {
+                return Err(Status::permission_denied(format!(
+                    "{shown}: escapes the workspace or crosses a symlink"
+                )));
+            }
+            let c = cstr(comp)?;
+            // SAFETY: mkdirat relative to a dirfd we hold.
+            if unsafe { libc::mkdirat(cur.as_raw_fd(), c.as_ptr(), 0o755) } != 0
+                && last_err().raw_os_error() != Some(libc::EEXIST)
+            {
+                return Err(status(last_err(), shown));
+            }
+            cur = openat2(
+                cur.as_raw_fd(),
+                &c,
+                libc::O_DIRECTORY | libc::O_RDONLY,
+                0,
+                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+            )
+            .map_err(|e| status(e, shown))?;
+        }
+        Ok(cur)
+    }
+
+    pub fn make_dir(&self, path: &str, parents: bool, mode: u32) -> Result<pb::FileInfo, Status> {
+        let t = self.target(path)?;
+        let leaf = t
+            .leaf
+            .clone()
+            .ok_or_else(|| Status::already_exists(format!("{}: already exists", t.shown)))?;
+        let parent = if parents {
+            self.mkdir_all(&t.base, t.resolve, &t.parent, &t.shown)?
+        } else {
+            self.open_parent(&t)?
+        };
+        let mode = if mode == 0 { 0o755 } else { mode & 0o7777 };
+        // SAFETY: mkdirat relative to a dirfd we hold.
+        if unsafe { libc::mkdirat(parent.as_raw_fd(), leaf.as_ptr(), mode) } != 0 {
+            let e = last_err();
+            let is_dir = || {
+                Self::info_at(parent.as_raw_fd(), Some(&leaf), &t.shown)
+                    .map(|i| i.r#type == pb::FileType::Directory as i32)
+                    .unwrap_or(false)
+            };
+            if !(parents && e.raw_os_error() == Some(libc::EEXIST) && is_dir()) {
+                return Err(status(e, &t.shown));
+            }
+        }
+        Self::info_at(parent.as_raw_fd(), Some(&leaf), &t.shown)
+    }
+
+    pub fn move_path(&self, from: &str, to: &str, overwrite: bool) -> Result<pb::FileInfo, Status> {
+        let a = self.target(from)?;
+        let b = self.target(to)?;
+        let (Some(al), Some(bl)) = (&a.leaf, &b.leaf) else {
+            return Err(Status::invalid_argument(
+                "cannot move the workspace or the root",
+            ));
+        };
+        let ap = self.open_parent(&a)?;
+        let bp = self.open_parent(&b)?;
+        let flags: libc::c_uint = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
+        // SAFETY: renameat2 between two dirfds we hold.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_renameat2,
+                ap.as_raw_fd(),
+                al.as_ptr(),
+                bp.as_raw_fd(),
+                bl.as_ptr(),
+                flags,
+            )
+        };
+        if r != 0 {
+            return Err(status(last_err(), &a.shown));
+        }
+        Self::info_at(bp.as_raw_fd(), Some(bl), &b.shown)
+    }
+
+    pub fn remove(&self, path: &str, recursive: bool) -> Result<(), Status> {
+        let t = self.target(path)?;
+        let leaf = t
+            .leaf
+            .clone()
+            .ok_or_else(|| Status::invalid_argument("cannot remove the workspace or the root"))?;
+        let parent = self.open_parent(&t)?;
+        let info = Self::info_at(parent.as_raw_fd(), Some(&leaf), &t.shown)?;
+        if info.r#type == pb::FileType::Directory as i32 {
+            if recursive {
+                remove_tree(parent.as_raw_fd(), &leaf, &t.shown)
+            } else {
+                unlink(parent.as_raw_fd(), &leaf, libc::AT_REMOVEDIR, &t.shown)
+            }
+        } else {
+            // A symlink is removed itself; its target is never touched.
+            unlink(parent.as_raw_fd(), &leaf, 0, &t.shown)
+        }
+    }
+
+    pub fn watch(
+        &self,
+        path: &str,
+        recursive: bool,
+    ) -> Result<mpsc::Receiver<Result<pb::WatchDirResponse, Status>>, Status> {
+        let t = self.target(path)?;
+        let dir = self.open_dir(&t)?;
+        crate::watch::start(dir, t.shown, recursive)
+    }
+}
+
+fn unlink(dir: RawFd, leaf: &CStr, flags: i32, shown: &str) -> Result<(), Status> {
+    // SAFETY: unlinkat relative to a dirfd we hold.
+    if unsafe { libc::unlinkat(dir, leaf.as_ptr(), flags) } != 0 {
+        return Err(status(last_err(), shown));
+    }
+    Ok(())
+}
+
+/// Entries of a directory fd, without . and ..
+pub fn entries(dir: RawFd) -> Result<Vec<CString>, Status> {
+    // SAFETY: fdopendir takes ownership of a dup; closedir releases it.
+    unsafe {
+        let dup = libc::fcntl(dir, libc::F_DUPFD_CLOEXEC, 0);
+        if dup < 0 {
+            return Err(status(last_err(), "directory"));
+        }
+        let d = libc::fdopendir(dup);
+        if d.is_null() {
+            libc::close(dup);
+            return Err(status(last_err(), "directory"));
+        }
+        libc::rewinddir(d);
+        let mut out = Vec::new();
+        loop {
+            let e = libc::readdir(d);
+            if e.is_null() {
+                break;
+            }
+            let name = CStr::from_ptr((*e).d_name.as_ptr());
+            if name != c"." && name != c".." {
+                out.push(name.to_owned());
+            }
+        }
+        libc::closedir(d);
+        Ok(out)
+    }
+}
+
+fn walk(dir: OwnedFd, shown: &str, depth: i32, out: &mut Vec<pb::FileInfo>) -> Result<(), Status> {
+    for name in entries(dir.as_raw_fd())? {
+        if out.len() >= MAX_LIST {
+            return Err(Status::resource_exhausted(format!(
+                "more than {MAX_LIST} entries; list a narrower directory or a smaller depth"
+            )));
+        }
+        let child = format!("{}/{}", shown.trim_end_matches('/'), name.to_string_lossy());
+        let info = match Files::info_at(dir.as_raw_fd(), Some(&name), &child) {
+            Ok(i) => i,
+            Err(s) if s.code() == tonic::Code::NotFound => continue, // gone meanwhile
+            Err(s) => return Err(s),
+        };
+        let is_dir = info.r#type == pb::FileType::Directory as i32;
+        out.push(info);
+        if is_dir
+            && depth > 1
+            && let Ok(sub) = openat2(
+                dir.as_raw_fd(),
+                &name,
+                libc::O_DIRECTORY | libc::O_RDONLY,
+                0,
+                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+            )
+        {
+            walk(sub, &child, depth - 1, out)?;
+        }
+    }
+    Ok(())
+}
+
+fn remove_tree(parent: RawFd, leaf: &CStr, shown: &str) -> Result<(), Status> {
+    let dir = openat2(
+        parent,
+        leaf,
+        libc::O_DIRECTORY | libc::O_RDONLY | libc::O_NOFOLLOW,
+        0,
+        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
+    )
+    .map_err(|e| status(e, shown))?;
+    for name in entries(dir.as_raw_fd())? {
+        let child = format!("{shown}/{}", name.to_string_lossy());
+        let info = Files::info_at(dir.as_raw_fd(), Some(&name), &child)?;
+        if info.r#type == pb::FileType::Directory as i32 {
+            remove_tree(dir.as_raw_fd(), &name, &child)?;
+        } else {
+            unlink(dir.as_raw_fd(), &name, 0, &child)?;
+        }
+    }
+    unlink(parent, leaf, libc::AT_REMOVEDIR, shown)
+}
+
+fn rand_suffix() -> u64 {
+    let mut b = [0u8; 8];
+    // SAFETY: getrandom into a local buffer.
+    unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
+    u64::from_le_bytes(b)
+}
+
+pub struct Reader {
+    file: File,
+    offset: i64,
+    end: i64,
+    total: i64,
+}
+
+impl Reader {
+    /// Sends the content in chunks; `send` returns false when the reader
+    /// went away.
+    pub fn pump(self, mut send: impl FnMut(Result<pb::ReadFileResponse, Status>) -> bool) {
+        use std::os::unix::fs::FileExt;
+        let mut pos = self.offset;
+        let mut first = true;
+        let mut buf = vec![0u8; CHUNK];
+        loop {
+            let want = ((self.end - pos).max(0) as usize).min(CHUNK);
+            if want == 0 {
+                if first {
+                    send(Ok(pb::ReadFileResponse {
+                        data: vec![],
+                        total_size: self.total,
+                    }));
+                }
+                return;
+            }
+            match self.file.read_at(&mut buf[..want], pos as u64) {
+                Ok(0) => return,
+                Ok(n) => {
+                    pos += n as i64;
+                    let total_size = if first { self.total } else { 0 };
+                    first = false;
+                    if !send(Ok(pb::ReadFileResponse {
+                        data: buf[..n].to_vec(),
+                        total_size,
+                    })) {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    send(Err(Status::internal(format!("read: {e}"))));
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// An atomic write in progress; dropped without `commit`, it leaves
+/// nothing behind.
+pub struct Writer {
+    parent: OwnedFd,
+    tmp: CString,
+    leaf: CString,
+    file: Option<File>,
+    no_overwrite: bool,
+    shown: String,
+    mode: u32,
+}
+
+impl Writer {
+    pub fn write(&mut self, data: &[u8]) -> Result<(), Status> {
+        let f = self.file.as_mut().expect("open until commit");
+        f.write_all(data).map_err(|e| status(e, &self.shown))
+    }
+
+    pub fn commit(mut self) -> Result<pb::FileInfo, Status> {
+        let f = self.file.take().expect("open until commit");
+        // The umask may have narrowed the mode at creation.
+        // SAFETY: fchmod on our file.
+        unsafe { libc::fchmod(f.as_raw_fd(), self.mode) };
+        f.sync_all().map_err(|e| status(e, &self.shown))?;
+        drop(f);
+        let p = self.parent.as_raw_fd();
+        // SAFETY: *at calls relative to the parent dirfd we hold.
+        let r = unsafe {
+            if self.no_overwrite {
+                let r = libc::linkat(p, self.tmp.as_ptr(), p, self.leaf.as_ptr(), 0);
+                if r == 0 {
+                    libc::unlinkat(p, self.tmp.as_ptr(), 0);
+                }
+                r
+            } else {
+                libc::renameat(p, self.tmp.as_ptr(), p, self.leaf.as_ptr())
+            }
+        };
+        if r != 0 {
+            return Err(status(last_err(), &self.shown));
+        }
+        // SAFETY: fsync of the directory makes the rename durable.
+        unsafe { libc::fsync(p) };
+        self.tmp = CString::default();
+        Files::info_at(p, Some(&self.leaf), &self.shown)
+    }
+}
+
+impl Drop for Writer {
+    fn drop(&mut self) {
+        if !self.tmp.as_bytes().is_empty() {
+            // SAFETY: remove our temp file, relative to its parent.
+            unsafe { libc::unlinkat(self.parent.as_raw_fd(), self.tmp.as_ptr(), 0) };
+        }
+    }
+}

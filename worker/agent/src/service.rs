@@ -1,0 +1,500 @@
+//! The agent's gRPC service, over the unix socket the worker bind-mounts
+//! into the sandbox. It speaks the public request and response messages
+//! (see proto/talon/agent/v1); `sandbox_id` in them is ignored, since the
+//! socket already names the sandbox.
+
+use crate::files::Files;
+use crate::supervisor::{Proc, Supervisor};
+use std::pin::Pin;
+use std::sync::Arc;
+use talon_proto::talon::agent::v1 as apb;
+use talon_proto::talon::agent::v1::sandbox_agent_service_server::SandboxAgentService;
+use talon_proto::v1 as pb;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::{Stream, StreamExt};
+use tonic::{Request, Response, Status, Streaming};
+
+pub struct Agent {
+    pub sup: Arc<Supervisor>,
+    pub files: Arc<Files>,
+    pub started: std::time::Instant,
+}
+
+type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+const PAGE: usize = 256;
+
+fn ts(ms: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: ms.div_euclid(1000),
+        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
+    }
+}
+
+/// What a follower sends: a chunk, or the exit at the end.
+pub enum Follow {
+    Chunk(crate::logstore::Record),
+    Exit(pb::ProcessExited),
+}
+
+/// Streams a process's output from disk after `after`, then live, then
+/// its exit. Disk is the source of truth, so a slow reader cannot lag
+/// behind a channel and lose chunks.
+pub fn follow(p: Arc<Proc>, after: u64) -> mpsc::Receiver<Result<Follow, Status>> {
+    let (tx, rx) = mpsc::channel(64);
+    tokio::spawn(async move {
+        let mut progress = p.subscribe();
+        let mut cursor = after;
+        loop {
+            let proc = p.clone();
+            let read = tokio::task::spawn_blocking(move || proc.read_after(cursor, PAGE)).await;
+            let records = match read {
+                Ok(Ok((records, _))) => records,
+                Ok(Err(e)) => {
+                    let _ = tx
+                        .send(Err(Status::internal(format!("log read: {e}"))))
+                        .await;
+                    return;
+                }
+                Err(_) => return,
+            };
+            if !records.is_empty() {
+                for r in records {
+                    cursor = r.seq;
+                    if tx.send(Ok(Follow::Chunk(r))).await.is_err() {
+                        return;
+                    }
+                }
+                continue;
+            }
+            let now = progress.borrow_and_update().clone();
+            if now.last_seq > cursor {
+                continue;
+            }
+            if now.done {
+                if let Some(exit) = now.exit {
+                    let _ = tx.send(Ok(Follow::Exit(exit.to_pb()))).await;
+                }
+                return;
+            }
+            if progress.changed().await.is_err() {
+                return;
+            }
+        }
+    });
+    rx
+}
+
+fn output(r: &crate::logstore::Record) -> pb::ProcessOutput {
+    pb::ProcessOutput {
+        stream: i32::from(r.stream),
+        data: r.data.clone(),
+        seq: r.seq,
+    }
+}
+
+fn event_stream(
+    p: Arc<Proc>,
+    after: u64,
+    with_start: bool,
+) -> impl Stream<Item = Result<pb::ProcessEvent, Status>> {
+    use pb::process_event::Event;
+    let start = with_start.then(|| {
+        Ok(pb::ProcessEvent {
+            event: Some(Event::Started(pb::ProcessStarted {
+                pid: p.pid,
+                tag: p.tag.clone(),
+            })),
+        })
+    });
+    let rest = ReceiverStream::new(follow(p, after)).map(|f| {
+        f.map(|f| match f {
+            Follow::Chunk(r) => pb::ProcessEvent {
+                event: Some(Event::Output(output(&r))),
+            },
+            Follow::Exit(e) => pb::ProcessEvent {
+                event: Some(Event::Exited(e)),
+            },
+        })
+    });
+    tokio_stream::iter(start).chain(rest)
+}
+
+#[tonic::async_trait]
+impl SandboxAgentService for Agent {
+    async fn ping(
+        &self,
+        _req: Request<apb::PingRequest>,
+    ) -> Result<Response<apb::PingResponse>, Status> {
+        Ok(Response::new(apb::PingResponse {
+            version: env!("CARGO_PKG_VERSION").into(),
+            processes: self.sup.count() as u32,
+            uptime_seconds: self.started.elapsed().as_secs(),
+        }))
+    }
+
+    type StartProcessStream = Out<pb::StartProcessResponse>;
+
+    async fn start_process(
+        &self,
+        req: Request<pb::StartProcessRequest>,
+    ) -> Result<Response<Self::StartProcessStream>, Status> {
+        let p = self.sup.spawn(req.get_ref())?;
+        let s = event_stream(p, 0, true)
+            .map(|e| e.map(|event| pb::StartProcessResponse { event: Some(event) }));
+        Ok(Response::new(Box::pin(s)))
+    }
+
+    type ConnectProcessStream = Out<pb::ConnectProcessResponse>;
+
+    async fn connect_process(
+        &self,
+        req: Request<pb::ConnectProcessRequest>,
+    ) -> Result<Response<Self::ConnectProcessStream>, Status> {
+        let r = req.into_inner();
+        let p = self.sup.get(&r.process)?;
+        let s = event_stream(p, r.after_seq, true)
+            .map(|e| e.map(|event| pb::ConnectProcessResponse { event: Some(event) }));
+        Ok(Response::new(Box::pin(s)))
+    }
+
+    async fn list_processes(
+        &self,
+        req: Request<pb::ListProcessesRequest>,
+    ) -> Result<Response<pb::ListProcessesResponse>, Status> {
+        Ok(Response::new(pb::ListProcessesResponse {
+            processes: self.sup.list(req.get_ref().include_exited),
+        }))
+    }
+
+    async fn send_process_input(
+        &self,
+        req: Request<Streaming<pb::SendProcessInputRequest>>,
+    ) -> Result<Response<pb::SendProcessInputResponse>, Status> {
+        let mut s = req.into_inner();
+        let mut target: Option<Arc<Proc>> = None;
+        let mut written = 0u64;
+        while let Some(msg) = s.message().await? {
+            if target.is_none() {
+                target = Some(self.sup.get(&msg.process)?);
+            }
+            let p = target.clone().expect("set above");
+            let data = msg.data;
+            let n = data.len() as u64;
+            tokio::task::spawn_blocking(move || p.write_stdin(&data))
+                .await
+                .map_err(|_| Status::internal("stdin writer"))??;
+            written += n;
+        }
+        Ok(Response::new(pb::SendProcessInputResponse {
+            bytes_written: written,
+        }))
+    }
+
+    async fn send_process_signal(
+        &self,
+        req: Request<pb::SendProcessSignalRequest>,
+    ) -> Result<Response<pb::SendProcessSignalResponse>, Status> {
+        let r = req.into_inner();
+        if !(1..=64).contains(&r.signal) {
+            return Err(Status::invalid_argument("signal must be 1-64"));
+        }
+        self.sup.get(&r.process)?.signal(r.signal)?;
+        Ok(Response::new(pb::SendProcessSignalResponse {}))
+    }
+
+    async fn close_process_stdin(
+        &self,
+        req: Request<pb::CloseProcessStdinRequest>,
+    ) -> Result<Response<pb::CloseProcessStdinResponse>, Status> {
+        self.sup.get(&req.get_ref().process)?.close_stdin()?;
+        Ok(Response::new(pb::CloseProcessStdinResponse {}))
+    }
+
+    async fn resize_process_pty(
+        &self,
+        req: Request<pb::ResizeProcessPtyRequest>,
+    ) -> Result<Response<pb::ResizeProcessPtyResponse>, Status> {
+        let r = req.into_inner();
+        let size = r
+            .size
+            .ok_or_else(|| Status::invalid_argument("size is required"))?;
+        self.sup.get(&r.process)?.resize(&size)?;
+        Ok(Response::new(pb::ResizeProcessPtyResponse {}))
+    }
+
+    async fn get_process_logs(
+        &self,
+        req: Request<pb::GetProcessLogsRequest>,
+    ) -> Result<Response<pb::GetProcessLogsResponse>, Status> {
+        let r = req.into_inner();
+        let p = self.sup.get(&r.process)?;
+        let limit = match r.page_size {
+            n if n <= 0 => 500,
+            n => (n as usize).min(5000),
+        };
+        let only = r.stream;
+        let after = r.after_seq;
+        let (records, first) = tokio::task::spawn_blocking(move || p.read_after(after, limit + 1))
+            .await
+            .map_err(|_| Status::internal("log reader"))?
+            .map_err(|e| Status::internal(format!("log read: {e}")))?;
+        let has_more = records.len() > limit;
+        let page = &records[..records.len().min(limit)];
+        let next = page.last().map(|r| r.seq).unwrap_or(after);
+        let entries = page
+            .iter()
+            .filter(|r| only == 0 || i32::from(r.stream) == only)
+            .map(|r| pb::LogEntry {
+                stream: i32::from(r.stream),
+                data: r.data.clone(),
+                seq: r.seq,
+                time: Some(ts(r.time_ms)),
+            })
+            .collect();
+        Ok(Response::new(pb::GetProcessLogsResponse {
+            entries,
+            next_after_seq: next,
+            has_more,
+            first_kept_seq: first,
+        }))
+    }
+
+    type FollowProcessLogsStream = Out<pb::FollowProcessLogsResponse>;
+
+    async fn follow_process_logs(
+        &self,
+        req: Request<pb::FollowProcessLogsRequest>,
+    ) -> Result<Response<Self::FollowProcessLogsStream>, Status> {
+        let r = req.into_inner();
+        let p = self.sup.get(&r.process)?;
+        let s = ReceiverStream::new(follow(p, r.after_seq)).map(|f| {
+            f.map(|f| match f {
+                Follow::Chunk(r) => pb::FollowProcessLogsResponse {
+                    entry: Some(pb::LogEntry {
+                        stream: i32::from(r.stream),
+                        data: r.data,
+                        seq: r.seq,
+                        time: Some(ts(r.time_ms)),
+                    }),
+                    exited: None,
+                },
+                Follow::Exit(e) => pb::FollowProcessLogsResponse {
+                    entry: None,
+                    exited: Some(e),
+                },
+            })
+        });
+        Ok(Response::new(Box::pin(s)))
+    }
+
+    type AttachStream = Out<pb::AttachResponse>;
+
+    async fn attach(
+        &self,
+        req: Request<Streaming<pb::AttachRequest>>,
+    ) -> Result<Response<Self::AttachStream>, Status> {
+        use pb::attach_request::Message as In;
+        use pb::attach_response::Message as OutMsg;
+        let mut input = req.into_inner();
+        let first = input
+            .message()
+            .await?
+            .ok_or_else(|| Status::invalid_argument("the first message must be open"))?;
+        let Some(In::Open(open)) = first.message else {
+            return Err(Status::invalid_argument("the first message must be open"));
+        };
+        let size = open.size.unwrap_or(pb::PtySize { rows: 24, cols: 80 });
+        let p = match open.target {
+            Some(pb::pty_open::Target::Process(sel)) => {
+                let p = self.sup.get(&Some(sel))?;
+                if !p.pty {
+                    return Err(Status::failed_precondition("process has no PTY"));
+                }
+                p.resize(&size)?;
+                p
+            }
+            Some(pb::pty_open::Target::Command(c)) => {
+                let command = if c.command.is_empty() {
+                    vec!["/bin/sh".to_string(), "-l".to_string()]
+                } else {
+                    c.command
+                };
+                self.sup.spawn(&pb::StartProcessRequest {
+                    command,
+                    env: c.env,
+                    cwd: c.cwd,
+                    user: c.user,
+                    tag: c.tag,
+                    pty: Some(size),
+                    stdin: true,
+                    ..Default::default()
+                })?
+            }
+            None => {
+                return Err(Status::invalid_argument(
+                    "open needs a command or a process",
+                ));
+            }
+        };
+        // Input and resizes, until the client closes its side.
+        let writer = p.clone();
+        tokio::spawn(async move {
+            while let Ok(Some(msg)) = input.message().await {
+                match msg.message {
+                    Some(In::Input(data)) => {
+                        let w = writer.clone();
+                        if tokio::task::spawn_blocking(move || w.write_stdin(&data))
+                            .await
+                            .map(|r| r.is_err())
+                            .unwrap_or(true)
+                        {
+                            break;
+                        }
+                    }
+                    Some(In::Resize(size)) => {
+                        let _ = writer.resize(&size);
+                    }
+                    _ => {}
+                }
+            }
+        });
+        // An attach to a running PTY shows only what comes from now on.
+        let after = p.progress().last_seq;
+        let pid = p.pid;
+        let first = tokio_stream::iter(vec![Ok(pb::AttachResponse {
+            message: Some(OutMsg::Pid(pid)),
+        })]);
+        let rest = ReceiverStream::new(follow(p, after)).map(|f| {
+            f.map(|f| match f {
+                Follow::Chunk(r) => pb::AttachResponse {
+                    message: Some(OutMsg::Output(r.data)),
+                },
+                Follow::Exit(e) => pb::AttachResponse {
+                    message: Some(OutMsg::Exited(e)),
+                },
+            })
+        });
+        Ok(Response::new(Box::pin(first.chain(rest))))
+    }
+
+    async fn stat(
+        &self,
+        req: Request<pb::StatRequest>,
+    ) -> Result<Response<pb::StatResponse>, Status> {
+        let info = self.files.stat(&req.get_ref().path)?;
+        Ok(Response::new(pb::StatResponse { info: Some(info) }))
+    }
+
+    async fn list_dir(
+        &self,
+        req: Request<pb::ListDirRequest>,
+    ) -> Result<Response<pb::ListDirResponse>, Status> {
+        let r = req.into_inner();
+        let files = self.files.clone();
+        let entries = tokio::task::spawn_blocking(move || files.list_dir(&r.path, r.depth))
+            .await
+            .map_err(|_| Status::internal("lister"))??;
+        Ok(Response::new(pb::ListDirResponse { entries }))
+    }
+
+    type ReadFileStream = Out<pb::ReadFileResponse>;
+
+    async fn read_file(
+        &self,
+        req: Request<pb::ReadFileRequest>,
+    ) -> Result<Response<Self::ReadFileStream>, Status> {
+        let r = req.into_inner();
+        let reader = self.files.open_read(&r.path, r.offset, r.length)?;
+        let (tx, rx) = mpsc::channel(8);
+        tokio::task::spawn_blocking(move || reader.pump(|chunk| tx.blocking_send(chunk).is_ok()));
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn write_file(
+        &self,
+        req: Request<Streaming<pb::WriteFileRequest>>,
+    ) -> Result<Response<pb::WriteFileResponse>, Status> {
+        use pb::write_file_request::Message as W;
+        let mut s = req.into_inner();
+        let first = s
+            .message()
+            .await?
+            .ok_or_else(|| Status::invalid_argument("the first message must be the header"))?;
+        let Some(W::Header(h)) = first.message else {
+            return Err(Status::invalid_argument(
+                "the first message must be the header",
+            ));
+        };
+        let mut w = self.files.begin_write(&h)?;
+        while let Some(msg) = s.message().await? {
+            match msg.message {
+                Some(W::Data(d)) => w.write(&d)?,
+                Some(W::Header(_)) => {
+                    return Err(Status::invalid_argument(
+                        "only the first message is a header",
+                    ));
+                }
+                None => {}
+            }
+        }
+        let info = tokio::task::spawn_blocking(move || w.commit())
+            .await
+            .map_err(|_| Status::internal("writer"))??;
+        Ok(Response::new(pb::WriteFileResponse { info: Some(info) }))
+    }
+
+    async fn make_dir(
+        &self,
+        req: Request<pb::MakeDirRequest>,
+    ) -> Result<Response<pb::MakeDirResponse>, Status> {
+        let r = req.into_inner();
+        let info = self.files.make_dir(&r.path, r.parents, r.mode)?;
+        Ok(Response::new(pb::MakeDirResponse { info: Some(info) }))
+    }
+
+    async fn move_path(
+        &self,
+        req: Request<pb::MovePathRequest>,
+    ) -> Result<Response<pb::MovePathResponse>, Status> {
+        let r = req.into_inner();
+        let info = self
+            .files
+            .move_path(&r.source_path, &r.destination_path, r.overwrite)?;
+        Ok(Response::new(pb::MovePathResponse { info: Some(info) }))
+    }
+
+    async fn remove_path(
+        &self,
+        req: Request<pb::RemovePathRequest>,
+    ) -> Result<Response<pb::RemovePathResponse>, Status> {
+        let r = req.into_inner();
+        let files = self.files.clone();
+        tokio::task::spawn_blocking(move || files.remove(&r.path, r.recursive))
+            .await
+            .map_err(|_| Status::internal("remover"))??;
+        Ok(Response::new(pb::RemovePathResponse {}))
+    }
+
+    type WatchDirStream = Out<pb::WatchDirResponse>;
+
+    async fn watch_dir(
+        &self,
+        req: Request<pb::WatchDirRequest>,
+    ) -> Result<Response<Self::WatchDirStream>, Status> {
+        let r = req.into_inner();
+        let rx = self.files.watch(&r.path, r.recursive)?;
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn list_ports(
+        &self,
+        _req: Request<pb::ListPortsRequest>,
+    ) -> Result<Response<pb::ListPortsResponse>, Status> {
+        let ports = tokio::task::spawn_blocking(crate::ports::listening)
+            .await
+            .map_err(|_| Status::internal("ports"))?;
+        Ok(Response::new(pb::ListPortsResponse { ports }))
+    }
+}

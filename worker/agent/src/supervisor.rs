@@ -1,0 +1,580 @@
+//! Process supervision. One reaper thread owns every `waitpid`: it reaps
+//! the processes we started (recording their exit) and any orphan that
+//! reparents to us, as tini does. The agent is a subreaper even when it is
+//! not PID 1, so it behaves the same in tests.
+//!
+//! Output is read by one thread per stream and appended to the process's
+//! `LogStore` before anyone is told about it, so readers that follow the
+//! log from disk never miss a chunk.
+
+use crate::logstore::{self, LogStore, Record};
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+use talon_proto::v1 as pb;
+use tokio::sync::watch;
+use tonic::Status;
+
+/// How long output may still arrive after the process exits (from
+/// grandchildren that hold its pipes) before its stream ends.
+pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+/// Exited processes whose logs are kept for ConnectProcess and GetLogs.
+pub const KEEP_EXITED: usize = 256;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExitInfo {
+    pub exit_code: i32,
+    pub signal: i32,
+    pub timed_out: bool,
+    pub end_ms: i64,
+}
+
+impl ExitInfo {
+    pub fn to_pb(self) -> pb::ProcessExited {
+        pb::ProcessExited {
+            exit_code: self.exit_code,
+            signal: self.signal,
+            timed_out: self.timed_out,
+            end_time: Some(prost_types::Timestamp {
+                seconds: self.end_ms.div_euclid(1000),
+                nanos: (self.end_ms.rem_euclid(1000) * 1_000_000) as i32,
+            }),
+        }
+    }
+}
+
+/// What followers watch: the last sequence number written, the exit, and
+/// whether the stream is over (exited and drained).
+#[derive(Clone, Debug, Default)]
+pub struct Progress {
+    pub last_seq: u64,
+    pub exit: Option<ExitInfo>,
+    pub done: bool,
+}
+
+pub struct Proc {
+    pub pid: u32,
+    pub tag: String,
+    pub command: Vec<String>,
+    pub cwd: String,
+    pub pty: bool,
+    pub start_ms: i64,
+    log_path: PathBuf,
+    log: Mutex<LogStore>,
+    stdin: Mutex<Option<File>>,
+    pty_master: Option<OwnedFd>,
+    progress: watch::Sender<Progress>,
+    timed_out: AtomicBool,
+    open_streams: AtomicU32,
+}
+
+impl Proc {
+    pub fn subscribe(&self) -> watch::Receiver<Progress> {
+        self.progress.subscribe()
+    }
+
+    pub fn progress(&self) -> Progress {
+        self.progress.borrow().clone()
+    }
+
+    pub fn read_after(&self, after: u64, limit: usize) -> std::io::Result<(Vec<Record>, u64)> {
+        logstore::read_after(&self.log_path, after, limit)
+    }
+
+    fn append(&self, stream: u8, data: &[u8]) {
+        let seq = {
+            let mut log = self.log.lock().expect("log lock");
+            match log.append(stream, data) {
+                Ok(seq) => seq,
+                Err(e) => {
+                    eprintln!("talon-agent: log write for pid {}: {e}", self.pid);
+                    return;
+                }
+            }
+        };
+        self.progress.send_modify(|p| p.last_seq = seq);
+    }
+
+    fn stream_closed(&self) {
+        if self.open_streams.fetch_sub(1, Ordering::SeqCst) == 1 {
+            self.progress.send_modify(|p| {
+                if p.exit.is_some() {
+                    p.done = true;
+                }
+            });
+        }
+    }
+
+    fn exited(self: &Arc<Self>, status: libc::c_int) {
+        let (exit_code, signal) = if libc::WIFEXITED(status) {
+            (libc::WEXITSTATUS(status), 0)
+        } else if libc::WIFSIGNALED(status) {
+            (-1, libc::WTERMSIG(status))
+        } else {
+            (-1, 0)
+        };
+        let info = ExitInfo {
+            exit_code,
+            signal,
+            timed_out: self.timed_out.load(Ordering::SeqCst),
+            end_ms: now_ms(),
+        };
+        let drained = self.open_streams.load(Ordering::SeqCst) == 0;
+        self.progress.send_modify(|p| {
+            p.exit = Some(info);
+            p.done = drained;
+        });
+        *self.stdin.lock().expect("stdin lock") = None;
+        if !drained {
+            let me = self.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(DRAIN_AFTER_EXIT);
+                me.progress.send_modify(|p| p.done = true);
+            });
+        }
+    }
+
+    pub fn running(&self) -> bool {
+        self.progress.borrow().exit.is_none()
+    }
+
+    pub fn write_stdin(&self, data: &[u8]) -> Result<(), Status> {
+        let mut guard = self.stdin.lock().expect("stdin lock");
+        let f = guard
+            .as_mut()
+            .ok_or_else(|| Status::failed_precondition("stdin is closed"))?;
+        f.write_all(data)
+            .map_err(|e| Status::failed_precondition(format!("stdin: {e}")))
+    }
+
+    pub fn close_stdin(&self) -> Result<(), Status> {
+        if self.pty {
+            // Closing a PTY's input is sending EOF (^D).
+            return self.write_stdin(&[4]);
+        }
+        let mut guard = self.stdin.lock().expect("stdin lock");
+        match guard.take() {
+            Some(_) => Ok(()),
+            None => Err(Status::failed_precondition("stdin is closed")),
+        }
+    }
+
+    pub fn resize(&self, size: &pb::PtySize) -> Result<(), Status> {
+        let fd = self
+            .pty_master
+            .as_ref()
+            .ok_or_else(|| Status::failed_precondition("process has no PTY"))?;
+        set_size(fd.as_raw_fd(), size)
+    }
+
+    /// Signals the process's whole group (it leads its own session).
+    pub fn signal(&self, sig: i32) -> Result<(), Status> {
+        if !self.running() {
+            return Err(Status::failed_precondition("process has exited"));
+        }
+        // SAFETY: plain kill(2) on our child's process group.
+        let r = unsafe { libc::kill(-(self.pid as i32), sig) };
+        if r != 0 {
+            return Err(Status::invalid_argument(format!(
+                "kill: {}",
+                std::io::Error::last_os_error()
+            )));
+        }
+        Ok(())
+    }
+
+    pub fn info(&self) -> pb::ProcessInfo {
+        let p = self.progress();
+        pb::ProcessInfo {
+            pid: self.pid,
+            tag: self.tag.clone(),
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            pty: self.pty,
+            running: p.exit.is_none(),
+            exit_code: p.exit.map(|e| e.exit_code).unwrap_or(0),
+            start_time: Some(prost_types::Timestamp {
+                seconds: self.start_ms / 1000,
+                nanos: 0,
+            }),
+        }
+    }
+}
+
+fn set_size(fd: i32, size: &pb::PtySize) -> Result<(), Status> {
+    if size.rows == 0 || size.cols == 0 || size.rows > 1000 || size.cols > 1000 {
+        return Err(Status::invalid_argument(
+            "PTY size must be 1-1000 rows and columns",
+        ));
+    }
+    let ws = libc::winsize {
+        ws_row: size.rows as u16,
+        ws_col: size.cols as u16,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ with a valid winsize on our PTY master.
+    if unsafe { libc::ioctl(fd, libc::TIOCSWINSZ, &ws) } != 0 {
+        return Err(Status::internal(format!(
+            "resize: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+pub struct Supervisor {
+    procs: Mutex<HashMap<u32, Arc<Proc>>>,
+    log_dir: PathBuf,
+    max_log_bytes: u64,
+    workspace: PathBuf,
+    wake: (Mutex<bool>, Condvar),
+}
+
+/// A user to run as: uid, gid and home, from the sandbox's /etc/passwd.
+fn lookup_user(user: &str) -> Result<(u32, u32, String), Status> {
+    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
+    for line in passwd.lines() {
+        let f: Vec<&str> = line.split(':').collect();
+        if f.len() >= 6 && (f[0] == user || f[2] == user) {
+            let uid = f[2]
+                .parse()
+                .map_err(|_| Status::internal("bad /etc/passwd"))?;
+            let gid = f[3]
+                .parse()
+                .map_err(|_| Status::internal("bad /etc/passwd"))?;
+            return Ok((uid, gid, f[5].to_string()));
+        }
+    }
+    if let Ok(uid) = user.parse::<u32>() {
+        return Ok((uid, uid, "/".into()));
+    }
+    Err(Status::invalid_argument(format!(
+        "no user {user:?} in the sandbox"
+    )))
+}
+
+impl Supervisor {
+    pub fn new(log_dir: PathBuf, max_log_bytes: u64, workspace: PathBuf) -> Arc<Self> {
+        // SAFETY: prctl with constant arguments.
+        unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+        let sup = Arc::new(Supervisor {
+            procs: Mutex::new(HashMap::new()),
+            log_dir,
+            max_log_bytes,
+            workspace,
+            wake: (Mutex::new(false), Condvar::new()),
+        });
+        let reaper = sup.clone();
+        std::thread::Builder::new()
+            .name("reaper".into())
+            .spawn(move || reaper.reap())
+            .expect("reaper thread");
+        sup
+    }
+
+    fn reap(&self) {
+        loop {
+            let mut status = 0;
+            // SAFETY: waitpid on any child; we own all waiting in this process.
+            let pid = unsafe { libc::waitpid(-1, &mut status, 0) };
+            if pid > 0 {
+                // Taking the lock waits for a spawn in progress to register.
+                let proc = self
+                    .procs
+                    .lock()
+                    .expect("procs")
+                    .get(&(pid as u32))
+                    .cloned();
+                if let Some(p) = proc {
+                    p.exited(status);
+                }
+                continue;
+            }
+            let err = std::io::Error::last_os_error().raw_os_error();
+            if err == Some(libc::EINTR) {
+                continue;
+            }
+            // ECHILD: nothing to wait for until the next spawn.
+            let (lock, cv) = &self.wake;
+            let mut woken = lock.lock().expect("wake");
+            if !*woken {
+                woken = cv
+                    .wait_timeout(woken, Duration::from_secs(1))
+                    .expect("wake")
+                    .0;
+            }
+            *woken = false;
+        }
+    }
+
+    pub fn get(&self, sel: &Option<pb::ProcessSelector>) -> Result<Arc<Proc>, Status> {
+        let procs = self.procs.lock().expect("procs");
+        let found = match sel.as_ref().and_then(|s| s.selector.as_ref()) {
+            Some(pb::process_selector::Selector::Pid(pid)) => procs.get(pid).cloned(),
+            Some(pb::process_selector::Selector::Tag(tag)) => {
+                // The running one with the tag, else the newest that ran.
+                let mut with_tag: Vec<_> =
+                    procs.values().filter(|p| &p.tag == tag).cloned().collect();
+                with_tag.sort_by_key(|p| (p.running(), p.start_ms));
+                with_tag.pop()
+            }
+            None => {
+                return Err(Status::invalid_argument(
+                    "process: a pid or a tag is required",
+                ));
+            }
+        };
+        found.ok_or_else(|| Status::not_found("process not found"))
+    }
+
+    pub fn list(&self, include_exited: bool) -> Vec<pb::ProcessInfo> {
+        let mut v: Vec<_> = self
+            .procs
+            .lock()
+            .expect("procs")
+            .values()
+            .filter(|p| include_exited || p.running())
+            .map(|p| p.info())
+            .collect();
+        v.sort_by_key(|p| p.pid);
+        v
+    }
+
+    pub fn count(&self) -> usize {
+        self.procs.lock().expect("procs").len()
+    }
+
+    /// Drops the oldest exited processes and their logs beyond KEEP_EXITED.
+    fn evict(&self, procs: &mut HashMap<u32, Arc<Proc>>) {
+        let mut exited: Vec<_> = procs
+            .values()
+            .filter(|p| p.progress().done)
+            .map(|p| (p.start_ms, p.pid))
+            .collect();
+        if exited.len() <= KEEP_EXITED {
+            return;
+        }
+        exited.sort();
+        for (_, pid) in exited.iter().take(exited.len() - KEEP_EXITED) {
+            if let Some(p) = procs.remove(pid) {
+                logstore::remove(&p.log_path);
+            }
+        }
+    }
+
+    pub fn spawn(&self, req: &pb::StartProcessRequest) -> Result<Arc<Proc>, Status> {
+        let argv = &req.command;
+        if argv.is_empty() || argv[0].is_empty() {
+            return Err(Status::invalid_argument("command is required"));
+        }
+        if argv.iter().any(|a| a.contains('\0'))
+            || req
+                .env
+                .iter()
+                .any(|(k, v)| k.contains(['\0', '=']) || v.contains('\0'))
+        {
+            return Err(Status::invalid_argument(
+                "command and env must not contain NUL (or '=' in names)",
+            ));
+        }
+        let cwd = if req.cwd.is_empty() {
+            self.workspace.to_string_lossy().into_owned()
+        } else {
+            req.cwd.clone()
+        };
+        if !std::path::Path::new(&cwd).is_dir() {
+            return Err(Status::invalid_argument(format!(
+                "cwd {cwd:?} is not a directory"
+            )));
+        }
+        let mut cmd = Command::new(&argv[0]);
+        cmd.args(&argv[1..]).current_dir(&cwd).envs(&req.env);
+        if !req.user.is_empty() {
+            let (uid, gid, home) = lookup_user(&req.user)?;
+            cmd.uid(uid).gid(gid).env("HOME", home);
+        }
+        let mut master: Option<OwnedFd> = None;
+        if let Some(size) = &req.pty {
+            let (m, s) = openpty()?;
+            set_size(m.as_raw_fd(), size)?;
+            let slave = File::from(s);
+            cmd.stdin(slave.try_clone().map_err(io)?)
+                .stdout(slave.try_clone().map_err(io)?)
+                .stderr(slave);
+            cmd.env(
+                "TERM",
+                req.env
+                    .get("TERM")
+                    .map(String::as_str)
+                    .unwrap_or("xterm-256color"),
+            );
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+            master = Some(m);
+        } else {
+            cmd.stdin(if req.stdin {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+            // SAFETY: setsid is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(|| {
+                    if libc::setsid() < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
+        }
+
+        let mut procs = self.procs.lock().expect("procs");
+        if !req.tag.is_empty() && procs.values().any(|p| p.tag == req.tag && p.running()) {
+            return Err(Status::already_exists(format!(
+                "a running process has tag {:?}",
+                req.tag
+            )));
+        }
+        let mut child = cmd.spawn().map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Status::invalid_argument(format!("{}: command not found", argv[0]))
+            }
+            std::io::ErrorKind::PermissionDenied => {
+                Status::permission_denied(format!("{}: permission denied", argv[0]))
+            }
+            _ => Status::internal(format!("spawn {}: {e}", argv[0])),
+        })?;
+        let pid = child.id();
+        let log_path = self.log_dir.join(format!("{pid}-{}.log", now_ms()));
+        let log = LogStore::create(log_path.clone(), self.max_log_bytes).map_err(io)?;
+        let (stdin, readers): (Option<File>, Vec<(u8, File)>) = match &master {
+            Some(m) => {
+                let r = File::from(m.try_clone().map_err(io)?);
+                let w = File::from(m.try_clone().map_err(io)?);
+                (Some(w), vec![(1, r)])
+            }
+            None => {
+                let out = File::from(OwnedFd::from(child.stdout.take().expect("stdout")));
+                let err = File::from(OwnedFd::from(child.stderr.take().expect("stderr")));
+                let stdin = child.stdin.take().map(|s| File::from(OwnedFd::from(s)));
+                (stdin, vec![(1, out), (2, err)])
+            }
+        };
+        drop(cmd); // closes our copy of the PTY slave, so EOF can come
+        let (progress, _) = watch::channel(Progress::default());
+        let proc = Arc::new(Proc {
+            pid,
+            tag: req.tag.clone(),
+            command: argv.clone(),
+            cwd,
+            pty: master.is_some(),
+            start_ms: now_ms(),
+            log_path,
+            log: Mutex::new(log),
+            stdin: Mutex::new(stdin),
+            pty_master: master,
+            progress,
+            timed_out: AtomicBool::new(false),
+            open_streams: AtomicU32::new(readers.len() as u32),
+        });
+        procs.insert(pid, proc.clone());
+        self.evict(&mut procs);
+        drop(procs);
+        {
+            let (lock, cv) = &self.wake;
+            *lock.lock().expect("wake") = true;
+            cv.notify_all();
+        }
+        for (stream, file) in readers {
+            let p = proc.clone();
+            std::thread::Builder::new()
+                .name(format!("out-{pid}-{stream}"))
+                .spawn(move || pump(p, stream, file))
+                .map_err(io)?;
+        }
+        if let Some(t) = req
+            .timeout
+            .as_ref()
+            .filter(|t| t.seconds > 0 || t.nanos > 0)
+        {
+            let d = Duration::new(t.seconds.max(0) as u64, t.nanos.max(0) as u32);
+            let p = proc.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(d).await;
+                if p.running() {
+                    p.timed_out.store(true, Ordering::SeqCst);
+                    let _ = p.signal(libc::SIGKILL);
+                }
+            });
+        }
+        Ok(proc)
+    }
+}
+
+fn io(e: std::io::Error) -> Status {
+    Status::internal(e.to_string())
+}
+
+fn pump(p: Arc<Proc>, stream: u8, mut f: File) {
+    let mut buf = vec![0u8; 32 * 1024];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => p.append(stream, &buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // EIO: the PTY's other side is gone.
+            Err(_) => break,
+        }
+    }
+    p.stream_closed();
+}
+
+fn openpty() -> Result<(OwnedFd, OwnedFd), Status> {
+    let (mut m, mut s) = (0, 0);
+    // SAFETY: openpty fills two fds; null name, termios and winsize.
+    let r = unsafe {
+        libc::openpty(
+            &mut m,
+            &mut s,
+            std::ptr::null_mut(),
+            std::ptr::null(),
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(Status::internal(format!(
+            "openpty: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    // SAFETY: both fds were just returned to us.
+    unsafe {
+        libc::fcntl(m, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(s, libc::F_SETFD, libc::FD_CLOEXEC);
+        Ok((OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)))
+    }
+}
