@@ -26,6 +26,10 @@ pub struct App {
     pub platform_tenant_id: Arc<std::sync::RwLock<String>>,
     /// Encrypts tenant secrets at rest (DATA_DIR/keys/secrets.key).
     pub secrets_key: [u8; 32],
+    /// Presented to workers' data planes (DATA_DIR/keys/worker.token).
+    pub worker_token: String,
+    /// One HTTP/2 channel per worker data plane, reused by every call.
+    pub data_channels: Mutex<HashMap<String, tonic::transport::Channel>>,
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     me: Weak<App>,
 }
@@ -37,6 +41,7 @@ impl App {
         config: ServerConfig,
         metrics: Metrics,
         secrets_key: [u8; 32],
+        worker_token: String,
     ) -> Arc<Self> {
         let (events, _) = broadcast::channel(1024);
         Arc::new_cyclic(|me| App {
@@ -49,6 +54,8 @@ impl App {
             events,
             platform_tenant_id: Arc::new(std::sync::RwLock::new(String::new())),
             secrets_key,
+            worker_token,
+            data_channels: Mutex::new(HashMap::new()),
             tenant_locks: Mutex::new(HashMap::new()),
         })
     }

@@ -39,7 +39,7 @@ enum Command {
 
 #[derive(Args, Clone)]
 struct ServerArgs {
-    /// Data directory [default: $XDG_DATA_HOME/talon or ~/.local/share/talon].
+    /// Data directory [default: /var/lib/talon as root, else $XDG_DATA_HOME/talon or ~/.local/share/talon].
     #[arg(long, env = "TALON_DATA_DIR")]
     data_dir: Option<PathBuf>,
     /// gRPC, grpc-web, reflection and health.
@@ -57,6 +57,12 @@ struct ServerArgs {
     /// Most sandboxes the embedded worker takes (`up` only).
     #[arg(long, default_value_t = 500)]
     worker_max_sandboxes: i64,
+    /// Container runtime of the embedded worker: runc, crun or none (`up` only).
+    #[arg(long, env = "TALON_RUNTIME", default_value = "runc")]
+    runtime: String,
+    /// The talon-agent binary [default: next to `talon`] (`up` only).
+    #[arg(long, env = "TALON_AGENT_PATH")]
+    agent_path: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -77,9 +83,23 @@ struct WorkerArgs {
     /// Most sandboxes this worker takes.
     #[arg(long, default_value_t = 500)]
     max_sandboxes: i64,
+    /// Container runtime: runc, crun or none.
+    #[arg(long, env = "TALON_RUNTIME", default_value = "runc")]
+    runtime: String,
+    /// The talon-agent binary [default: next to `talon`].
+    #[arg(long, env = "TALON_AGENT_PATH")]
+    agent_path: Option<PathBuf>,
+    /// Where the data plane listens; the server must reach it.
+    #[arg(long, env = "TALON_DATA_LISTEN", default_value = "127.0.0.1:7071")]
+    data_listen: SocketAddr,
 }
 
 fn default_data_dir() -> PathBuf {
+    // Root runs the platform as a system service; its sandboxes' mapped
+    // users must be able to traverse the path, which /root forbids.
+    if unsafe { libc::geteuid() } == 0 {
+        return PathBuf::from("/var/lib/talon");
+    }
     if let Some(x) = std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()) {
         return PathBuf::from(x).join("talon");
     }
@@ -162,6 +182,9 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             token: started.worker_token.clone(),
             data_dir: config.data_dir.join("worker"),
             max_sandboxes: args.worker_max_sandboxes,
+            runtime: args.runtime.clone(),
+            agent_path: args.agent_path.clone(),
+            data_listen: "127.0.0.1:0".parse().expect("addr"),
         };
         let stop = stop.clone();
         tokio::spawn(async move {
@@ -188,6 +211,9 @@ async fn main() -> anyhow::Result<()> {
                 token,
                 data_dir: a.data_dir,
                 max_sandboxes: a.max_sandboxes,
+                runtime: a.runtime,
+                agent_path: a.agent_path,
+                data_listen: a.data_listen,
             };
             talon_worker::run(wc, shutdown_signal()).await
         }

@@ -16,6 +16,9 @@ use std::sync::Arc;
 use talon_proto::talon::worker::v1::worker_control_service_server::WorkerControlServiceServer;
 use talon_proto::v1::admin_service_server::AdminServiceServer;
 use talon_proto::v1::auth_service_server::AuthServiceServer;
+use talon_proto::v1::filesystem_service_server::FilesystemServiceServer;
+use talon_proto::v1::process_service_server::ProcessServiceServer;
+use talon_proto::v1::pty_service_server::PtyServiceServer;
 use talon_proto::v1::sandbox_service_server::SandboxServiceServer;
 use talon_proto::v1::secret_service_server::SecretServiceServer;
 use talon_proto::v1::tenant_service_server::TenantServiceServer;
@@ -56,7 +59,9 @@ pub async fn start(
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<Started> {
     std::fs::create_dir_all(&config.data_dir)?;
-    std::fs::set_permissions(&config.data_dir, std::fs::Permissions::from_mode(0o700))?;
+    // Traversable (not listable) by others: a sandbox's mapped root must
+    // reach its bundle under DATA_DIR/worker. Secrets live in keys/ (0700).
+    std::fs::set_permissions(&config.data_dir, std::fs::Permissions::from_mode(0o711))?;
     let jwt_secret = secret_file(&config.data_dir.join("keys").join("jwt.key"), || {
         crate::ids::random_token(32)
     })?;
@@ -80,6 +85,7 @@ pub async fn start(
         config.clone(),
         metrics.clone(),
         secrets_key,
+        worker_token.clone(),
     );
     let bootstrap = tenants::bootstrap(&app).await?;
     if let Some(b) = &bootstrap {
@@ -114,6 +120,9 @@ pub async fn start(
         "talon.v1.TenantService",
         "talon.v1.AdminService",
         "talon.v1.SecretService",
+        "talon.v1.ProcessService",
+        "talon.v1.PtyService",
+        "talon.v1.FilesystemService",
         "talon.worker.v1.WorkerControlService",
         "grpc.reflection.v1.ServerReflection",
         "grpc.reflection.v1alpha.ServerReflection",
@@ -130,6 +139,7 @@ pub async fn start(
     let reflection_v1 = reflection().build_v1()?;
     let reflection_v1alpha = reflection().build_v1alpha()?;
 
+    let proxy = api::agent_proxy::AgentProxy(app.clone());
     let listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
     let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
     let mut stop = shutdown.clone();
@@ -151,6 +161,9 @@ pub async fn start(
         .add_service(SecretServiceServer::new(api::secret::SecretApi(
             app.clone(),
         )))
+        .add_service(ProcessServiceServer::new(proxy.clone()).max_decoding_message_size(16 << 20))
+        .add_service(PtyServiceServer::new(proxy.clone()))
+        .add_service(FilesystemServiceServer::new(proxy).max_decoding_message_size(16 << 20))
         .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
             app.clone(),
         )));

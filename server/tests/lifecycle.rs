@@ -273,8 +273,8 @@ async fn a_restarted_worker_is_told_to_drop_what_the_server_deleted() {
 }
 
 #[tokio::test]
-async fn talon_up_registers_its_worker_which_has_no_runtime_yet() {
-    let s = Server::up().await;
+async fn a_worker_without_a_runtime_says_so_instead_of_faking_it() {
+    let s = Server::up_with(&["--runtime", "none"]).await;
     let mut admin = s.admin().await;
     let mut workers = vec![];
     for _ in 0..100 {

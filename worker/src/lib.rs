@@ -1,12 +1,16 @@
 //! The Talon worker: one per host. It keeps one long-lived session with
 //! the control plane (register, heartbeat, commands and their results,
-//! events) and runs sandboxes through a runtime.
+//! events), runs sandboxes through a container runtime, and forwards the
+//! server's agent calls to each sandbox's agent over its data plane.
 //!
-//! This build has no sandbox runtime yet (that is the worker-runtime
-//! issue): it registers with its real host capacity and answers every
-//! command truthfully, refusing to build sandboxes with FAILED_PRECONDITION
-//! and confirming deletes of sandboxes it does not hold. The session,
-//! reconnect and fencing code here is what the runtime will plug into.
+//! Without a runtime binary or the talon-agent binary the worker still
+//! registers, and answers every build command truthfully with
+//! FAILED_PRECONDITION ("this worker has no sandbox runtime").
+
+pub mod bundle;
+pub mod dataplane;
+pub mod host;
+pub mod runtime;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -17,6 +21,12 @@ use tokio_stream::StreamExt;
 
 #[derive(Clone, Debug)]
 pub struct WorkerConfig {
+    /// "runc" or "crun" (on PATH), or "none" to run no sandboxes.
+    pub runtime: String,
+    /// The talon-agent binary; next to the current executable when None.
+    pub agent_path: Option<PathBuf>,
+    /// Where the data plane listens; the server dials it.
+    pub data_listen: std::net::SocketAddr,
     /// The control plane's gRPC URL, e.g. `http://127.0.0.1:7070`.
     pub server_url: String,
     /// The worker token (`DATA_DIR/keys/worker.token` on the server).
@@ -65,36 +75,154 @@ fn hostname() -> String {
         .unwrap_or_default()
 }
 
-/// Answers one command. Without a runtime, nothing can be built, and a
-/// delete of something never built is already done.
-fn answer(cmd: &wpb::Command) -> wpb::CommandResult {
-    use wpb::command::Action;
-    let status = |state: SandboxState, message: &str| wpb::SandboxStatus {
-        sandbox_id: cmd.sandbox_id.clone(),
-        generation: cmd.generation,
-        state: state as i32,
-        message: message.to_string(),
-    };
-    const NO_RUNTIME: &str = "this worker has no sandbox runtime";
-    match &cmd.action {
-        Some(Action::Delete(_)) => wpb::CommandResult {
+const NO_RUNTIME: &str = "this worker has no sandbox runtime";
+
+fn result(
+    cmd: &wpb::Command,
+    r: anyhow::Result<wpb::SandboxStatus>,
+    failed_state: Option<SandboxState>,
+) -> wpb::CommandResult {
+    match r {
+        Ok(status) => wpb::CommandResult {
             command_id: cmd.command_id.clone(),
             code: 0,
             message: String::new(),
-            status: Some(status(SandboxState::Deleted, "")),
+            status: Some(status),
         },
-        Some(Action::Create(_)) | Some(Action::Start(_)) => wpb::CommandResult {
+        Err(e) => wpb::CommandResult {
             command_id: cmd.command_id.clone(),
             code: tonic::Code::FailedPrecondition as i32,
-            message: NO_RUNTIME.into(),
-            status: Some(status(SandboxState::Failed, NO_RUNTIME)),
+            message: format!("{e:#}"),
+            status: failed_state.map(|state| wpb::SandboxStatus {
+                sandbox_id: cmd.sandbox_id.clone(),
+                generation: cmd.generation,
+                state: state as i32,
+                message: format!("{e:#}"),
+            }),
         },
-        _ => wpb::CommandResult {
-            command_id: cmd.command_id.clone(),
-            code: tonic::Code::FailedPrecondition as i32,
-            message: NO_RUNTIME.into(),
-            status: None,
-        },
+    }
+}
+
+/// Carries out one command. Without a runtime, nothing can be built, and a
+/// delete of something never built is already done.
+async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::CommandResult {
+    use wpb::command::Action;
+    let Some(action) = &cmd.action else {
+        return result(cmd, Err(anyhow::anyhow!("command has no action")), None);
+    };
+    let (id, generation) = (cmd.sandbox_id.as_str(), cmd.generation);
+    let Some(host) = host else {
+        return match action {
+            Action::Delete(_) => result(
+                cmd,
+                Ok(wpb::SandboxStatus {
+                    sandbox_id: id.into(),
+                    generation,
+                    state: SandboxState::Deleted as i32,
+                    message: String::new(),
+                }),
+                None,
+            ),
+            Action::Create(_) | Action::Start(_) => result(
+                cmd,
+                Err(anyhow::anyhow!(NO_RUNTIME)),
+                Some(SandboxState::Failed),
+            ),
+            _ => result(cmd, Err(anyhow::anyhow!(NO_RUNTIME)), None),
+        };
+    };
+    match action {
+        Action::Create(c) => {
+            let spec = c.spec.clone().unwrap_or_default();
+            result(
+                cmd,
+                host.create(id, generation, &spec).await,
+                Some(SandboxState::Failed),
+            )
+        }
+        Action::Start(_) => result(
+            cmd,
+            host.start(id, generation).await,
+            Some(SandboxState::Failed),
+        ),
+        Action::Stop(_) => result(cmd, host.stop(id, generation).await, None),
+        Action::Pause(_) => result(cmd, host.pause(id, generation).await, None),
+        Action::Resume(_) => result(cmd, host.resume(id, generation).await, None),
+        Action::Delete(_) => result(cmd, host.delete(id, generation).await, None),
+        Action::UpdateNetworkPolicy(_) => result(
+            cmd,
+            Err(anyhow::anyhow!(
+                "egress policies are not enforced by this worker yet; sandboxes have no network but loopback"
+            )),
+            None,
+        ),
+    }
+}
+
+/// Connects to a sandbox's agent over its unix socket.
+pub async fn agent_client(
+    socket: &std::path::Path,
+) -> anyhow::Result<
+    talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient<
+        tonic::transport::Channel,
+    >,
+> {
+    let path = socket.to_path_buf();
+    let channel = tonic::transport::Endpoint::from_static("http://agent")
+        .connect_with_connector(tower::service_fn(move |_: http::Uri| {
+            let path = path.clone();
+            async move {
+                Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
+                    tokio::net::UnixStream::connect(path).await?,
+                ))
+            }
+        }))
+        .await?;
+    Ok(
+        talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient::new(
+            channel,
+        ),
+    )
+}
+
+fn find_on_path(name: &str) -> Option<PathBuf> {
+    std::env::var_os("PATH")?
+        .to_str()?
+        .split(':')
+        .map(|d| PathBuf::from(d).join(name))
+        .find(|p| p.is_file())
+}
+
+/// The sandbox host, when a runtime and the agent are both here.
+fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>> {
+    if config.runtime == "none" {
+        return None;
+    }
+    let Some(bin) = find_on_path(&config.runtime) else {
+        tracing::warn!(runtime = %config.runtime, "runtime binary not found on PATH; this worker runs no sandboxes");
+        return None;
+    };
+    let agent = config.agent_path.clone().or_else(|| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|e| e.parent().map(|d| d.join("talon-agent")))
+    });
+    let Some(agent) = agent.filter(|a| a.is_file()) else {
+        tracing::warn!(
+            "talon-agent binary not found next to the worker; this worker runs no sandboxes"
+        );
+        return None;
+    };
+    let rt = std::sync::Arc::new(runtime::OciCli::new(
+        &bin.to_string_lossy(),
+        config.data_dir.join("runtime-state"),
+    ));
+    match host::SandboxHost::new(&config.data_dir, rt, &agent) {
+        Ok(h) => Some(std::sync::Arc::new(h)),
+        Err(e) => {
+            tracing::warn!(error = %e, "sandbox host unavailable; this worker runs no sandboxes");
+            None
+        }
     }
 }
 
@@ -104,9 +232,17 @@ pub async fn run(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let id = worker_id(&config.data_dir)?;
+    let host = make_host(&config);
+    let mut data_address = String::new();
+    if let Some(h) = &host {
+        let listener = tokio::net::TcpListener::bind(config.data_listen).await?;
+        data_address = listener.local_addr()?.to_string();
+        tokio::spawn(dataplane::serve(listener, h.clone(), config.token.clone()));
+        tracing::info!(worker = %id, runtime = %h.runtime_name(), data_plane = %data_address, "sandbox host ready");
+    }
     let mut backoff = Duration::from_millis(100);
     loop {
-        let session = session(&config, &id);
+        let session = session(&config, &id, host.clone(), &data_address);
         tokio::select! {
             r = session => {
                 match r {
@@ -124,7 +260,12 @@ pub async fn run(
     }
 }
 
-async fn session(config: &WorkerConfig, id: &str) -> anyhow::Result<()> {
+async fn session(
+    config: &WorkerConfig,
+    id: &str,
+    host: Option<std::sync::Arc<host::SandboxHost>>,
+    data_address: &str,
+) -> anyhow::Result<()> {
     let channel = tonic::transport::Endpoint::from_shared(config.server_url.clone())?
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true)
@@ -142,10 +283,18 @@ async fn session(config: &WorkerConfig, id: &str) -> anyhow::Result<()> {
             worker_id: id.to_string(),
             hostname: hostname(),
             capacity: Some(host_capacity(config.max_sandboxes)),
-            runtimes: vec![],
-            images: vec![],
+            runtimes: host.iter().map(|h| h.runtime_name().to_string()).collect(),
+            images: if host.is_some() {
+                vec!["host".into()]
+            } else {
+                vec![]
+            },
             version: env!("CARGO_PKG_VERSION").to_string(),
-            sandboxes: vec![],
+            sandboxes: match &host {
+                Some(h) => h.inventory().await,
+                None => vec![],
+            },
+            data_address: data_address.to_string(),
         })),
     })
     .await?;
@@ -168,8 +317,13 @@ async fn session(config: &WorkerConfig, id: &str) -> anyhow::Result<()> {
                         tracing::info!(worker = %id, "registered with the control plane");
                     }
                     Some(wpb::session_response::Message::Command(cmd)) => {
-                        let result = answer(&cmd);
-                        tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Result(result)) }).await?;
+                        // Commands run concurrently; the host orders those
+                        // of one sandbox.
+                        let (tx, host) = (tx.clone(), host.clone());
+                        tokio::spawn(async move {
+                            let result = answer(host.as_deref(), &cmd).await;
+                            let _ = tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Result(result)) }).await;
+                        });
                     }
                     None => {}
                 }
@@ -194,22 +348,28 @@ mod tests {
         assert_eq!(c.sandboxes, 10);
     }
 
-    #[test]
-    fn refuses_to_build_and_confirms_deletes() {
+    #[tokio::test]
+    async fn without_a_runtime_it_refuses_to_build_and_confirms_deletes() {
         let mk = |a| wpb::Command {
             command_id: "c".into(),
             sandbox_id: "s".into(),
             generation: 3,
             action: Some(a),
         };
-        let r = answer(&mk(wpb::command::Action::Create(
-            wpb::CreateSandboxCommand { spec: None },
-        )));
+        let r = answer(
+            None,
+            &mk(wpb::command::Action::Create(wpb::CreateSandboxCommand {
+                spec: None,
+            })),
+        )
+        .await;
         assert_eq!(r.code, tonic::Code::FailedPrecondition as i32);
         assert_eq!(r.status.unwrap().state, SandboxState::Failed as i32);
-        let r = answer(&mk(wpb::command::Action::Delete(
-            wpb::DeleteSandboxCommand {},
-        )));
+        let r = answer(
+            None,
+            &mk(wpb::command::Action::Delete(wpb::DeleteSandboxCommand {})),
+        )
+        .await;
         assert_eq!(r.code, 0);
         let s = r.status.unwrap();
         assert_eq!((s.state, s.generation), (SandboxState::Deleted as i32, 3));

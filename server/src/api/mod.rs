@@ -2,6 +2,7 @@
 //! layer attached, call a domain function and convert the result.
 
 pub mod admin;
+pub mod agent_proxy;
 pub mod auth;
 pub mod convert;
 pub mod sandbox;

@@ -17,6 +17,7 @@ struct Conn {
     session: u64,
     tx: SessionTx,
     capacity: Amount,
+    data_address: String,
     pending: HashMap<String, oneshot::Sender<wpb::CommandResult>>,
 }
 
@@ -36,7 +37,13 @@ impl WorkerHub {
     }
 
     /// Adds a worker's session, replacing an older one of the same worker.
-    pub fn attach(&self, worker_id: &str, tx: SessionTx, capacity: Amount) -> u64 {
+    pub fn attach(
+        &self,
+        worker_id: &str,
+        tx: SessionTx,
+        capacity: Amount,
+        data_address: String,
+    ) -> u64 {
         let session = self
             .next_session
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -47,6 +54,7 @@ impl WorkerHub {
                 session,
                 tx,
                 capacity,
+                data_address,
                 pending: HashMap::new(),
             },
         );
@@ -61,6 +69,16 @@ impl WorkerHub {
             conns.remove(worker_id);
         }
         self.metrics.workers_connected.set(conns.len() as i64);
+    }
+
+    /// Where the server reaches this worker's sandbox agents.
+    pub fn data_address(&self, worker_id: &str) -> Option<String> {
+        self.conns
+            .lock()
+            .expect("lock")
+            .get(worker_id)
+            .map(|c| c.data_address.clone())
+            .filter(|a| !a.is_empty())
     }
 
     pub fn is_connected(&self, worker_id: &str) -> bool {

@@ -57,12 +57,23 @@ impl Server {
         Self::start_cmd("up", None, &[]).await
     }
 
+    /// `talon up` with extra flags.
+    pub async fn up_with(extra: &[&str]) -> Server {
+        Self::start_cmd("up", None, extra).await
+    }
+
     pub async fn start_with(database_url: Option<&str>, extra: &[&str]) -> Server {
         Self::start_cmd("server", database_url, extra).await
     }
 
     async fn start_cmd(sub: &str, database_url: Option<&str>, extra: &[&str]) -> Server {
         let dir = tempfile::tempdir().unwrap();
+        // Sandboxes' mapped users must traverse the data directory.
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )
+        .unwrap();
         let (g, o) = (free_port(), free_port());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
         cmd.arg(sub)
@@ -369,6 +380,7 @@ impl TestWorker {
                 images: vec![],
                 version: "test".into(),
                 sandboxes: held,
+                data_address: String::new(),
             })),
         })
         .await

@@ -1,0 +1,310 @@
+//! ProcessService, PtyService and FilesystemService: authorized and
+//! tenant-scoped here like every other call, then forwarded to the agent in
+//! the sandbox through its worker's data plane (SDK → server → worker →
+//! agent: three hops). Requests and responses are the same messages end to
+//! end, so nothing is converted; streams stay streams.
+
+use super::principal;
+use crate::app::App;
+use crate::audit::with_resource;
+use crate::domain::sandboxes::{self, state_of};
+use crate::domain::state::SandboxState;
+use crate::error::Error;
+use std::pin::Pin;
+use std::sync::Arc;
+use talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient;
+use talon_proto::v1 as pb;
+use tokio_stream::{Stream, StreamExt};
+use tonic::metadata::MetadataValue;
+use tonic::transport::Channel;
+use tonic::{Request, Response, Status, Streaming};
+
+#[derive(Clone)]
+pub struct AgentProxy(pub Arc<App>);
+
+type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// Where one call goes, and the metadata that names the sandbox there.
+struct Route {
+    client: SandboxAgentServiceClient<Channel>,
+    sandbox_id: String,
+    generation: i64,
+}
+
+impl Route {
+    fn request<T>(&self, msg: T, token: &str) -> Request<T> {
+        let mut r = Request::new(msg);
+        let m = r.metadata_mut();
+        m.insert(
+            "authorization",
+            format!("Bearer {token}").parse().expect("ascii token"),
+        );
+        m.insert(
+            "talon-sandbox-id",
+            self.sandbox_id.parse().expect("ascii id"),
+        );
+        m.insert("talon-generation", MetadataValue::from(self.generation));
+        r
+    }
+}
+
+impl AgentProxy {
+    async fn route<T>(&self, req: &Request<T>, sandbox_id: &str) -> Result<Route, Status> {
+        let p = principal(req)?;
+        let row = sandboxes::get(&self.0, &p, sandbox_id).await?;
+        let state = state_of(&row);
+        if state != SandboxState::Running {
+            return Err(Error::FailedPrecondition(format!(
+                "sandbox {} is {state}, not running",
+                row.id
+            ))
+            .into());
+        }
+        let worker = row.worker_id.clone().unwrap_or_default();
+        let addr = self.0.hub.data_address(&worker).ok_or_else(|| {
+            Error::Unavailable(format!(
+                "worker {worker} holding sandbox {} is not reachable",
+                row.id
+            ))
+        })?;
+        let channel = self.channel(&addr)?;
+        let client = SandboxAgentServiceClient::new(channel)
+            .max_decoding_message_size(16 << 20)
+            .max_encoding_message_size(16 << 20);
+        Ok(Route {
+            client,
+            sandbox_id: row.id,
+            generation: row.generation,
+        })
+    }
+
+    fn channel(&self, addr: &str) -> Result<Channel, Status> {
+        let mut cache = self.0.data_channels.lock().expect("lock");
+        if let Some(c) = cache.get(addr) {
+            return Ok(c.clone());
+        }
+        let c = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| Status::internal(format!("worker address: {e}")))?
+            .tcp_nodelay(true)
+            .http2_adaptive_window(true)
+            .connect_lazy();
+        cache.insert(addr.to_string(), c.clone());
+        Ok(c)
+    }
+
+    fn token(&self) -> &str {
+        &self.0.worker_token
+    }
+}
+
+/// Reads the first message of a client stream (it names the sandbox) and
+/// gives back a stream that starts with it again.
+async fn peek<T: Send + 'static>(
+    mut s: Streaming<T>,
+) -> Result<(T, impl Stream<Item = T> + Send), Status> {
+    let first = s
+        .message()
+        .await?
+        .ok_or_else(|| Status::invalid_argument("empty request stream"))?;
+    let rest = s.map_while(|m| m.ok());
+    Ok((first, rest))
+}
+
+fn boxed<T: Send + 'static>(s: Streaming<T>) -> Out<T> {
+    Box::pin(s)
+}
+
+macro_rules! unary {
+    ($self:ident, $req:ident, $method:ident, audit) => {{
+        let id = $req.get_ref().sandbox_id.clone();
+        let mut route = $self.route(&$req, &id).await?;
+        let resp = route
+            .client
+            .$method(route.request($req.into_inner(), $self.token()))
+            .await?;
+        Ok(with_resource(Response::new(resp.into_inner()), id))
+    }};
+    ($self:ident, $req:ident, $method:ident) => {{
+        let id = $req.get_ref().sandbox_id.clone();
+        let mut route = $self.route(&$req, &id).await?;
+        let resp = route
+            .client
+            .$method(route.request($req.into_inner(), $self.token()))
+            .await?;
+        Ok(Response::new(resp.into_inner()))
+    }};
+}
+
+macro_rules! server_stream {
+    ($self:ident, $req:ident, $method:ident) => {{
+        let id = $req.get_ref().sandbox_id.clone();
+        let mut route = $self.route(&$req, &id).await?;
+        let resp = route
+            .client
+            .$method(route.request($req.into_inner(), $self.token()))
+            .await?;
+        Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
+    }};
+}
+
+#[tonic::async_trait]
+impl pb::process_service_server::ProcessService for AgentProxy {
+    type StartProcessStream = Out<pb::StartProcessResponse>;
+    type ConnectProcessStream = Out<pb::ConnectProcessResponse>;
+    type FollowProcessLogsStream = Out<pb::FollowProcessLogsResponse>;
+
+    async fn start_process(
+        &self,
+        req: Request<pb::StartProcessRequest>,
+    ) -> Result<Response<Self::StartProcessStream>, Status> {
+        server_stream!(self, req, start_process)
+    }
+    async fn connect_process(
+        &self,
+        req: Request<pb::ConnectProcessRequest>,
+    ) -> Result<Response<Self::ConnectProcessStream>, Status> {
+        server_stream!(self, req, connect_process)
+    }
+    async fn list_processes(
+        &self,
+        req: Request<pb::ListProcessesRequest>,
+    ) -> Result<Response<pb::ListProcessesResponse>, Status> {
+        unary!(self, req, list_processes)
+    }
+    async fn send_process_input(
+        &self,
+        req: Request<Streaming<pb::SendProcessInputRequest>>,
+    ) -> Result<Response<pb::SendProcessInputResponse>, Status> {
+        let p = principal(&req)?;
+        let (first, rest) = peek(req.into_inner()).await?;
+        let id = first.sandbox_id.clone();
+        let mut probe = Request::new(());
+        probe.extensions_mut().insert(p);
+        let mut route = self.route(&probe, &id).await?;
+        let out = tokio_stream::iter(vec![first]).chain(rest);
+        let resp = route
+            .client
+            .send_process_input(route.request(out, self.token()))
+            .await?;
+        Ok(with_resource(Response::new(resp.into_inner()), id))
+    }
+    async fn send_process_signal(
+        &self,
+        req: Request<pb::SendProcessSignalRequest>,
+    ) -> Result<Response<pb::SendProcessSignalResponse>, Status> {
+        unary!(self, req, send_process_signal, audit)
+    }
+    async fn close_process_stdin(
+        &self,
+        req: Request<pb::CloseProcessStdinRequest>,
+    ) -> Result<Response<pb::CloseProcessStdinResponse>, Status> {
+        unary!(self, req, close_process_stdin, audit)
+    }
+    async fn resize_process_pty(
+        &self,
+        req: Request<pb::ResizeProcessPtyRequest>,
+    ) -> Result<Response<pb::ResizeProcessPtyResponse>, Status> {
+        unary!(self, req, resize_process_pty, audit)
+    }
+    async fn get_process_logs(
+        &self,
+        req: Request<pb::GetProcessLogsRequest>,
+    ) -> Result<Response<pb::GetProcessLogsResponse>, Status> {
+        unary!(self, req, get_process_logs)
+    }
+    async fn follow_process_logs(
+        &self,
+        req: Request<pb::FollowProcessLogsRequest>,
+    ) -> Result<Response<Self::FollowProcessLogsStream>, Status> {
+        server_stream!(self, req, follow_process_logs)
+    }
+}
+
+#[tonic::async_trait]
+impl pb::pty_service_server::PtyService for AgentProxy {
+    type AttachStream = Out<pb::AttachResponse>;
+
+    async fn attach(
+        &self,
+        req: Request<Streaming<pb::AttachRequest>>,
+    ) -> Result<Response<Self::AttachStream>, Status> {
+        let p = principal(&req)?;
+        let (first, rest) = peek(req.into_inner()).await?;
+        let id = first.sandbox_id.clone();
+        let mut probe = Request::new(());
+        probe.extensions_mut().insert(p);
+        let mut route = self.route(&probe, &id).await?;
+        let out = tokio_stream::iter(vec![first]).chain(rest);
+        let resp = route
+            .client
+            .attach(route.request(out, self.token()))
+            .await?;
+        Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
+    }
+}
+
+#[tonic::async_trait]
+impl pb::filesystem_service_server::FilesystemService for AgentProxy {
+    type ReadFileStream = Out<pb::ReadFileResponse>;
+    type WatchDirStream = Out<pb::WatchDirResponse>;
+
+    async fn stat(
+        &self,
+        req: Request<pb::StatRequest>,
+    ) -> Result<Response<pb::StatResponse>, Status> {
+        unary!(self, req, stat)
+    }
+    async fn list_dir(
+        &self,
+        req: Request<pb::ListDirRequest>,
+    ) -> Result<Response<pb::ListDirResponse>, Status> {
+        unary!(self, req, list_dir)
+    }
+    async fn read_file(
+        &self,
+        req: Request<pb::ReadFileRequest>,
+    ) -> Result<Response<Self::ReadFileStream>, Status> {
+        server_stream!(self, req, read_file)
+    }
+    async fn write_file(
+        &self,
+        req: Request<Streaming<pb::WriteFileRequest>>,
+    ) -> Result<Response<pb::WriteFileResponse>, Status> {
+        let p = principal(&req)?;
+        let (first, rest) = peek(req.into_inner()).await?;
+        let id = first.sandbox_id.clone();
+        let mut probe = Request::new(());
+        probe.extensions_mut().insert(p);
+        let mut route = self.route(&probe, &id).await?;
+        let out = tokio_stream::iter(vec![first]).chain(rest);
+        let resp = route
+            .client
+            .write_file(route.request(out, self.token()))
+            .await?;
+        Ok(with_resource(Response::new(resp.into_inner()), id))
+    }
+    async fn make_dir(
+        &self,
+        req: Request<pb::MakeDirRequest>,
+    ) -> Result<Response<pb::MakeDirResponse>, Status> {
+        unary!(self, req, make_dir, audit)
+    }
+    async fn move_path(
+        &self,
+        req: Request<pb::MovePathRequest>,
+    ) -> Result<Response<pb::MovePathResponse>, Status> {
+        unary!(self, req, move_path, audit)
+    }
+    async fn remove_path(
+        &self,
+        req: Request<pb::RemovePathRequest>,
+    ) -> Result<Response<pb::RemovePathResponse>, Status> {
+        unary!(self, req, remove_path, audit)
+    }
+    async fn watch_dir(
+        &self,
+        req: Request<pb::WatchDirRequest>,
+    ) -> Result<Response<Self::WatchDirStream>, Status> {
+        server_stream!(self, req, watch_dir)
+    }
+}

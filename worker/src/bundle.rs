@@ -1,0 +1,382 @@
+//! OCI bundles for sandboxes, built with oci-spec. The built-in `host`
+//! image binds the host's /usr (and /bin, /lib, /lib64, mirrored as the
+//! symlinks they are on merged-/usr hosts) read-only over an empty,
+//! read-only root; /workspace, /tmp, /root, /var and a private /etc are
+//! per-sandbox directories. The agent enters as PID 1 from a read-only
+//! sealed copy, never from the worker's own executable (CVE-2019-5736).
+
+use oci_spec::runtime::{
+    Capability, LinuxBuilder, LinuxCapabilitiesBuilder, LinuxCpuBuilder, LinuxIdMappingBuilder,
+    LinuxMemoryBuilder, LinuxNamespaceBuilder, LinuxNamespaceType, LinuxPidsBuilder,
+    LinuxResourcesBuilder, Mount, MountBuilder, PosixRlimitBuilder, PosixRlimitType,
+    ProcessBuilder, RootBuilder, Spec, SpecBuilder, UserBuilder, get_default_maskedpaths,
+    get_default_readonly_paths,
+};
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+/// Container uid/gid 0..SIZE map to host uid_base..uid_base+SIZE.
+pub const ID_RANGE: u32 = 65536;
+
+/// The paths of one sandbox on the host.
+#[derive(Clone, Debug)]
+pub struct Layout {
+    pub dir: PathBuf,
+}
+
+impl Layout {
+    pub fn bundle(&self) -> PathBuf {
+        self.dir.join("bundle")
+    }
+    pub fn rootfs(&self) -> PathBuf {
+        self.dir.join("bundle/rootfs")
+    }
+    pub fn workspace(&self) -> PathBuf {
+        self.dir.join("workspace")
+    }
+    pub fn run(&self) -> PathBuf {
+        self.dir.join("run")
+    }
+    pub fn socket(&self) -> PathBuf {
+        self.dir.join("run/agent.sock")
+    }
+    pub fn etc(&self) -> PathBuf {
+        self.dir.join("etc")
+    }
+    pub fn secrets(&self) -> PathBuf {
+        self.dir.join("secrets")
+    }
+    /// Directories owned by the sandbox's root, bound read-write.
+    pub fn private_dirs(&self) -> Vec<(PathBuf, &'static str)> {
+        vec![
+            (self.workspace(), "/workspace"),
+            (self.dir.join("tmp"), "/tmp"),
+            (self.dir.join("root"), "/root"),
+            (self.dir.join("var"), "/var"),
+            (self.run(), "/run/talon"),
+            (self.etc(), "/etc"),
+        ]
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Limits {
+    pub cpu_millis: i64,
+    pub memory_mib: i64,
+    pub max_pids: i64,
+}
+
+pub struct BundleSpec<'a> {
+    pub sandbox_id: &'a str,
+    pub layout: &'a Layout,
+    pub uid_base: u32,
+    pub limits: Limits,
+    pub env: &'a BTreeMap<String, String>,
+    /// The sealed agent binary on the host.
+    pub agent: &'a Path,
+    pub has_secret_files: bool,
+}
+
+/// Docker's default capability set, and nothing wider.
+pub fn default_capabilities() -> HashSet<Capability> {
+    use Capability::*;
+    [
+        AuditWrite,
+        Chown,
+        DacOverride,
+        Fowner,
+        Fsetid,
+        Kill,
+        Mknod,
+        NetBindService,
+        NetRaw,
+        Setgid,
+        Setfcap,
+        Setpcap,
+        Setuid,
+        SysChroot,
+    ]
+    .into_iter()
+    .collect()
+}
+
+fn bind(src: &Path, dst: &str, ro: bool) -> Mount {
+    let mut opts = vec![
+        "rbind".to_string(),
+        "nosuid".to_string(),
+        "nodev".to_string(),
+    ];
+    if ro {
+        opts.push("ro".into());
+    }
+    MountBuilder::default()
+        .destination(dst)
+        .typ("bind")
+        .source(src)
+        .options(opts)
+        .build()
+        .expect("mount")
+}
+
+fn fs(dst: &str, typ: &str, opts: &[&str]) -> Mount {
+    MountBuilder::default()
+        .destination(dst)
+        .typ(typ)
+        .source(typ)
+        .options(opts.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+        .build()
+        .expect("mount")
+}
+
+/// Host directories the `host` image shares read-only. Those that are
+/// symlinks on the host (merged /usr) are recreated as symlinks instead.
+pub const HOST_DIRS: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32"];
+/// Host /etc entries the private /etc shares read-only.
+pub const HOST_ETC: &[&str] = &[
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+];
+
+/// Open files per sandbox process: 65536, or less if the worker itself
+/// may not have that many (a user namespace cannot raise a hard limit).
+fn nofile_limit() -> u64 {
+    let mut r = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit into a local struct.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut r) } != 0 {
+        return 1024;
+    }
+    r.rlim_max.min(65536)
+}
+
+pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
+    let mut mounts = vec![
+        fs("/proc", "proc", &["nosuid", "noexec", "nodev"]),
+        fs(
+            "/dev",
+            "tmpfs",
+            &["nosuid", "strictatime", "mode=755", "size=65536k"],
+        ),
+        fs(
+            "/dev/pts",
+            "devpts",
+            &[
+                "nosuid",
+                "noexec",
+                "newinstance",
+                "ptmxmode=0666",
+                "mode=0620",
+            ],
+        ),
+        fs(
+            "/dev/shm",
+            "tmpfs",
+            &["nosuid", "noexec", "nodev", "mode=1777", "size=65536k"],
+        ),
+        fs("/dev/mqueue", "mqueue", &["nosuid", "noexec", "nodev"]),
+        fs("/sys", "sysfs", &["nosuid", "noexec", "nodev", "ro"]),
+    ];
+    for d in HOST_DIRS {
+        let p = Path::new(d);
+        if p.is_dir() && !p.is_symlink() {
+            mounts.push(bind(p, d, true));
+        }
+    }
+    for (src, dst) in b.layout.private_dirs() {
+        mounts.push(bind(&src, dst, false));
+    }
+    for e in HOST_ETC {
+        let p = Path::new(e);
+        if p.exists() {
+            mounts.push(bind(p, e, true));
+        }
+    }
+    if b.has_secret_files {
+        mounts.push(bind(&b.layout.secrets(), "/run/secrets", true));
+    }
+    mounts.push(bind(b.agent, "/.talon/agent", true));
+
+    let mut env: Vec<String> = vec![
+        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        "HOME=/root".into(),
+        "LANG=C.UTF-8".into(),
+        format!("TALON_SANDBOX_ID={}", b.sandbox_id),
+    ];
+    env.extend(b.env.iter().map(|(k, v)| format!("{k}={v}")));
+
+    let caps = default_capabilities();
+    let process = ProcessBuilder::default()
+        .terminal(false)
+        .user(UserBuilder::default().uid(0u32).gid(0u32).build()?)
+        .args(vec![
+            "/.talon/agent".to_string(),
+            "--socket".into(),
+            "/run/talon/agent.sock".into(),
+            "--workspace".into(),
+            "/workspace".into(),
+            "--log-dir".into(),
+            "/var/log/talon".into(),
+        ])
+        .env(env)
+        .cwd("/")
+        .no_new_privileges(true)
+        .capabilities(
+            LinuxCapabilitiesBuilder::default()
+                .bounding(caps.clone())
+                .effective(caps.clone())
+                .permitted(caps)
+                .inheritable(HashSet::new())
+                .ambient(HashSet::new())
+                .build()?,
+        )
+        .rlimits(vec![{
+            let n = nofile_limit();
+            PosixRlimitBuilder::default()
+                .typ(PosixRlimitType::RlimitNofile)
+                .hard(n)
+                .soft(n)
+                .build()?
+        }])
+        .build()?;
+
+    let map = |base: u32| {
+        LinuxIdMappingBuilder::default()
+            .container_id(0u32)
+            .host_id(base)
+            .size(ID_RANGE)
+            .build()
+    };
+    let namespaces = [
+        LinuxNamespaceType::Pid,
+        LinuxNamespaceType::Ipc,
+        LinuxNamespaceType::Uts,
+        LinuxNamespaceType::Mount,
+        LinuxNamespaceType::User,
+        LinuxNamespaceType::Network,
+        LinuxNamespaceType::Cgroup,
+    ]
+    .into_iter()
+    .map(|t| LinuxNamespaceBuilder::default().typ(t).build())
+    .collect::<Result<Vec<_>, _>>()?;
+    let period = 100_000u64;
+    let memory = b.limits.memory_mib.max(16) << 20;
+    let resources = LinuxResourcesBuilder::default()
+        .memory(
+            LinuxMemoryBuilder::default()
+                .limit(memory)
+                .swap(memory)
+                .build()?,
+        )
+        .cpu(
+            LinuxCpuBuilder::default()
+                .quota(b.limits.cpu_millis.max(10) * period as i64 / 1000)
+                .period(period)
+                .build()?,
+        )
+        .pids(
+            LinuxPidsBuilder::default()
+                .limit(b.limits.max_pids.max(16))
+                .build()?,
+        )
+        .build()?;
+    let linux = LinuxBuilder::default()
+        .uid_mappings(vec![map(b.uid_base)?])
+        .gid_mappings(vec![map(b.uid_base)?])
+        .namespaces(namespaces)
+        .resources(resources)
+        .cgroups_path(PathBuf::from(format!("/talon/{}", b.sandbox_id)))
+        .masked_paths(get_default_maskedpaths())
+        .readonly_paths(get_default_readonly_paths())
+        .build()?;
+    Ok(SpecBuilder::default()
+        .version("1.0.2")
+        .root(
+            RootBuilder::default()
+                .path("rootfs")
+                .readonly(true)
+                .build()?,
+        )
+        .hostname(b.sandbox_id.chars().take(63).collect::<String>())
+        .mounts(mounts)
+        .process(process)
+        .linux(linux)
+        .build()?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn isolation_defaults_are_in_the_spec() {
+        let layout = Layout {
+            dir: "/tmp/x".into(),
+        };
+        let env = BTreeMap::from([("A".to_string(), "1".to_string())]);
+        let s = spec(&BundleSpec {
+            sandbox_id: "sbx_test",
+            layout: &layout,
+            uid_base: 1_000_000,
+            limits: Limits {
+                cpu_millis: 500,
+                memory_mib: 256,
+                max_pids: 100,
+            },
+            env: &env,
+            agent: Path::new("/opt/talon-agent"),
+            has_secret_files: false,
+        })
+        .unwrap();
+        let j = serde_json::to_value(&s).unwrap();
+        let ns: Vec<&str> = j["linux"]["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n["type"].as_str().unwrap())
+            .collect();
+        for want in ["pid", "ipc", "uts", "mount", "user", "network", "cgroup"] {
+            assert!(ns.contains(&want), "{want} namespace missing: {ns:?}");
+        }
+        assert_eq!(j["process"]["noNewPrivileges"], true);
+        assert_eq!(j["linux"]["uidMappings"][0]["hostID"], 1_000_000);
+        assert_eq!(j["linux"]["resources"]["memory"]["limit"], 256 << 20);
+        assert_eq!(j["linux"]["resources"]["cpu"]["quota"], 50_000);
+        assert_eq!(j["linux"]["resources"]["pids"]["limit"], 100);
+        let caps = j["process"]["capabilities"]["bounding"].as_array().unwrap();
+        assert_eq!(caps.len(), 14);
+        assert!(!caps.iter().any(|c| c == "CAP_SYS_ADMIN"));
+        assert!(
+            j["linux"]["maskedPaths"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|p| p == "/proc/kcore")
+        );
+        assert_eq!(j["root"]["readonly"], true);
+        let agent = j["mounts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|m| m["destination"] == "/.talon/agent")
+            .unwrap();
+        assert!(
+            agent["options"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|o| o == "ro")
+        );
+        assert!(
+            j["process"]["env"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e == "A=1")
+        );
+    }
+}

@@ -1,0 +1,142 @@
+//! The worker's data plane: the server's calls for one sandbox's agent
+//! (processes, PTY, files, ports) arrive here as gRPC over HTTP/2 and are
+//! forwarded, frames and trailers as they are, to that sandbox's agent
+//! socket. The worker adds no logic of its own: it checks the worker token
+//! and the generation (a stale server view of the sandbox is refused) and
+//! picks the socket.
+
+use crate::host::SandboxHost;
+use bytes::Bytes;
+use http::{HeaderValue, Request, Response};
+use http_body_util::{BodyExt, Empty, combinators::BoxBody};
+use hyper::body::Incoming;
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::sync::Arc;
+
+pub const SANDBOX_HEADER: &str = "talon-sandbox-id";
+pub const GENERATION_HEADER: &str = "talon-generation";
+
+type Body = BoxBody<Bytes, hyper::Error>;
+
+fn grpc_error(code: tonic::Code, msg: &str) -> Response<Body> {
+    let mut r = Response::new(Empty::new().map_err(|never| match never {}).boxed());
+    let h = r.headers_mut();
+    h.insert("content-type", HeaderValue::from_static("application/grpc"));
+    h.insert("grpc-status", HeaderValue::from(code as i32));
+    if let Ok(v) = HeaderValue::from_str(&msg.replace(['\r', '\n'], " ")) {
+        h.insert("grpc-message", v);
+    }
+    r
+}
+
+async fn forward(
+    host: Arc<SandboxHost>,
+    token: Arc<String>,
+    mut req: Request<Incoming>,
+) -> Result<Response<Body>, std::convert::Infallible> {
+    let authorized = req
+        .headers()
+        .get("authorization")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .is_some_and(|t| constant_eq(t.as_bytes(), token.as_bytes()));
+    if !authorized {
+        return Ok(grpc_error(
+            tonic::Code::Unauthenticated,
+            "worker data plane: bad credential",
+        ));
+    }
+    let id = req
+        .headers()
+        .get(SANDBOX_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_string();
+    let generation: Option<i64> = req
+        .headers()
+        .get(GENERATION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok());
+    let Some(held) = host.held(&id) else {
+        return Ok(grpc_error(
+            tonic::Code::NotFound,
+            "sandbox is not on this worker",
+        ));
+    };
+    if generation != Some(held.generation) {
+        return Ok(grpc_error(
+            tonic::Code::FailedPrecondition,
+            "stale sandbox generation",
+        ));
+    }
+    if held.state != "running" {
+        return Ok(grpc_error(
+            tonic::Code::FailedPrecondition,
+            &format!("sandbox is {}", held.state),
+        ));
+    }
+    let Some(socket) = host.socket(&id) else {
+        return Ok(grpc_error(
+            tonic::Code::InvalidArgument,
+            "invalid sandbox id",
+        ));
+    };
+    let stream = match tokio::net::UnixStream::connect(&socket).await {
+        Ok(s) => s,
+        Err(e) => {
+            return Ok(grpc_error(
+                tonic::Code::Unavailable,
+                &format!("agent unreachable: {e}"),
+            ));
+        }
+    };
+    let (mut sender, conn) =
+        match hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
+            .await
+        {
+            Ok(x) => x,
+            Err(e) => {
+                return Ok(grpc_error(
+                    tonic::Code::Unavailable,
+                    &format!("agent handshake: {e}"),
+                ));
+            }
+        };
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    let path = req
+        .uri()
+        .path_and_query()
+        .map(|p| p.as_str().to_string())
+        .unwrap_or_default();
+    *req.uri_mut() = format!("http://agent{path}").parse().expect("uri");
+    req.headers_mut().remove("authorization");
+    match sender.send_request(req).await {
+        Ok(resp) => Ok(resp.map(|b| b.boxed())),
+        Err(e) => Ok(grpc_error(tonic::Code::Unavailable, &format!("agent: {e}"))),
+    }
+}
+
+fn constant_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Serves the data plane until the listener fails.
+pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, token: String) {
+    let token = Arc::new(token);
+    loop {
+        let Ok((stream, _)) = listener.accept().await else {
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let (host, token) = (host.clone(), token.clone());
+        tokio::spawn(async move {
+            let svc =
+                hyper::service::service_fn(move |req| forward(host.clone(), token.clone(), req));
+            let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .serve_connection(TokioIo::new(stream), svc)
+                .await;
+        });
+    }
+}

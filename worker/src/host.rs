@@ -1,0 +1,513 @@
+//! The sandboxes of this worker: their directories, their state on disk,
+//! and the runtime calls that build, freeze, stop and remove them. The
+//! state file of each sandbox is what a restarted worker re-adopts from.
+
+use crate::bundle::{self, BundleSpec, Layout, Limits};
+use crate::runtime::{ContainerStatus, Runtime};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::os::unix::fs::{PermissionsExt, chown};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::v1::SandboxState;
+use tokio::sync::Mutex;
+
+/// The first host uid given to sandboxes; each takes a range of 65536.
+pub const UID_BASE: u32 = 1_000_000;
+/// How long a new sandbox's agent has to answer.
+pub const AGENT_READY_TIMEOUT: Duration = Duration::from_secs(20);
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Held {
+    pub sandbox_id: String,
+    pub generation: i64,
+    pub slot: u32,
+    /// "running", "paused" or "stopped", as this worker last left it.
+    pub state: String,
+}
+
+pub struct SandboxHost {
+    root: PathBuf,
+    runtime: Arc<dyn Runtime>,
+    agent: PathBuf,
+    /// One lock per sandbox, so commands for one sandbox run in order.
+    locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+}
+
+fn valid_id(id: &str) -> bool {
+    id.starts_with("sbx_")
+        && id.len() <= 64
+        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+}
+
+fn state_pb(s: &str) -> SandboxState {
+    match s {
+        "running" => SandboxState::Running,
+        "paused" => SandboxState::Paused,
+        "stopped" => SandboxState::Stopped,
+        _ => SandboxState::Failed,
+    }
+}
+
+impl SandboxHost {
+    /// `agent` is the talon-agent binary to seal a copy of.
+    pub fn new(data_dir: &Path, runtime: Arc<dyn Runtime>, agent: &Path) -> anyhow::Result<Self> {
+        let root = data_dir.join("sandboxes");
+        std::fs::create_dir_all(&root)?;
+        std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o711))?;
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711))?;
+        traversable(&root)?;
+        let sealed = seal_agent(data_dir, agent)?;
+        Ok(SandboxHost {
+            root,
+            runtime,
+            agent: sealed,
+            locks: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn runtime_name(&self) -> &str {
+        self.runtime.name()
+    }
+
+    fn layout(&self, id: &str) -> Layout {
+        Layout {
+            dir: self.root.join(id),
+        }
+    }
+
+    pub fn socket(&self, id: &str) -> Option<PathBuf> {
+        valid_id(id).then(|| self.layout(id).socket())
+    }
+
+    async fn lock(&self, id: &str) -> Arc<Mutex<()>> {
+        self.locks
+            .lock()
+            .await
+            .entry(id.to_string())
+            .or_default()
+            .clone()
+    }
+
+    pub fn held(&self, id: &str) -> Option<Held> {
+        let s = std::fs::read_to_string(self.layout(id).dir.join("state.json")).ok()?;
+        serde_json::from_str(&s).ok()
+    }
+
+    fn save(&self, h: &Held) -> anyhow::Result<()> {
+        let dir = self.layout(&h.sandbox_id).dir;
+        let tmp = dir.join("state.json.tmp");
+        std::fs::write(&tmp, serde_json::to_vec(h)?)?;
+        std::fs::rename(tmp, dir.join("state.json"))?;
+        Ok(())
+    }
+
+    /// Every sandbox this worker holds, with its state checked against the
+    /// runtime: a container that died while we were away is reported
+    /// failed, not running.
+    pub async fn inventory(&self) -> Vec<wpb::SandboxStatus> {
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir(&self.root) else {
+            return out;
+        };
+        for e in dir.flatten() {
+            let id = e.file_name().to_string_lossy().into_owned();
+            let Some(h) = self.held(&id) else { continue };
+            let actual = match self.runtime.status(&id).await {
+                Ok(Some(ContainerStatus::Running)) => "running",
+                Ok(Some(ContainerStatus::Paused)) => "paused",
+                Ok(_) if h.state == "stopped" => "stopped",
+                _ => "failed",
+            };
+            out.push(wpb::SandboxStatus {
+                sandbox_id: id,
+                generation: h.generation,
+                state: state_pb(actual) as i32,
+                message: if actual == "failed" && h.state != "failed" {
+                    "container is gone".into()
+                } else {
+                    String::new()
+                },
+            });
+        }
+        out
+    }
+
+    fn status(h: &Held, message: &str) -> wpb::SandboxStatus {
+        wpb::SandboxStatus {
+            sandbox_id: h.sandbox_id.clone(),
+            generation: h.generation,
+            state: state_pb(&h.state) as i32,
+            message: message.to_string(),
+        }
+    }
+
+    fn free_slot(&self) -> u32 {
+        let used: Vec<u32> = std::fs::read_dir(&self.root)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| self.held(&e.file_name().to_string_lossy()))
+                    .map(|h| h.slot)
+                    .collect()
+            })
+            .unwrap_or_default();
+        (0..).find(|s| !used.contains(s)).expect("a free slot")
+    }
+
+    /// Builds and starts a sandbox. A command of an older generation than
+    /// the one held is refused (fencing).
+    pub async fn create(
+        &self,
+        id: &str,
+        generation: i64,
+        spec: &wpb::SandboxSpec,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        anyhow::ensure!(valid_id(id), "invalid sandbox id");
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        if let Some(h) = self.held(id) {
+            anyhow::ensure!(
+                generation >= h.generation,
+                "stale generation {generation} < {}",
+                h.generation
+            );
+            if h.generation == generation && h.state == "running" {
+                return Ok(Self::status(&h, ""));
+            }
+            self.teardown(id).await?;
+        }
+        if !spec.image.is_empty() && spec.image != "host" {
+            anyhow::bail!(
+                "image {:?} is not available on this worker (only \"host\" is, for now)",
+                spec.image
+            );
+        }
+        let slot = self.free_slot();
+        let uid = UID_BASE + slot * bundle::ID_RANGE;
+        let layout = self.layout(id);
+        prepare(&layout, uid, spec)?;
+        let h = Held {
+            sandbox_id: id.into(),
+            generation,
+            slot,
+            state: "starting".into(),
+        };
+        self.save(&h)?;
+        self.boot(&layout, id, uid, spec, h).await
+    }
+
+    async fn boot(
+        &self,
+        layout: &Layout,
+        id: &str,
+        uid: u32,
+        spec: &wpb::SandboxSpec,
+        mut h: Held,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        let r = spec.resources.unwrap_or_default();
+        let env: BTreeMap<String, String> = spec.env.clone().into_iter().collect();
+        let oci = bundle::spec(&BundleSpec {
+            sandbox_id: id,
+            layout,
+            uid_base: uid,
+            limits: Limits {
+                cpu_millis: r.cpu_millis,
+                memory_mib: r.memory_mib,
+                max_pids: r.max_pids,
+            },
+            env: &env,
+            agent: &self.agent,
+            has_secret_files: !spec.secret_files.is_empty(),
+        })?;
+        oci.save(layout.bundle().join("config.json"))?;
+        let _ = std::fs::remove_file(layout.socket());
+        if let Err(e) = self.runtime.run(id, &layout.bundle()).await {
+            let _ = self.runtime.delete(id).await;
+            h.state = "failed".into();
+            self.save(&h)?;
+            return Err(e);
+        }
+        if let Err(e) = wait_for_agent(&layout.socket()).await {
+            let _ = self.runtime.delete(id).await;
+            h.state = "failed".into();
+            self.save(&h)?;
+            return Err(e);
+        }
+        h.state = "running".into();
+        self.save(&h)?;
+        // Keep the spec for Start after Stop.
+        std::fs::write(
+            layout.dir.join("spec.bin"),
+            prost::Message::encode_to_vec(spec),
+        )?;
+        Ok(Self::status(&h, ""))
+    }
+
+    async fn fenced(&self, id: &str, generation: i64) -> anyhow::Result<Held> {
+        let h = self
+            .held(id)
+            .ok_or_else(|| anyhow::anyhow!("sandbox {id} is not on this worker"))?;
+        anyhow::ensure!(
+            h.generation == generation,
+            "stale generation {generation}, holding {}",
+            h.generation
+        );
+        Ok(h)
+    }
+
+    pub async fn pause(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let mut h = self.fenced(id, generation).await?;
+        self.runtime.pause(id).await?;
+        h.state = "paused".into();
+        self.save(&h)?;
+        Ok(Self::status(&h, ""))
+    }
+
+    pub async fn resume(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let mut h = self.fenced(id, generation).await?;
+        self.runtime.resume(id).await?;
+        h.state = "running".into();
+        self.save(&h)?;
+        Ok(Self::status(&h, ""))
+    }
+
+    /// Stops every process (the container goes), keeping the directories.
+    pub async fn stop(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let mut h = self.fenced(id, generation).await?;
+        if self.runtime.status(id).await? == Some(ContainerStatus::Paused) {
+            let _ = self.runtime.resume(id).await;
+        }
+        let _ = self.runtime.kill(id, "KILL").await;
+        self.runtime.delete(id).await?;
+        h.state = "stopped".into();
+        self.save(&h)?;
+        Ok(Self::status(&h, ""))
+    }
+
+    pub async fn start(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let h = self.fenced(id, generation).await?;
+        let layout = self.layout(id);
+        let spec: wpb::SandboxSpec =
+            prost::Message::decode(std::fs::read(layout.dir.join("spec.bin"))?.as_slice())?;
+        self.boot(&layout, id, UID_BASE + h.slot * bundle::ID_RANGE, &spec, h)
+            .await
+    }
+
+    /// Removes the container and every file of the sandbox. Deleting what
+    /// is not here succeeds: it is already gone.
+    pub async fn delete(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        anyhow::ensure!(valid_id(id), "invalid sandbox id");
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        if let Some(h) = self.held(id) {
+            anyhow::ensure!(
+                generation >= h.generation,
+                "stale generation {generation} < {}",
+                h.generation
+            );
+        }
+        self.teardown(id).await?;
+        self.locks.lock().await.remove(id);
+        Ok(wpb::SandboxStatus {
+            sandbox_id: id.into(),
+            generation,
+            state: SandboxState::Deleted as i32,
+            message: String::new(),
+        })
+    }
+
+    async fn teardown(&self, id: &str) -> anyhow::Result<()> {
+        if self.runtime.status(id).await? == Some(ContainerStatus::Paused) {
+            let _ = self.runtime.resume(id).await;
+        }
+        let _ = self.runtime.kill(id, "KILL").await;
+        self.runtime.delete(id).await?;
+        let dir = self.layout(id).dir;
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// A sandbox's root is an unprivileged host user: it must be able to
+/// pass through every directory above its bundle.
+fn traversable(dir: &Path) -> anyhow::Result<()> {
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        let mode = std::fs::metadata(d)?.permissions().mode();
+        if mode & 0o001 == 0 {
+            anyhow::bail!(
+                "{} is not traversable by other users (mode {:o}); sandboxes under {} could not reach their root. \
+                 Use a data directory outside it (for example /var/lib/talon)",
+                d.display(),
+                mode & 0o777,
+                dir.display()
+            );
+        }
+        p = d.parent();
+    }
+    Ok(())
+}
+
+/// Copies the agent binary once into the data directory, read-only, named
+/// by its content; that copy, not the worker's executable, enters sandboxes.
+fn seal_agent(data_dir: &Path, agent: &Path) -> anyhow::Result<PathBuf> {
+    let bytes = std::fs::read(agent)
+        .map_err(|e| anyhow::anyhow!("talon-agent at {}: {e}", agent.display()))?;
+    let digest = {
+        // FNV-1a is enough to name a file by content; integrity comes from
+        // the copy being ours and read-only.
+        let mut h: u64 = 0xcbf29ce484222325;
+        for b in &bytes {
+            h ^= u64::from(*b);
+            h = h.wrapping_mul(0x100000001b3);
+        }
+        h
+    };
+    let dir = data_dir.join("agent");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join(format!("talon-agent-{digest:016x}"));
+    if !path.exists() {
+        let tmp = dir.join(format!(".tmp-{}", std::process::id()));
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o555))?;
+        std::fs::rename(&tmp, &path)?;
+    }
+    Ok(path)
+}
+
+/// Creates the directories of a new sandbox, owned by its root user.
+fn prepare(l: &Layout, uid: u32, spec: &wpb::SandboxSpec) -> anyhow::Result<()> {
+    std::fs::create_dir_all(&l.dir)?;
+    std::fs::set_permissions(&l.dir, std::fs::Permissions::from_mode(0o711))?;
+    std::fs::create_dir_all(l.rootfs())?;
+    for d in [
+        "proc",
+        "dev",
+        "sys",
+        "usr",
+        "workspace",
+        "tmp",
+        "root",
+        "var",
+        "etc",
+        "run/talon",
+        "run/secrets",
+        ".talon",
+    ] {
+        std::fs::create_dir_all(l.rootfs().join(d))?;
+    }
+    std::fs::write(l.rootfs().join(".talon/agent"), b"")?;
+    for d in bundle::HOST_DIRS {
+        let host = Path::new(d);
+        let inside = l.rootfs().join(&d[1..]);
+        if host.is_symlink() {
+            let target = std::fs::read_link(host)?;
+            let _ = std::fs::remove_dir(&inside);
+            std::os::unix::fs::symlink(target, &inside)?;
+        } else if host.is_dir() {
+            std::fs::create_dir_all(&inside)?;
+        }
+    }
+    for (dir, _) in l.private_dirs() {
+        std::fs::create_dir_all(&dir)?;
+    }
+    std::fs::create_dir_all(l.dir.join("var/log/talon"))?;
+    std::fs::create_dir_all(l.dir.join("var/tmp"))?;
+    write_etc(l, spec)?;
+    for e in bundle::HOST_ETC {
+        let inside = l.etc().join(&e[5..]);
+        let host = Path::new(e);
+        if host.is_dir() {
+            std::fs::create_dir_all(&inside)?;
+        } else if host.exists() {
+            std::fs::write(&inside, b"")?;
+        }
+    }
+    if !spec.secret_files.is_empty() {
+        std::fs::create_dir_all(l.secrets())?;
+        for (name, value) in &spec.secret_files {
+            anyhow::ensure!(
+                !name.contains('/') && !name.starts_with('.'),
+                "bad secret name"
+            );
+            let p = l.secrets().join(name);
+            std::fs::write(&p, value)?;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400))?;
+        }
+    }
+    // The sandbox's root owns its private directories.
+    for (dir, _) in l.private_dirs() {
+        chown_tree(&dir, uid)?;
+    }
+    if l.secrets().exists() {
+        chown_tree(&l.secrets(), uid)?;
+    }
+    std::fs::set_permissions(l.workspace(), std::fs::Permissions::from_mode(0o755))?;
+    std::fs::set_permissions(l.dir.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
+    std::fs::set_permissions(l.dir.join("root"), std::fs::Permissions::from_mode(0o700))?;
+    Ok(())
+}
+
+fn write_etc(l: &Layout, spec: &wpb::SandboxSpec) -> anyhow::Result<()> {
+    let _ = spec;
+    let etc = l.etc();
+    std::fs::write(
+        etc.join("passwd"),
+        "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+    )?;
+    std::fs::write(
+        etc.join("group"),
+        "root:x:0:\ntty:x:5:\nuser:x:1000:\nnogroup:x:65534:\n",
+    )?;
+    std::fs::write(
+        etc.join("hosts"),
+        "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
+    )?;
+    std::fs::write(etc.join("hostname"), "sandbox\n")?;
+    std::fs::write(
+        etc.join("nsswitch.conf"),
+        "passwd: files\ngroup: files\nhosts: files dns\n",
+    )?;
+    let resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    std::fs::write(etc.join("resolv.conf"), resolv)?;
+    Ok(())
+}
+
+fn chown_tree(p: &Path, uid: u32) -> std::io::Result<()> {
+    chown(p, Some(uid), Some(uid))?;
+    if p.is_dir() && !p.is_symlink() {
+        for e in std::fs::read_dir(p)? {
+            chown_tree(&e?.path(), uid)?;
+        }
+    }
+    Ok(())
+}
+
+async fn wait_for_agent(socket: &Path) -> anyhow::Result<()> {
+    let deadline = tokio::time::Instant::now() + AGENT_READY_TIMEOUT;
+    loop {
+        if let Ok(mut c) = crate::agent_client(socket).await
+            && c.ping(talon_proto::talon::agent::v1::PingRequest {})
+                .await
+                .is_ok()
+        {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() > deadline {
+            anyhow::bail!("the sandbox's agent did not answer within {AGENT_READY_TIMEOUT:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}

@@ -1,0 +1,149 @@
+//! Container runtimes behind one trait, picked per worker by name. The
+//! OCI-CLI adapter drives `runc` or `crun` with the same bundle; every call
+//! is a short-lived CLI process, so the containers outlive the worker.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContainerStatus {
+    Created,
+    Running,
+    Paused,
+    Stopped,
+}
+
+#[async_trait::async_trait]
+pub trait Runtime: Send + Sync {
+    fn name(&self) -> &str;
+    /// Creates and starts a container from a bundle, detached.
+    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<()>;
+    async fn pause(&self, id: &str) -> anyhow::Result<()>;
+    async fn resume(&self, id: &str) -> anyhow::Result<()>;
+    async fn kill(&self, id: &str, signal: &str) -> anyhow::Result<()>;
+    /// Removes the container (and its cgroup); a missing one is fine.
+    async fn delete(&self, id: &str) -> anyhow::Result<()>;
+    /// None when the runtime does not know the container.
+    async fn status(&self, id: &str) -> anyhow::Result<Option<ContainerStatus>>;
+}
+
+/// `runc` / `crun` (and `runsc`, which takes the same commands).
+pub struct OciCli {
+    binary: String,
+    root: PathBuf,
+}
+
+impl OciCli {
+    pub fn new(binary: &str, root: PathBuf) -> Self {
+        OciCli {
+            binary: binary.to_string(),
+            root,
+        }
+    }
+
+    async fn cmd(&self, args: &[&str], bundle_log: Option<&Path>) -> anyhow::Result<String> {
+        let mut c = tokio::process::Command::new(&self.binary);
+        c.arg("--root")
+            .arg(&self.root)
+            .args(args)
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        // A detached container inherits runc's stdio: give it a file, not
+        // our pipes, or it would hold them open.
+        if let Some(log) = bundle_log {
+            let f = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(log)?;
+            c.stdout(Stdio::from(f.try_clone()?)).stderr(Stdio::from(f));
+            let status = c.status().await?;
+            if !status.success() {
+                let tail = std::fs::read_to_string(log).unwrap_or_default();
+                let tail: String = tail
+                    .lines()
+                    .rev()
+                    .take(5)
+                    .collect::<Vec<_>>()
+                    .into_iter()
+                    .rev()
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                anyhow::bail!("{} {}: {status}: {tail}", self.binary, args.join(" "));
+            }
+            return Ok(String::new());
+        }
+        let out = c.output().await?;
+        if !out.status.success() {
+            anyhow::bail!(
+                "{} {}: {}",
+                self.binary,
+                args.join(" "),
+                String::from_utf8_lossy(&out.stderr).trim()
+            );
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
+#[async_trait::async_trait]
+impl Runtime for OciCli {
+    fn name(&self) -> &str {
+        &self.binary
+    }
+
+    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<()> {
+        let b = bundle.to_string_lossy();
+        self.cmd(
+            &["run", "--detach", "--bundle", &b, id],
+            Some(&bundle.join("runtime.log")),
+        )
+        .await
+        .map(|_| ())
+    }
+
+    async fn pause(&self, id: &str) -> anyhow::Result<()> {
+        self.cmd(&["pause", id], None).await.map(|_| ())
+    }
+
+    async fn resume(&self, id: &str) -> anyhow::Result<()> {
+        self.cmd(&["resume", id], None).await.map(|_| ())
+    }
+
+    async fn kill(&self, id: &str, signal: &str) -> anyhow::Result<()> {
+        self.cmd(&["kill", id, signal], None).await.map(|_| ())
+    }
+
+    async fn delete(&self, id: &str) -> anyhow::Result<()> {
+        match self.cmd(&["delete", "--force", id], None).await {
+            Ok(_) => Ok(()),
+            Err(e)
+                if e.to_string().contains("does not exist")
+                    || e.to_string().contains("not found") =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    async fn status(&self, id: &str) -> anyhow::Result<Option<ContainerStatus>> {
+        match self.cmd(&["state", id], None).await {
+            Ok(out) => {
+                let v: serde_json::Value = serde_json::from_str(&out)?;
+                Ok(Some(match v["status"].as_str().unwrap_or("") {
+                    "created" => ContainerStatus::Created,
+                    "running" => ContainerStatus::Running,
+                    "paused" => ContainerStatus::Paused,
+                    _ => ContainerStatus::Stopped,
+                }))
+            }
+            Err(e)
+                if e.to_string().contains("does not exist")
+                    || e.to_string().contains("not found") =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(e),
+        }
+    }
+}
