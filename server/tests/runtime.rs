@@ -157,6 +157,24 @@ async fn a_real_sandbox_runs_processes_and_files_and_leaves_nothing_behind() {
     );
     let (out, _, _) = exec(&mut procs, &id, &["sh", "-c", "ls /sys/class/net"]).await;
     assert_eq!(out.trim(), "lo", "a fresh network namespace");
+    // Seccomp: no new namespaces, no mounts; ordinary programs still run.
+    let (_, err, code) = exec(&mut procs, &id, &["unshare", "-U", "true"]).await;
+    assert_ne!(code, 0, "unshare must fail: {err}");
+    let (_, _, code) = exec(&mut procs, &id, &["mount", "-t", "tmpfs", "t", "/tmp"]).await;
+    assert_ne!(code, 0, "mount must fail");
+    let (out, err, code) = exec(&mut procs, &id, &["python3", "-c", "import threading,subprocess;t=threading.Thread(target=print,args=('thread',));t.start();t.join();print(subprocess.run(['echo','child'],capture_output=True).stdout.decode().strip())"]).await;
+    assert_eq!(
+        (out.as_str(), code),
+        ("thread\nchild\n", 0),
+        "threads and subprocesses work under seccomp: {err}"
+    );
+    let (out, _, _) = exec(
+        &mut procs,
+        &id,
+        &["sh", "-c", "grep Seccomp: /proc/self/status"],
+    )
+    .await;
+    assert!(out.contains('2'), "filter mode: {out}");
 
     // Files through the API land in the workspace and survive stop/start.
     use pb::write_file_request::Message as W;

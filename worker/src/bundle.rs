@@ -290,6 +290,7 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         .namespaces(namespaces)
         .resources(resources)
         .cgroups_path(PathBuf::from(format!("/talon/{}", b.sandbox_id)))
+        .seccomp(crate::seccomp::profile())
         .masked_paths(get_default_maskedpaths())
         .readonly_paths(get_default_readonly_paths())
         .build()?;
@@ -358,6 +359,7 @@ mod tests {
                 .any(|p| p == "/proc/kcore")
         );
         assert_eq!(j["root"]["readonly"], true);
+        assert_eq!(j["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO");
         let agent = j["mounts"]
             .as_array()
             .unwrap()

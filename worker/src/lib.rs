@@ -11,6 +11,7 @@ pub mod bundle;
 pub mod dataplane;
 pub mod host;
 pub mod runtime;
+pub mod seccomp;
 
 use std::path::PathBuf;
 use std::time::Duration;
