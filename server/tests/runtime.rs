@@ -582,3 +582,130 @@ async fn processes_survive_a_worker_kill_and_are_reattached() {
         .unwrap();
     assert!(!s.data_dir().join("w/sandboxes").join(&id).exists());
 }
+
+/// A sandbox whose init dies is reported FAILED; a sandbox past its
+/// timeout is frozen by the cgroup freezer (pause is the default action).
+#[tokio::test]
+async fn dead_sandboxes_fail_and_timeouts_freeze() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (CI runs as root)"
+    );
+    ensure_agent_built();
+    let s = Server::up().await;
+    let t = tenant(&s, "deaths").await;
+    let mut dev = s.as_(&t.developer).await;
+    let b = Bearer(Some(format!("Bearer {}", t.developer).parse().unwrap()));
+    let mut procs = procs_client(s.channel().await, b);
+    let mk = |secs: i64| pb::CreateSandboxRequest {
+        sandbox: Some(pb::Sandbox {
+            timeout: Some(prost_types::Duration {
+                seconds: secs,
+                nanos: 0,
+            }),
+            ..Default::default()
+        }),
+        wait_until_running: true,
+        wait_timeout: Some(prost_types::Duration {
+            seconds: 60,
+            nanos: 0,
+        }),
+    };
+    let mut sb = None;
+    for _ in 0..100 {
+        match dev.sandboxes.create_sandbox(mk(600)).await {
+            Ok(r) => {
+                sb = r.into_inner().sandbox;
+                break;
+            }
+            Err(e) if e.code() == Code::Unavailable => {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(e) => panic!("{e:?}"),
+        }
+    }
+    let doomed = sb.expect("no worker came up").sandbox_id;
+    // Kill the sandbox's init (the agent) from the host.
+    let (out, _, _) = exec(&mut procs, &doomed, &["true"]).await;
+    assert_eq!(out, "");
+    let rt_root = s.data_dir().join("worker/runtime-state");
+    let st = std::process::Command::new("runc")
+        .arg("--root")
+        .arg(&rt_root)
+        .args(["kill", &doomed, "KILL"])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let failed = until_state_for(
+        &mut dev,
+        &doomed,
+        pb::SandboxState::Failed,
+        Duration::from_secs(15),
+    )
+    .await;
+    assert!(
+        failed.state_message.contains("init"),
+        "{}",
+        failed.state_message
+    );
+
+    let short = dev
+        .sandboxes
+        .create_sandbox(mk(2))
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap()
+        .sandbox_id;
+    until_state_for(
+        &mut dev,
+        &short,
+        pb::SandboxState::Paused,
+        Duration::from_secs(15),
+    )
+    .await;
+    let frozen = std::fs::read_to_string(format!(
+        "/sys/fs/cgroup/freezer/talon/{short}/freezer.state"
+    ))
+    .or_else(|_| {
+        std::fs::read_to_string(format!(
+            "/sys/fs/cgroup/unified/talon/{short}/cgroup.freeze"
+        ))
+    })
+    .unwrap();
+    assert!(
+        frozen.trim() == "FROZEN" || frozen.trim() == "1",
+        "freezer says {frozen:?}"
+    );
+    dev.sandboxes
+        .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: short })
+        .await
+        .unwrap();
+    dev.sandboxes
+        .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: doomed })
+        .await
+        .unwrap();
+}
+
+async fn until_state_for(
+    c: &mut Clients,
+    id: &str,
+    state: pb::SandboxState,
+    within: Duration,
+) -> pb::Sandbox {
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let s = get(c, id).await;
+        if s.state == state as i32 {
+            return s;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{id} never became {state:?}; it is {:?}",
+            s.state
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}

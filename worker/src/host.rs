@@ -135,6 +135,43 @@ impl SandboxHost {
         out
     }
 
+    /// Finds running or paused sandboxes whose container is gone (its init
+    /// died or was killed) and marks them failed, returning what changed.
+    pub async fn reap_dead(&self) -> Vec<wpb::SandboxStatus> {
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir(&self.root) else {
+            return out;
+        };
+        for e in dir.flatten() {
+            let id = e.file_name().to_string_lossy().into_owned();
+            let Some(h) = self.held(&id) else { continue };
+            if h.state != "running" && h.state != "paused" {
+                continue;
+            }
+            let lock = self.lock(&id).await;
+            let _g = lock.lock().await;
+            // Re-read under the lock: a command may have changed it.
+            let Some(mut h) = self.held(&id) else {
+                continue;
+            };
+            if h.state != "running" && h.state != "paused" {
+                continue;
+            }
+            match self.runtime.status(&id).await {
+                Ok(Some(ContainerStatus::Running | ContainerStatus::Paused)) => {}
+                Ok(_) => {
+                    let _ = self.runtime.delete(&id).await;
+                    h.state = "failed".into();
+                    if self.save(&h).is_ok() {
+                        out.push(Self::status(&h, "the sandbox's init process exited"));
+                    }
+                }
+                Err(e) => tracing::warn!(sandbox = %id, error = %e, "runtime state unknown"),
+            }
+        }
+        out
+    }
+
     fn status(h: &Held, message: &str) -> wpb::SandboxStatus {
         wpb::SandboxStatus {
             sandbox_id: h.sandbox_id.clone(),

@@ -305,6 +305,8 @@ async fn session(
         .into_inner();
     let mut interval = Duration::from_secs(5);
     let mut beat = tokio::time::interval(interval);
+    // How often containers are checked for having died on their own.
+    let mut watch = tokio::time::interval(Duration::from_secs(2));
     loop {
         tokio::select! {
             msg = inbound.next() => {
@@ -327,6 +329,14 @@ async fn session(
                         });
                     }
                     None => {}
+                }
+            }
+            _ = watch.tick() => {
+                if let Some(h) = &host {
+                    for status in h.reap_dead().await {
+                        tracing::warn!(sandbox = %status.sandbox_id, "sandbox died");
+                        tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Event(status)) }).await?;
+                    }
                 }
             }
             _ = beat.tick() => {
