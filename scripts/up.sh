@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
-# Sets up and runs Talon on the embedded defaults: installs runc when it is
-# missing (as root, from Debian's packages), builds `talon` and
-# `talon-agent`, and starts `talon up` (control plane + embedded worker).
-# Extra arguments go to `talon up`.
+# Sets up and runs Talon on the embedded defaults: installs what the build
+# and the runtimes need when missing (as root, from Debian's packages:
+# libseccomp-dev and pkg-config for libcontainer, runc as the alternative
+# adapter), builds `talon` and `talon-agent`, and starts `talon up`
+# (control plane + embedded worker). Extra arguments go to `talon up`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if ! command -v runc >/dev/null && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runc >/dev/null || {
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runc >/dev/null; }
+need=()
+dpkg -s libseccomp-dev >/dev/null 2>&1 || need+=(libseccomp-dev)
+command -v pkg-config >/dev/null || need+=(pkg-config)
+command -v runc >/dev/null || need+=(runc)
+if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null; }
 fi
 cargo build --release -p talon-server -p talon-agent
 exec ./target/release/talon up "$@"

@@ -57,8 +57,8 @@ struct ServerArgs {
     /// Most sandboxes the embedded worker takes (`up` only).
     #[arg(long, default_value_t = 500)]
     worker_max_sandboxes: i64,
-    /// Container runtime of the embedded worker: runc, crun or none (`up` only).
-    #[arg(long, env = "TALON_RUNTIME", default_value = "runc")]
+    /// Container runtime of the embedded worker: libcontainer, runc, crun or none (`up` only).
+    #[arg(long, env = "TALON_RUNTIME", default_value = "libcontainer")]
     runtime: String,
     /// The talon-agent binary [default: next to `talon`] (`up` only).
     #[arg(long, env = "TALON_AGENT_PATH")]
@@ -83,8 +83,8 @@ struct WorkerArgs {
     /// Most sandboxes this worker takes.
     #[arg(long, default_value_t = 500)]
     max_sandboxes: i64,
-    /// Container runtime: runc, crun or none.
-    #[arg(long, env = "TALON_RUNTIME", default_value = "runc")]
+    /// Container runtime: libcontainer, runc, crun or none.
+    #[arg(long, env = "TALON_RUNTIME", default_value = "libcontainer")]
     runtime: String,
     /// The talon-agent binary [default: next to `talon`].
     #[arg(long, env = "TALON_AGENT_PATH")]
@@ -197,8 +197,25 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+fn main() -> anyhow::Result<()> {
+    // `talon oci …` is the libcontainer runtime, run by the worker in a
+    // child process. It must stay single-threaded: dispatch it before the
+    // tokio runtime starts any thread.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("oci") {
+        if let Err(e) = talon_worker::youki::main(&args[2..]) {
+            eprintln!("talon oci: {e:#}");
+            std::process::exit(1);
+        }
+        return Ok(());
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(&cli.log_format);
     match cli.command {

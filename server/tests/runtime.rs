@@ -62,32 +62,46 @@ async fn exec(p: &mut Procs, id: &str, cmd: &[&str]) -> (String, String, i32) {
     )
 }
 
+/// The same sandbox life under each runtime adapter, picked by name.
 #[tokio::test]
-async fn a_real_sandbox_runs_processes_and_files_and_leaves_nothing_behind() {
+async fn a_real_sandbox_under_libcontainer() {
+    real_sandbox("libcontainer").await;
+}
+
+#[tokio::test]
+async fn a_real_sandbox_under_runc() {
+    real_sandbox("runc").await;
+}
+
+async fn real_sandbox(runtime: &str) {
     assert_eq!(
         unsafe { libc::geteuid() },
         0,
         "this test needs root (CI runs as root)"
     );
     ensure_agent_built();
-    let s = Server::up().await;
+    let s = Server::up_with(&["--runtime", runtime]).await;
     let t = tenant(&s, "real").await;
     let mut admin = s.admin().await;
-    for _ in 0..100 {
-        let w = admin
+    let mut registered = vec![];
+    for _ in 0..200 {
+        registered = admin
             .admin
             .list_workers(pb::ListWorkersRequest {})
             .await
             .unwrap()
             .into_inner()
             .workers;
-        if w.first()
-            .is_some_and(|w| w.runtimes.iter().any(|r| r.ends_with("runc")))
-        {
+        if registered.first().is_some_and(|w| !w.runtimes.is_empty()) {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+    assert_eq!(
+        registered[0].runtimes,
+        vec![runtime.to_string()],
+        "the worker runs the adapter asked for"
+    );
     let mut dev = s.as_(&t.developer).await;
     let b = Bearer(Some(format!("Bearer {}", t.developer).parse().unwrap()));
     let mut procs = procs_client(s.channel().await, b.clone());
@@ -630,7 +644,8 @@ async fn dead_sandboxes_fail_and_timeouts_freeze() {
     let (out, _, _) = exec(&mut procs, &doomed, &["true"]).await;
     assert_eq!(out, "");
     let rt_root = s.data_dir().join("worker/runtime-state");
-    let st = std::process::Command::new("runc")
+    let st = std::process::Command::new(env!("CARGO_BIN_EXE_talon"))
+        .arg("oci")
         .arg("--root")
         .arg(&rt_root)
         .args(["kill", &doomed, "KILL"])

@@ -12,6 +12,7 @@ pub mod dataplane;
 pub mod host;
 pub mod runtime;
 pub mod seccomp;
+pub mod youki;
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -195,13 +196,22 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
 }
 
 /// The sandbox host, when a runtime and the agent are both here.
+/// "libcontainer" is youki's library, run through `talon oci`; "runc",
+/// "crun" or "runsc" are their CLIs on PATH.
 fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>> {
     if config.runtime == "none" {
         return None;
     }
-    let Some(bin) = find_on_path(&config.runtime) else {
-        tracing::warn!(runtime = %config.runtime, "runtime binary not found on PATH; this worker runs no sandboxes");
-        return None;
+    let state = config.data_dir.join("runtime-state");
+    let rt = if config.runtime == "libcontainer" {
+        let exe = std::env::current_exe().ok()?;
+        runtime::OciCli::with_prefix("libcontainer", &exe.to_string_lossy(), &["oci"], state)
+    } else {
+        let Some(bin) = find_on_path(&config.runtime) else {
+            tracing::warn!(runtime = %config.runtime, "runtime binary not found on PATH; this worker runs no sandboxes");
+            return None;
+        };
+        runtime::OciCli::new(&bin.to_string_lossy(), state)
     };
     let agent = config.agent_path.clone().or_else(|| {
         std::env::current_exe()
@@ -214,11 +224,7 @@ fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>>
         );
         return None;
     };
-    let rt = std::sync::Arc::new(runtime::OciCli::new(
-        &bin.to_string_lossy(),
-        config.data_dir.join("runtime-state"),
-    ));
-    match host::SandboxHost::new(&config.data_dir, rt, &agent) {
+    match host::SandboxHost::new(&config.data_dir, std::sync::Arc::new(rt), &agent) {
         Ok(h) => Some(std::sync::Arc::new(h)),
         Err(e) => {
             tracing::warn!(error = %e, "sandbox host unavailable; this worker runs no sandboxes");

@@ -27,23 +27,43 @@ pub trait Runtime: Send + Sync {
     async fn status(&self, id: &str) -> anyhow::Result<Option<ContainerStatus>>;
 }
 
-/// `runc` / `crun` (and `runsc`, which takes the same commands).
+/// `runc` / `crun` (and `runsc`, which takes the same commands), or
+/// `talon oci` for libcontainer.
 pub struct OciCli {
+    name: String,
     binary: String,
+    prefix: Vec<String>,
     root: PathBuf,
 }
 
 impl OciCli {
     pub fn new(binary: &str, root: PathBuf) -> Self {
+        let name = Path::new(binary)
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         OciCli {
+            name,
             binary: binary.to_string(),
+            prefix: vec![],
+            root,
+        }
+    }
+
+    /// A runtime reached as `binary PREFIX… --root R …`.
+    pub fn with_prefix(name: &str, binary: &str, prefix: &[&str], root: PathBuf) -> Self {
+        OciCli {
+            name: name.into(),
+            binary: binary.into(),
+            prefix: prefix.iter().map(|s| s.to_string()).collect(),
             root,
         }
     }
 
     async fn cmd(&self, args: &[&str], bundle_log: Option<&Path>) -> anyhow::Result<String> {
         let mut c = tokio::process::Command::new(&self.binary);
-        c.arg("--root")
+        c.args(&self.prefix)
+            .arg("--root")
             .arg(&self.root)
             .args(args)
             .stdin(Stdio::null())
@@ -88,7 +108,7 @@ impl OciCli {
 #[async_trait::async_trait]
 impl Runtime for OciCli {
     fn name(&self) -> &str {
-        &self.binary
+        &self.name
     }
 
     async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<()> {
