@@ -307,7 +307,8 @@ impl Files {
         let fd = openat2(
             t.base,
             &rel,
-            libc::O_RDONLY | libc::O_NOFOLLOW,
+            // O_NONBLOCK: opening a FIFO must not hang waiting for a writer.
+            libc::O_RDONLY | libc::O_NOFOLLOW | libc::O_NONBLOCK,
             0,
             t.resolve,
         )
@@ -319,6 +320,8 @@ impl Files {
                 t.shown
             )));
         }
+        // SAFETY: clear O_NONBLOCK on our fd now that it is a regular file.
+        unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, 0) };
         let end = if length == 0 {
             info.size
         } else {

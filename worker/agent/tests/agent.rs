@@ -656,6 +656,14 @@ async fn traversal_and_symlink_escapes_are_refused() {
         Code::PermissionDenied
     );
     assert!(!a.dir.path().join("planted.txt").exists());
+    // A FIFO is refused at once instead of blocking the reader forever.
+    let fifo = std::ffi::CString::new(a.ws().join("fifo").to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
+    let e = tokio::time::timeout(Duration::from_secs(5), read(&mut a, "fifo"))
+        .await
+        .expect("ReadFile on a FIFO hung")
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
     // Removing the symlink removes the link, never its target.
     a.client
         .remove_path(pb::RemovePathRequest {

@@ -1,0 +1,442 @@
+//! Escape tests: one per class of attack, each asserting that it fails.
+//! They drive the worker's sandbox host directly (libcontainer through
+//! `talon-oci`, the default adapter) and talk to the agent on the
+//! sandbox's socket, as the worker does. Root is required; CI is root.
+
+use sha2::{Digest, Sha256};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::v1 as pb;
+use talon_worker::host::SandboxHost;
+use talon_worker::runtime::OciCli;
+
+fn agent_binary() -> PathBuf {
+    let oci = PathBuf::from(env!("CARGO_BIN_EXE_talon-oci"));
+    let agent = oci.with_file_name("talon-agent");
+    if !agent.exists() {
+        let ok = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "talon-agent"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "could not build talon-agent");
+    }
+    agent
+}
+
+struct Sandbox {
+    _dir: tempfile::TempDir,
+    host: SandboxHost,
+    id: String,
+    agent: talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient<
+        tonic::transport::Channel,
+    >,
+    data: PathBuf,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let rt = tokio::runtime::Handle::current();
+        let _ = tokio::task::block_in_place(|| rt.block_on(self.host.delete(&self.id, 1)));
+    }
+}
+
+async fn sandbox(limits: (i64, i64, i64)) -> Sandbox {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "escape tests need root (CI runs as root)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        dir.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o711),
+    )
+    .unwrap();
+    let data = dir.path().to_path_buf();
+    let rt = OciCli::with_prefix(
+        "libcontainer",
+        env!("CARGO_BIN_EXE_talon-oci"),
+        &[],
+        data.join("runtime-state"),
+    );
+    let host = SandboxHost::new(&data, Arc::new(rt), &agent_binary()).unwrap();
+    let id = format!(
+        "sbx_escape{}",
+        std::process::id() as u64 * 1000 + rand_small()
+    );
+    let spec = wpb::SandboxSpec {
+        image: "host".into(),
+        resources: Some(pb::Resources {
+            cpu_millis: limits.0,
+            memory_mib: limits.1,
+            max_pids: limits.2,
+            disk_mib: 0,
+        }),
+        ..Default::default()
+    };
+    host.create(&id, 1, &spec).await.unwrap();
+    let agent = talon_worker::agent_client(&host.socket(&id).unwrap())
+        .await
+        .unwrap();
+    Sandbox {
+        _dir: dir,
+        host,
+        id,
+        agent,
+        data,
+    }
+}
+
+fn rand_small() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos() as u64
+        % 1000
+}
+
+impl Sandbox {
+    async fn sh(&mut self, script: &str) -> (String, String, i32) {
+        let req = pb::StartProcessRequest {
+            command: vec!["sh".into(), "-c".into(), script.into()],
+            ..Default::default()
+        };
+        let mut s = self.agent.start_process(req).await.unwrap().into_inner();
+        let (mut out, mut err, mut code) = (Vec::new(), Vec::new(), -100);
+        while let Some(m) = tokio::time::timeout(Duration::from_secs(60), s.message())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            match m.event.unwrap().event.unwrap() {
+                pb::process_event::Event::Output(o) if o.stream == 2 => err.extend(o.data),
+                pb::process_event::Event::Output(o) => out.extend(o.data),
+                pb::process_event::Event::Exited(e) => {
+                    code = if e.signal != 0 {
+                        128 + e.signal
+                    } else {
+                        e.exit_code
+                    }
+                }
+                _ => {}
+            }
+        }
+        (
+            String::from_utf8_lossy(&out).into_owned(),
+            String::from_utf8_lossy(&err).into_owned(),
+            code,
+        )
+    }
+}
+
+fn sha(path: &Path) -> String {
+    hex(&Sha256::digest(std::fs::read(path).unwrap()))
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_init_binary_cannot_be_overwritten() {
+    let mut s = sandbox((1000, 256, 256)).await;
+    let sealed: Vec<PathBuf> = std::fs::read_dir(s.data.join("agent"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    let before: Vec<String> = sealed.iter().map(|p| sha(p)).collect();
+    let agent_before = sha(&agent_binary());
+    let (_, _, code) = s
+        .sh("echo x > /proc/self/exe || true; echo x > /proc/1/exe; echo x > /.talon/agent")
+        .await;
+    assert_ne!(code, 0);
+    let (_, _, code) = s.sh("cp /bin/true /.talon/agent").await;
+    assert_ne!(code, 0, "the init binary is read-only");
+    let after: Vec<String> = sealed.iter().map(|p| sha(p)).collect();
+    assert_eq!(before, after, "the sealed agent changed");
+    assert_eq!(
+        agent_before,
+        sha(&agent_binary()),
+        "the host agent binary changed"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_no_inherited_fds() {
+    let mut s = sandbox((1000, 256, 256)).await;
+    // The listing opens one fd of its own (the directory); skip it.
+    let (out, _, _) = s
+        .sh("ls -l /proc/self/fd | awk 'NR>1 {print $9, $11}'")
+        .await;
+    let fds: Vec<&str> = out
+        .lines()
+        .filter(|l| !l.contains("/proc/"))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(fds, vec!["0", "1", "2"], "{out}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_masked_and_read_only_paths() {
+    let mut s = sandbox((1000, 256, 256)).await;
+    for p in [
+        "/proc/kcore",
+        "/proc/keys",
+        "/proc/timer_list",
+        "/proc/sched_debug",
+        "/proc/acpi",
+        "/proc/scsi",
+        "/sys/firmware",
+    ] {
+        let (out, _, _) = s
+            .sh(&format!(
+                "if [ -d {p} ]; then ls -A {p}; else head -c 64 {p} 2>/dev/null; fi"
+            ))
+            .await;
+        assert!(out.trim().is_empty(), "{p} is not masked: {out:?}");
+    }
+    for p in [
+        "/proc/sys/kernel/hostname",
+        "/proc/sysrq-trigger",
+        "/proc/sys/vm/drop_caches",
+    ] {
+        let (_, _, code) = s.sh(&format!("echo 1 > {p}")).await;
+        assert_ne!(code, 0, "{p} is writable");
+    }
+    let (_, _, code) = s.sh("touch /usr/bin/planted").await;
+    assert_ne!(code, 0, "host /usr is writable");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_privileged_syscalls_fail() {
+    let mut s = sandbox((1000, 256, 256)).await;
+    let (_, _, code) = s.sh("mount -t tmpfs x /tmp").await;
+    assert_ne!(code, 0, "mount");
+    let (_, _, code) = s.sh("unshare -U true").await;
+    assert_ne!(code, 0, "unshare -U");
+    // keyctl(KEYCTL_GET_KEYRING_ID), bpf(BPF_PROG_LOAD), ptrace(PTRACE_ATTACH, 1), via libc.
+    let py = r#"
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+fails = []
+for name, nr, args in [("keyctl", 250, (0, -1, 0)), ("bpf", 321, (5, 0, 0)), ("ptrace", 101, (16, 1, 0))]:
+    r = libc.syscall(nr, *args)
+    fails.append(f"{name}={r}:{ctypes.get_errno()}")
+print(" ".join(fails))
+"#;
+    let (out, err, code) = s
+        .sh(&format!("python3 -c '{}'", py.replace('\'', "\"")))
+        .await;
+    assert_eq!(code, 0, "{err}");
+    for part in out.split_whitespace() {
+        let (name, rest) = part.split_once('=').unwrap();
+        assert!(rest.starts_with("-1:"), "{name} succeeded: {out}");
+        let errno: i32 = rest[3..].parse().unwrap();
+        assert!(
+            errno == libc::EPERM || errno == libc::ENOSYS,
+            "{name} errno {errno}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_capabilities_and_no_new_privs() {
+    let mut s = sandbox((1000, 256, 256)).await;
+    let (out, _, _) = s
+        .sh("grep -E '^(CapBnd|CapEff|NoNewPrivs|Seccomp):' /proc/self/status")
+        .await;
+    let field = |k: &str| {
+        out.lines()
+            .find(|l| l.starts_with(k))
+            .unwrap()
+            .split_whitespace()
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    let bnd = u64::from_str_radix(&field("CapBnd:"), 16).unwrap();
+    // CHOWN DAC_OVERRIDE FOWNER FSETID KILL SETGID SETUID SETPCAP NET_BIND_SERVICE NET_RAW SYS_CHROOT MKNOD AUDIT_WRITE SETFCAP
+    let default: u64 = [0, 1, 3, 4, 5, 6, 7, 8, 10, 13, 18, 27, 29, 31]
+        .iter()
+        .map(|b| 1u64 << b)
+        .sum();
+    assert_eq!(
+        bnd & !default,
+        0,
+        "capabilities beyond the default set: {bnd:x}"
+    );
+    assert_eq!(field("NoNewPrivs:"), "1");
+    assert_eq!(field("Seccomp:"), "2");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_fork_bomb_and_memory_hog_stay_in_their_cgroup() {
+    let mut s = sandbox((1000, 64, 64)).await;
+    let bomb = r#"
+import os, errno
+n = 0
+try:
+    while n < 500:
+        pid = os.fork()
+        if pid == 0:
+            import time
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+    print("unbounded", n)
+except OSError as e:
+    print("stopped", n, e.errno)
+"#;
+    let (out, err, _) = s.sh(&format!("python3 -c '{bomb}'")).await;
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(
+        f.first(),
+        Some(&"stopped"),
+        "the fork bomb was not stopped: {out} {err}"
+    );
+    let n: usize = f[1].parse().unwrap();
+    assert!(n < 64, "{n} forks under pids.max 64");
+    assert_eq!(f[2], libc::EAGAIN.to_string());
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (_, _, code) = s
+        .sh("python3 -c 'b=bytearray(512*1024*1024); print(len(b))'")
+        .await;
+    assert_ne!(
+        code, 0,
+        "a 512 MiB allocation succeeded under a 64 MiB limit"
+    );
+    // The sandbox, its agent and this process all live on.
+    let (out, _, code) = s.sh("echo alive").await;
+    assert_eq!((out.as_str(), code), ("alive\n", 0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_fs_api_stays_inside() {
+    let mut s = sandbox((1000, 256, 256)).await;
+    let ws = s.data.join("sandboxes").join(&s.id).join("workspace");
+    let canary = s.data.join("canary");
+    std::fs::write(&canary, b"canary").unwrap();
+    // Prepared inside the sandbox by its own root: links to the outside.
+    s.sh("ln -s / /workspace/root; ln -s /etc/passwd /workspace/pw; mkfifo /workspace/fifo")
+        .await;
+    let read = |path: &str| pb::ReadFileRequest {
+        sandbox_id: String::new(),
+        path: path.into(),
+        offset: 0,
+        length: 0,
+    };
+    for path in ["../../etc/passwd", "root/etc/passwd", "pw", "fifo", "root"] {
+        let r = s.agent.read_file(read(path)).await;
+        let r = match r {
+            Ok(resp) => resp.into_inner().message().await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        assert!(r.is_err(), "{path} was readable");
+    }
+    // A hardlink to a file outside cannot even be made from inside.
+    let (_, _, code) = s.sh("ln /.talon/agent /workspace/hl").await;
+    assert_ne!(code, 0);
+    // A symlink swapped in a loop while the API writes: nothing lands outside.
+    let swapper = tokio::spawn({
+        let mut agent = s.agent.clone();
+        async move {
+            let req = pb::StartProcessRequest {
+                command: vec!["sh".into(), "-c".into(), "mkdir -p /workspace/d; i=0; while [ $i -lt 3000 ]; do rm -rf /workspace/d; ln -s / /workspace/d; rm -f /workspace/d; mkdir /workspace/d; i=$((i+1)); done".into()],
+                ..Default::default()
+            };
+            let mut st = agent.start_process(req).await.unwrap().into_inner();
+            while st.message().await.unwrap().is_some() {}
+        }
+    });
+    use pb::write_file_request::Message as W;
+    for i in 0..1000 {
+        let msgs = vec![
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Header(pb::WriteFileHeader {
+                    path: format!("d/tmp/x{i}"),
+                    mode: 0,
+                    create_parents: true,
+                    no_overwrite: false,
+                })),
+            },
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Data(b"x".to_vec())),
+            },
+        ];
+        let _ = s.agent.write_file(tokio_stream::iter(msgs)).await;
+    }
+    swapper.await.unwrap();
+    assert_eq!(std::fs::read(&canary).unwrap(), b"canary");
+    let root_tmp = s.data.join("sandboxes").join(&s.id).join("tmp");
+    let leaked: Vec<_> = std::fs::read_dir(&root_tmp)
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with('x'))
+        .collect();
+    assert!(
+        leaked.is_empty(),
+        "writes escaped through the swapped symlink into the sandbox's /tmp"
+    );
+    assert!(
+        !Path::new("/tmp/x0").exists(),
+        "a write reached the host's /tmp"
+    );
+    assert!(ws.exists());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_100_mib_round_trip_with_the_same_sha256() {
+    let mut s = sandbox((2000, 512, 256)).await;
+    let data: Vec<u8> = (0..100u32 * 1024 * 1024)
+        .map(|i| (i.wrapping_mul(2654435761) >> 24) as u8)
+        .collect();
+    let want = hex(&Sha256::digest(&data));
+    use pb::write_file_request::Message as W;
+    let mut msgs = vec![pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Header(pb::WriteFileHeader {
+            path: "big.bin".into(),
+            mode: 0,
+            create_parents: false,
+            no_overwrite: false,
+        })),
+    }];
+    for c in data.chunks(1 << 20) {
+        msgs.push(pb::WriteFileRequest {
+            sandbox_id: String::new(),
+            message: Some(W::Data(c.to_vec())),
+        });
+    }
+    let info = s
+        .agent
+        .write_file(tokio_stream::iter(msgs))
+        .await
+        .unwrap()
+        .into_inner()
+        .info
+        .unwrap();
+    assert_eq!(info.size, data.len() as i64);
+    let mut r = s
+        .agent
+        .read_file(pb::ReadFileRequest {
+            sandbox_id: String::new(),
+            path: "big.bin".into(),
+            offset: 0,
+            length: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut h = Sha256::new();
+    while let Some(c) = r.message().await.unwrap() {
+        h.update(&c.data);
+    }
+    assert_eq!(hex(&h.finalize()), want);
+    let (out, _, _) = s.sh("sha256sum /workspace/big.bin").await;
+    assert!(out.starts_with(&want), "inside the sandbox: {out}");
+}
