@@ -7,6 +7,7 @@
 use super::principal;
 use crate::app::App;
 use crate::audit::with_resource;
+use crate::auth::Principal;
 use crate::domain::sandboxes::{self, state_of};
 use crate::domain::state::SandboxState;
 use crate::error::Error;
@@ -49,9 +50,8 @@ impl Route {
 }
 
 impl AgentProxy {
-    async fn route<T>(&self, req: &Request<T>, sandbox_id: &str) -> Result<Route, Status> {
-        let p = principal(req)?;
-        let row = sandboxes::get(&self.0, &p, sandbox_id).await?;
+    async fn route(&self, p: &Principal, sandbox_id: &str) -> Result<Route, Status> {
+        let row = sandboxes::get(&self.0, p, sandbox_id).await?;
         let state = state_of(&row);
         if state != SandboxState::Running {
             return Err(Error::FailedPrecondition(format!(
@@ -117,7 +117,7 @@ fn boxed<T: Send + 'static>(s: Streaming<T>) -> Out<T> {
 macro_rules! unary {
     ($self:ident, $req:ident, $method:ident, audit) => {{
         let id = $req.get_ref().sandbox_id.clone();
-        let mut route = $self.route(&$req, &id).await?;
+        let mut route = $self.route(&principal(&$req)?, &id).await?;
         let resp = route
             .client
             .$method(route.request($req.into_inner(), $self.token()))
@@ -126,7 +126,7 @@ macro_rules! unary {
     }};
     ($self:ident, $req:ident, $method:ident) => {{
         let id = $req.get_ref().sandbox_id.clone();
-        let mut route = $self.route(&$req, &id).await?;
+        let mut route = $self.route(&principal(&$req)?, &id).await?;
         let resp = route
             .client
             .$method(route.request($req.into_inner(), $self.token()))
@@ -138,7 +138,7 @@ macro_rules! unary {
 macro_rules! server_stream {
     ($self:ident, $req:ident, $method:ident) => {{
         let id = $req.get_ref().sandbox_id.clone();
-        let mut route = $self.route(&$req, &id).await?;
+        let mut route = $self.route(&principal(&$req)?, &id).await?;
         let resp = route
             .client
             .$method(route.request($req.into_inner(), $self.token()))
@@ -178,9 +178,7 @@ impl pb::process_service_server::ProcessService for AgentProxy {
         let p = principal(&req)?;
         let (first, rest) = peek(req.into_inner()).await?;
         let id = first.sandbox_id.clone();
-        let mut probe = Request::new(());
-        probe.extensions_mut().insert(p);
-        let mut route = self.route(&probe, &id).await?;
+        let mut route = self.route(&p, &id).await?;
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client
@@ -231,9 +229,7 @@ impl pb::pty_service_server::PtyService for AgentProxy {
         let p = principal(&req)?;
         let (first, rest) = peek(req.into_inner()).await?;
         let id = first.sandbox_id.clone();
-        let mut probe = Request::new(());
-        probe.extensions_mut().insert(p);
-        let mut route = self.route(&probe, &id).await?;
+        let mut route = self.route(&p, &id).await?;
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client
@@ -273,9 +269,7 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
         let p = principal(&req)?;
         let (first, rest) = peek(req.into_inner()).await?;
         let id = first.sandbox_id.clone();
-        let mut probe = Request::new(());
-        probe.extensions_mut().insert(p);
-        let mut route = self.route(&probe, &id).await?;
+        let mut route = self.route(&p, &id).await?;
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client
