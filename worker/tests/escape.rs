@@ -63,10 +63,11 @@ async fn sandbox(limits: (i64, i64, i64)) -> Sandbox {
         data.join("runtime-state"),
     );
     let host = SandboxHost::new(&data, Arc::new(rt), &agent_binary()).unwrap();
-    let id = format!(
-        "sbx_escape{}",
-        std::process::id() as u64 * 1000 + rand_small()
-    );
+    // Unique per test in this process and across runs: the cgroup path is
+    // global to the host.
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let id = format!("sbx_escape{}x{n}x{}", std::process::id(), rand_small());
     let spec = wpb::SandboxSpec {
         image: "host".into(),
         resources: Some(pb::Resources {
