@@ -295,21 +295,29 @@ impl SandboxHost {
     }
 
     pub async fn pause(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
-        let lock = self.lock(id).await;
-        let _g = lock.lock().await;
-        let mut h = self.fenced(id, generation).await?;
-        self.runtime.pause(id).await?;
-        h.state = "paused".into();
-        self.save(&h)?;
-        Ok(Self::status(&h, ""))
+        self.set_frozen(id, generation, true).await
     }
 
     pub async fn resume(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        self.set_frozen(id, generation, false).await
+    }
+
+    /// Freezes or thaws the sandbox's cgroup through the runtime.
+    async fn set_frozen(
+        &self,
+        id: &str,
+        generation: i64,
+        frozen: bool,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
-        self.runtime.resume(id).await?;
-        h.state = "running".into();
+        if frozen {
+            self.runtime.pause(id).await?;
+        } else {
+            self.runtime.resume(id).await?;
+        }
+        h.state = if frozen { "paused" } else { "running" }.into();
         self.save(&h)?;
         Ok(Self::status(&h, ""))
     }
