@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::audit::with_resource;
 use crate::db::entity::{audit_event, sandbox, worker};
 use crate::domain::state::SandboxState;
-use crate::domain::{decode_page_token, encode_page_token, page_size, sandboxes};
+use crate::domain::{page, paged, sandboxes};
 use crate::error::Error;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -117,8 +117,7 @@ impl AdminService for AdminApi {
     ) -> Result<Response<pb::ListAuditEventsResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
-        let offset = decode_page_token(&r.page_token)?;
-        let limit = page_size(r.page_size, 50, 500);
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
         let mut q = audit_event::Entity::find();
         // Owners see their own tenant; platform admins any, or one they name.
         if !p.platform_admin {
@@ -141,22 +140,17 @@ impl AdminService for AdminApi {
         if let Some(t) = &r.end_time {
             q = q.filter(audit_event::Column::CreatedAt.lt(ms_of(t)));
         }
-        let mut rows = q
+        let rows = q
             .order_by_desc(audit_event::Column::Id)
             .offset(offset)
             .limit(limit + 1)
             .all(&self.0.db)
             .await
             .map_err(Error::from)?;
-        let more = rows.len() as u64 > limit;
-        rows.truncate(limit as usize);
+        let (rows, next) = paged(rows, offset, limit);
         Ok(Response::new(pb::ListAuditEventsResponse {
             audit_events: rows.iter().map(audit_to_pb).collect(),
-            next_page_token: if more {
-                encode_page_token(offset + limit)
-            } else {
-                String::new()
-            },
+            next_page_token: next,
         }))
     }
 }

@@ -7,7 +7,7 @@ use crate::api::convert::{
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::domain::sandboxes::{self, ListQuery, NewSandbox};
-use crate::domain::{decode_page_token, encode_page_token, page_size};
+use crate::domain::{encode_page_token, page};
 use crate::error::Error;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -107,8 +107,7 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::ListSandboxesResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
-        let offset = decode_page_token(&r.page_token)?;
-        let limit = page_size(r.page_size, 50, 500);
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
         let states = r
             .states
             .iter()

@@ -6,7 +6,7 @@ use crate::app::App;
 use crate::audit::with_resource;
 use crate::db::entity::secret;
 use crate::domain::secrets::{self, Delivery};
-use crate::domain::{decode_page_token, encode_page_token, page_size};
+use crate::domain::{page, paged};
 use crate::error::Error;
 use std::sync::Arc;
 use talon_proto::v1 as pb;
@@ -66,20 +66,15 @@ impl SecretService for SecretApi {
     ) -> Result<Response<pb::ListSecretsResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
-        let (offset, limit) = (
-            decode_page_token(&r.page_token)?,
-            page_size(r.page_size, 50, 500),
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
+        let (rows, next) = paged(
+            secrets::list(&self.0, &p.tenant_id, offset, limit + 1).await?,
+            offset,
+            limit,
         );
-        let mut rows = secrets::list(&self.0, &p.tenant_id, offset, limit + 1).await?;
-        let more = rows.len() as u64 > limit;
-        rows.truncate(limit as usize);
         Ok(Response::new(pb::ListSecretsResponse {
             secrets: rows.iter().map(to_pb).collect(),
-            next_page_token: if more {
-                encode_page_token(offset + limit)
-            } else {
-                String::new()
-            },
+            next_page_token: next,
         }))
     }
 

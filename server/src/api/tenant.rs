@@ -7,7 +7,7 @@ use crate::api::convert::{
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::auth::Role;
-use crate::domain::{decode_page_token, encode_page_token, page_size, tenants};
+use crate::domain::{page, paged, tenants};
 use crate::error::Error;
 use std::sync::Arc;
 use talon_proto::v1 as pb;
@@ -15,18 +15,6 @@ use talon_proto::v1::tenant_service_server::TenantService;
 use tonic::{Request, Response, Status};
 
 pub struct TenantApi(pub Arc<App>);
-
-/// Fetches one more than a page to know whether another page follows.
-fn paged<T>(mut rows: Vec<T>, offset: u64, limit: u64) -> (Vec<T>, String) {
-    let more = rows.len() as u64 > limit;
-    rows.truncate(limit as usize);
-    let next = if more {
-        encode_page_token(offset + limit)
-    } else {
-        String::new()
-    };
-    (rows, next)
-}
 
 #[tonic::async_trait]
 impl TenantService for TenantApi {
@@ -61,10 +49,7 @@ impl TenantService for TenantApi {
         req: Request<pb::ListTenantsRequest>,
     ) -> Result<Response<pb::ListTenantsResponse>, Status> {
         let r = req.into_inner();
-        let (offset, limit) = (
-            decode_page_token(&r.page_token)?,
-            page_size(r.page_size, 50, 500),
-        );
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
         let rows = tenants::list_tenants(&self.0, offset, limit + 1).await?;
         let (rows, next) = paged(rows, offset, limit);
         Ok(Response::new(pb::ListTenantsResponse {
@@ -130,10 +115,7 @@ impl TenantService for TenantApi {
         let p = principal(&req)?;
         let r = req.into_inner();
         let tid = tenants::scope(&self.0, &p, &r.tenant_id).await?;
-        let (offset, limit) = (
-            decode_page_token(&r.page_token)?,
-            page_size(r.page_size, 50, 500),
-        );
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
         let rows = tenants::list_users(&self.0, &tid, offset, limit + 1).await?;
         let (rows, next) = paged(rows, offset, limit);
         Ok(Response::new(pb::ListUsersResponse {
@@ -224,10 +206,7 @@ impl TenantService for TenantApi {
         let p = principal(&req)?;
         let r = req.into_inner();
         let tid = tenants::scope(&self.0, &p, &r.tenant_id).await?;
-        let (offset, limit) = (
-            decode_page_token(&r.page_token)?,
-            page_size(r.page_size, 50, 500),
-        );
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
         let rows = tenants::list_api_keys(&self.0, &p, &tid, offset, limit + 1).await?;
         let (rows, next) = paged(rows, offset, limit);
         Ok(Response::new(pb::ListApiKeysResponse {

@@ -34,3 +34,28 @@ pub fn decode_page_token(token: &str) -> crate::error::Result<u64> {
 pub fn encode_page_token(offset: u64) -> String {
     format!("o{offset}")
 }
+
+/// Page size when a list request sets none, and the most one page holds.
+pub const DEFAULT_PAGE_SIZE: u64 = 50;
+pub const MAX_PAGE_SIZE: u64 = 500;
+
+/// The offset and limit of a list request's page.
+pub fn page(token: &str, size: i32) -> crate::error::Result<(u64, u64)> {
+    Ok((
+        decode_page_token(token)?,
+        page_size(size, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
+    ))
+}
+
+/// Trims rows fetched with `limit + 1` to one page, and gives the token of
+/// the next page (empty on the last).
+pub fn paged<T>(mut rows: Vec<T>, offset: u64, limit: u64) -> (Vec<T>, String) {
+    let more = rows.len() as u64 > limit;
+    rows.truncate(limit as usize);
+    let next = if more {
+        encode_page_token(offset + limit)
+    } else {
+        String::new()
+    };
+    (rows, next)
+}
