@@ -40,24 +40,59 @@ impl Layout {
     pub fn socket(&self) -> PathBuf {
         self.dir.join("run/agent.sock")
     }
+    /// The agent's process logs, kept outside the root so that they are
+    /// written the same way whatever the image.
+    pub fn logs(&self) -> PathBuf {
+        self.dir.join("logs")
+    }
     pub fn etc(&self) -> PathBuf {
         self.dir.join("etc")
     }
     pub fn secrets(&self) -> PathBuf {
         self.dir.join("secrets")
     }
-    /// Directories owned by the sandbox's root, bound read-write.
-    pub fn private_dirs(&self) -> Vec<(PathBuf, &'static str)> {
-        vec![
-            (self.workspace(), "/workspace"),
-            (self.dir.join("tmp"), "/tmp"),
-            (self.dir.join("root"), "/root"),
-            (self.dir.join("var"), "/var"),
-            (self.run(), "/run/talon"),
-            (self.etc(), "/etc"),
-        ]
+    /// The overlay's upper and work directories (imported images).
+    pub fn upper(&self) -> PathBuf {
+        self.dir.join("upper")
+    }
+    pub fn work(&self) -> PathBuf {
+        self.dir.join("work")
+    }
+    /// Directories owned by the sandbox's root and bound read-write, for
+    /// a root of this kind.
+    pub fn private_dirs(&self, root: RootKind) -> Vec<(PathBuf, &'static str)> {
+        let mut v = vec![(self.workspace(), "/workspace")];
+        match root {
+            RootKind::Host => v.extend([
+                (self.dir.join("tmp"), "/tmp"),
+                (self.dir.join("root"), "/root"),
+                (self.dir.join("var"), "/var"),
+                (self.etc(), "/etc"),
+            ]),
+            RootKind::ReadOnlyImage => v.extend([
+                (self.dir.join("tmp"), "/tmp"),
+                (self.dir.join("root"), "/root"),
+            ]),
+            RootKind::Overlay => {}
+        }
+        v.extend([(self.run(), "/run/talon"), (self.logs(), "/var/log/talon")]);
+        v
     }
 }
+
+/// What the sandbox's root is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RootKind {
+    /// An empty read-only root with the host's /usr bound in.
+    Host,
+    /// An imported image's layers under a writable upper directory.
+    Overlay,
+    /// An imported image, flattened and bound read-only.
+    ReadOnlyImage,
+}
+
+/// The files of /etc a sandbox gets from the worker, not its image.
+pub const WORKER_ETC: &[&str] = &["hosts", "hostname", "resolv.conf"];
 
 #[derive(Clone, Debug)]
 pub struct Limits {
@@ -72,6 +107,9 @@ pub struct BundleSpec<'a> {
     pub uid_base: u32,
     pub limits: Limits,
     pub env: &'a BTreeMap<String, String>,
+    pub root: RootKind,
+    /// The image's own environment (`KEY=VALUE`), under `env`.
+    pub image_env: &'a [String],
     /// The sealed agent binary on the host.
     pub agent: &'a Path,
     pub has_secret_files: bool,
@@ -181,33 +219,62 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         fs("/dev/mqueue", "mqueue", &["nosuid", "noexec", "nodev"]),
         fs("/sys", "sysfs", &["nosuid", "noexec", "nodev", "ro"]),
     ];
-    for d in HOST_DIRS {
-        let p = Path::new(d);
-        if p.is_dir() && !p.is_symlink() {
-            mounts.push(bind(p, d, true));
+    if b.root == RootKind::Host {
+        for d in HOST_DIRS {
+            let p = Path::new(d);
+            if p.is_dir() && !p.is_symlink() {
+                mounts.push(bind(p, d, true));
+            }
         }
     }
-    for (src, dst) in b.layout.private_dirs() {
+    for (src, dst) in b.layout.private_dirs(b.root) {
         mounts.push(bind(&src, dst, false));
     }
-    for e in HOST_ETC {
-        let p = Path::new(e);
-        if p.exists() {
-            mounts.push(bind(p, e, true));
+    match b.root {
+        RootKind::Host => {
+            for e in HOST_ETC {
+                let p = Path::new(e);
+                if p.exists() {
+                    mounts.push(bind(p, e, true));
+                }
+            }
         }
+        RootKind::ReadOnlyImage => {
+            for f in WORKER_ETC {
+                mounts.push(bind(&b.layout.etc().join(f), &format!("/etc/{f}"), false));
+            }
+        }
+        // Written into the upper directory instead.
+        RootKind::Overlay => {}
     }
     if b.has_secret_files {
         mounts.push(bind(&b.layout.secrets(), "/run/secrets", true));
     }
     mounts.push(bind(b.agent, "/.talon/agent", true));
 
-    let mut env: Vec<String> = vec![
-        "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
-        "HOME=/root".into(),
-        "LANG=C.UTF-8".into(),
-        format!("TALON_SANDBOX_ID={}", b.sandbox_id),
+    // Defaults, then the image's environment, then the sandbox's.
+    let mut vars: Vec<(String, String)> = vec![
+        (
+            "PATH".into(),
+            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
+        ),
+        ("HOME".into(), "/root".into()),
+        ("LANG".into(), "C.UTF-8".into()),
     ];
-    env.extend(b.env.iter().map(|(k, v)| format!("{k}={v}")));
+    let mut set = |k: &str, v: &str| match vars.iter_mut().find(|(n, _)| n == k) {
+        Some(e) => e.1 = v.to_string(),
+        None => vars.push((k.to_string(), v.to_string())),
+    };
+    for kv in b.image_env {
+        if let Some((k, v)) = kv.split_once('=') {
+            set(k, v);
+        }
+    }
+    set("TALON_SANDBOX_ID", b.sandbox_id);
+    for (k, v) in b.env {
+        set(k, v);
+    }
+    let env: Vec<String> = vars.into_iter().map(|(k, v)| format!("{k}={v}")).collect();
 
     let caps = default_capabilities();
     let process = ProcessBuilder::default()
@@ -299,7 +366,7 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         .root(
             RootBuilder::default()
                 .path("rootfs")
-                .readonly(true)
+                .readonly(b.root != RootKind::Overlay)
                 .build()?,
         )
         .hostname(b.sandbox_id.chars().take(63).collect::<String>())
@@ -329,6 +396,8 @@ mod tests {
                 max_pids: 100,
             },
             env: &env,
+            root: RootKind::Host,
+            image_env: &["PATH=/image/bin".into(), "A=0".into()],
             agent: Path::new("/opt/talon-agent"),
             has_secret_files: false,
         })
@@ -373,12 +442,15 @@ mod tests {
                 .iter()
                 .any(|o| o == "ro")
         );
-        assert!(
-            j["process"]["env"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .any(|e| e == "A=1")
-        );
+        // The sandbox's env wins over the image's, the image's over ours.
+        let env: Vec<&str> = j["process"]["env"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e.as_str().unwrap())
+            .collect();
+        assert!(env.contains(&"A=1") && !env.contains(&"A=0"), "{env:?}");
+        assert!(env.contains(&"PATH=/image/bin"), "{env:?}");
+        assert_eq!(env.iter().filter(|e| e.starts_with("PATH=")).count(), 1);
     }
 }

@@ -2,9 +2,13 @@
 //! and the runtime calls that build, freeze, stop and remove them. The
 //! state file of each sandbox is what a restarted worker re-adopts from.
 
-use crate::bundle::{self, BundleSpec, Layout, Limits};
+use crate::bundle::{self, BundleSpec, Layout, Limits, RootKind};
+use crate::image::archive::ImageConfig;
+use crate::image::{HOST_IMAGE, ImageStore};
+use crate::rootfs::{self, RootfsMode};
 use crate::runtime::{ContainerStatus, Runtime};
 use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
 use std::collections::{BTreeMap, HashMap};
 use std::os::unix::fs::{PermissionsExt, chown};
 use std::path::{Path, PathBuf};
@@ -26,12 +30,54 @@ pub struct Held {
     pub slot: u32,
     /// "running", "paused" or "stopped", as this worker last left it.
     pub state: String,
+    /// The imported image it was built from; None for `host`. Kept here
+    /// so it restarts, and its layers stay, after the image is deleted.
+    #[serde(default)]
+    pub image: Option<HeldImage>,
+}
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct HeldImage {
+    pub name: String,
+    pub digest: String,
+    pub layers: Vec<String>,
+    pub mode: RootfsMode,
+    pub config: ImageConfig,
+}
+
+impl HeldImage {
+    fn root_kind(&self) -> RootKind {
+        match self.mode {
+            RootfsMode::Overlay => RootKind::Overlay,
+            RootfsMode::Hardlink => RootKind::ReadOnlyImage,
+        }
+    }
+}
+
+/// How a worker builds sandboxes; every field has a default.
+#[derive(Clone, Debug)]
+pub struct HostOptions {
+    /// How an imported image becomes a root filesystem.
+    pub rootfs_mode: RootfsMode,
+    /// Most bytes an imported image may unpack to.
+    pub max_image_bytes: u64,
+}
+
+impl Default for HostOptions {
+    fn default() -> Self {
+        HostOptions {
+            rootfs_mode: RootfsMode::Overlay,
+            max_image_bytes: 32 << 30,
+        }
+    }
 }
 
 pub struct SandboxHost {
     root: PathBuf,
     runtime: Arc<dyn Runtime>,
     agent: PathBuf,
+    images: Arc<ImageStore>,
+    rootfs_mode: RootfsMode,
     /// One lock per sandbox, so commands for one sandbox run in order.
     locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
 }
@@ -54,18 +100,68 @@ fn state_pb(s: &str) -> SandboxState {
 impl SandboxHost {
     /// `agent` is the talon-agent binary to seal a copy of.
     pub fn new(data_dir: &Path, runtime: Arc<dyn Runtime>, agent: &Path) -> anyhow::Result<Self> {
+        Self::with_options(data_dir, runtime, agent, HostOptions::default())
+    }
+
+    pub fn with_options(
+        data_dir: &Path,
+        runtime: Arc<dyn Runtime>,
+        agent: &Path,
+        opts: HostOptions,
+    ) -> anyhow::Result<Self> {
         let root = data_dir.join("sandboxes");
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(data_dir, std::fs::Permissions::from_mode(0o711))?;
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o711))?;
         traversable(&root)?;
         let sealed = seal_agent(data_dir, agent)?;
+        let images = ImageStore::new(data_dir, opts.max_image_bytes)?;
         Ok(SandboxHost {
             root,
             runtime,
             agent: sealed,
+            images: Arc::new(images),
+            rootfs_mode: opts.rootfs_mode,
             locks: Mutex::new(HashMap::new()),
         })
+    }
+
+    pub fn images(&self) -> &Arc<ImageStore> {
+        &self.images
+    }
+
+    /// The images sandboxes can be built from here, `host` first.
+    pub fn image_names(&self) -> Vec<String> {
+        std::iter::once(HOST_IMAGE.to_string())
+            .chain(self.images.list().into_iter().map(|i| i.name))
+            .collect()
+    }
+
+    /// Layers (and flattened trees) that sandboxes held here still use.
+    pub fn layers_in_use(&self) -> HashSet<String> {
+        let mut out = HashSet::new();
+        for h in self.all_held() {
+            if let Some(i) = h.image {
+                out.insert(format!("flat:{}", crate::image::flat_name(&i.layers)));
+                out.extend(i.layers);
+            }
+        }
+        out
+    }
+
+    /// Forgets an image; layers in use by sandboxes stay until they go.
+    pub fn delete_image(&self, name: &str) -> std::io::Result<bool> {
+        self.images.delete(name, &self.layers_in_use())
+    }
+
+    fn all_held(&self) -> Vec<Held> {
+        std::fs::read_dir(&self.root)
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| self.held(&e.file_name().to_string_lossy()))
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     pub fn runtime_name(&self) -> &str {
@@ -182,14 +278,7 @@ impl SandboxHost {
     }
 
     fn free_slot(&self) -> u32 {
-        let used: Vec<u32> = std::fs::read_dir(&self.root)
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| self.held(&e.file_name().to_string_lossy()))
-                    .map(|h| h.slot)
-                    .collect()
-            })
-            .unwrap_or_default();
+        let used: HashSet<u32> = self.all_held().into_iter().map(|h| h.slot).collect();
         (0..).find(|s| !used.contains(s)).expect("a free slot")
     }
 
@@ -215,24 +304,67 @@ impl SandboxHost {
             }
             self.teardown(id).await?;
         }
-        if !spec.image.is_empty() && spec.image != "host" {
-            anyhow::bail!(
-                "image {:?} is not available on this worker (only \"host\" is, for now)",
-                spec.image
-            );
-        }
+        let image = if spec.image.is_empty() || spec.image == HOST_IMAGE {
+            None
+        } else {
+            let r = self
+                .images
+                .get(&spec.image)
+                .ok_or_else(|| anyhow::anyhow!("image {:?} is not on this worker", spec.image))?;
+            Some(HeldImage {
+                name: r.name,
+                digest: r.digest,
+                layers: r.layers,
+                mode: self.rootfs_mode,
+                config: r.config,
+            })
+        };
         let slot = self.free_slot();
         let uid = UID_BASE + slot * bundle::ID_RANGE;
         let layout = self.layout(id);
-        prepare(&layout, uid, spec)?;
         let h = Held {
             sandbox_id: id.into(),
             generation,
             slot,
             state: "starting".into(),
+            image,
         };
-        self.save(&h)?;
+        let prepared = prepare(&layout, uid, spec, h.image.as_ref(), &self.images);
+        if let Err(e) = prepared.and_then(|()| self.save(&h)) {
+            let _ = self.teardown(id).await;
+            return Err(e);
+        }
         self.boot(&layout, id, uid, spec, h).await
+    }
+
+    /// Mounts an imported image's root (once: a restarted worker finds it
+    /// still mounted) and checks its mount points.
+    fn mount_root(&self, l: &Layout, uid: u32, h: &Held) -> anyhow::Result<()> {
+        let Some(i) = &h.image else {
+            return Ok(());
+        };
+        let rootfs = l.rootfs();
+        if !rootfs::mounts_under(&rootfs).is_empty() {
+            return Ok(());
+        }
+        match i.mode {
+            RootfsMode::Overlay => {
+                let lowers: Vec<PathBuf> =
+                    i.layers.iter().map(|d| self.images.layer_dir(d)).collect();
+                rootfs::mount_overlay(
+                    &lowers,
+                    &l.upper(),
+                    &l.work(),
+                    &rootfs,
+                    uid,
+                    bundle::ID_RANGE,
+                )
+            }
+            RootfsMode::Hardlink => {
+                let flat = self.images.flat(&i.layers)?;
+                rootfs::mount_readonly(&flat, &rootfs, uid, bundle::ID_RANGE)
+            }
+        }
     }
 
     async fn boot(
@@ -245,6 +377,15 @@ impl SandboxHost {
     ) -> anyhow::Result<wpb::SandboxStatus> {
         let r = spec.resources.unwrap_or_default();
         let env: BTreeMap<String, String> = spec.env.clone().into_iter().collect();
+        let root = h
+            .image
+            .as_ref()
+            .map_or(RootKind::Host, HeldImage::root_kind);
+        let image_env = h
+            .image
+            .as_ref()
+            .map(|i| i.config.env.clone())
+            .unwrap_or_default();
         let oci = bundle::spec(&BundleSpec {
             sandbox_id: id,
             layout,
@@ -255,19 +396,28 @@ impl SandboxHost {
                 max_pids: r.max_pids,
             },
             env: &env,
+            root,
+            image_env: &image_env,
             agent: &self.agent,
             has_secret_files: !spec.secret_files.is_empty(),
         })?;
         oci.save(layout.bundle().join("config.json"))?;
         let _ = std::fs::remove_file(layout.socket());
-        if let Err(e) = self.runtime.run(id, &layout.bundle()).await {
+        let dests: Vec<&str> = oci
+            .mounts()
+            .iter()
+            .flatten()
+            .filter_map(|m| m.destination().to_str())
+            .collect();
+        let started = async {
+            self.mount_root(layout, uid, &h)?;
+            rootfs::check_mount_points(&layout.rootfs(), &dests)?;
+            self.runtime.run(id, &layout.bundle()).await?;
+            wait_for_agent(&layout.socket()).await
+        };
+        if let Err(e) = started.await {
             let _ = self.runtime.delete(id).await;
-            h.state = "failed".into();
-            self.save(&h)?;
-            return Err(e);
-        }
-        if let Err(e) = wait_for_agent(&layout.socket()).await {
-            let _ = self.runtime.delete(id).await;
+            let _ = rootfs::unmount_under(&layout.rootfs());
             h.state = "failed".into();
             self.save(&h)?;
             return Err(e);
@@ -332,6 +482,7 @@ impl SandboxHost {
         }
         let _ = self.runtime.kill(id, "KILL").await;
         self.runtime.delete(id).await?;
+        rootfs::unmount_under(&self.layout(id).rootfs())?;
         h.state = "stopped".into();
         self.save(&h)?;
         Ok(Self::status(&h, ""))
@@ -378,8 +529,19 @@ impl SandboxHost {
         let _ = self.runtime.kill(id, "KILL").await;
         self.runtime.delete(id).await?;
         let dir = self.layout(id).dir;
+        let image = self.held(id).and_then(|h| h.image);
+        // Nothing is removed while anything is mounted under the sandbox.
+        rootfs::unmount_under(&dir)?;
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
+        }
+        // The layers of an image deleted while this sandbox used it.
+        if image.is_some_and(|i| {
+            self.images
+                .get(&i.name)
+                .is_none_or(|r| r.layers != i.layers)
+        }) {
+            self.images.gc(&self.layers_in_use())?;
         }
         Ok(())
     }
@@ -433,10 +595,93 @@ fn seal_agent(data_dir: &Path, agent: &Path) -> anyhow::Result<PathBuf> {
 }
 
 /// Creates the directories of a new sandbox, owned by its root user.
-fn prepare(l: &Layout, uid: u32, spec: &wpb::SandboxSpec) -> anyhow::Result<()> {
+fn prepare(
+    l: &Layout,
+    uid: u32,
+    spec: &wpb::SandboxSpec,
+    image: Option<&HeldImage>,
+    images: &ImageStore,
+) -> anyhow::Result<()> {
     std::fs::create_dir_all(&l.dir)?;
     std::fs::set_permissions(&l.dir, std::fs::Permissions::from_mode(0o711))?;
     std::fs::create_dir_all(l.rootfs())?;
+    let kind = image.map_or(RootKind::Host, HeldImage::root_kind);
+    match image {
+        None => prepare_host_root(l)?,
+        Some(i) if i.mode == RootfsMode::Overlay => {
+            std::fs::create_dir_all(l.upper())?;
+            std::fs::create_dir_all(l.work())?;
+            std::fs::set_permissions(l.work(), std::fs::Permissions::from_mode(0o700))?;
+            // The upper directory's root is the sandbox's /, owned by its root.
+            chown(l.upper(), Some(uid), Some(uid))?;
+            std::fs::set_permissions(l.upper(), std::fs::Permissions::from_mode(0o755))?;
+            let has = |p: &str| {
+                i.layers
+                    .iter()
+                    .any(|d| images.layer_dir(d).join(p).symlink_metadata().is_ok())
+            };
+            let etc = l.upper().join("etc");
+            std::fs::create_dir_all(&etc)?;
+            chown(&etc, Some(uid), Some(uid))?;
+            std::fs::set_permissions(&etc, std::fs::Permissions::from_mode(0o755))?;
+            write_worker_etc(&etc, uid)?;
+            if !has("tmp") {
+                let tmp = l.upper().join("tmp");
+                std::fs::create_dir_all(&tmp)?;
+                chown(&tmp, Some(uid), Some(uid))?;
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777))?;
+            }
+        }
+        Some(_) => {
+            std::fs::create_dir_all(l.etc())?;
+            write_worker_etc(&l.etc(), uid)?;
+        }
+    }
+    for (dir, _) in l.private_dirs(kind) {
+        std::fs::create_dir_all(&dir)?;
+    }
+    if kind == RootKind::Host {
+        write_etc(l)?;
+        for e in bundle::HOST_ETC {
+            let inside = l.etc().join(&e[5..]);
+            let host = Path::new(e);
+            if host.is_dir() {
+                std::fs::create_dir_all(&inside)?;
+            } else if host.exists() {
+                std::fs::write(&inside, b"")?;
+            }
+        }
+    }
+    if !spec.secret_files.is_empty() {
+        std::fs::create_dir_all(l.secrets())?;
+        for (name, value) in &spec.secret_files {
+            anyhow::ensure!(
+                !name.contains('/') && !name.starts_with('.'),
+                "bad secret name"
+            );
+            let p = l.secrets().join(name);
+            std::fs::write(&p, value)?;
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400))?;
+        }
+    }
+    // The sandbox's root owns its private directories.
+    for (dir, _) in l.private_dirs(kind) {
+        chown_tree(&dir, uid)?;
+    }
+    if l.secrets().exists() {
+        chown_tree(&l.secrets(), uid)?;
+    }
+    std::fs::set_permissions(l.workspace(), std::fs::Permissions::from_mode(0o755))?;
+    if kind != RootKind::Overlay {
+        std::fs::set_permissions(l.dir.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
+        std::fs::set_permissions(l.dir.join("root"), std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// The `host` image's root: an empty tree with the mount points, the
+/// host's merged-/usr symlinks mirrored.
+fn prepare_host_root(l: &Layout) -> anyhow::Result<()> {
     for d in [
         "proc",
         "dev",
@@ -445,7 +690,7 @@ fn prepare(l: &Layout, uid: u32, spec: &wpb::SandboxSpec) -> anyhow::Result<()> 
         "workspace",
         "tmp",
         "root",
-        "var",
+        "var/log/talon",
         "etc",
         "run/talon",
         "run/secrets",
@@ -465,48 +710,34 @@ fn prepare(l: &Layout, uid: u32, spec: &wpb::SandboxSpec) -> anyhow::Result<()> 
             std::fs::create_dir_all(&inside)?;
         }
     }
-    for (dir, _) in l.private_dirs() {
-        std::fs::create_dir_all(&dir)?;
-    }
     std::fs::create_dir_all(l.dir.join("var/log/talon"))?;
     std::fs::create_dir_all(l.dir.join("var/tmp"))?;
-    write_etc(l, spec)?;
-    for e in bundle::HOST_ETC {
-        let inside = l.etc().join(&e[5..]);
-        let host = Path::new(e);
-        if host.is_dir() {
-            std::fs::create_dir_all(&inside)?;
-        } else if host.exists() {
-            std::fs::write(&inside, b"")?;
-        }
-    }
-    if !spec.secret_files.is_empty() {
-        std::fs::create_dir_all(l.secrets())?;
-        for (name, value) in &spec.secret_files {
-            anyhow::ensure!(
-                !name.contains('/') && !name.starts_with('.'),
-                "bad secret name"
-            );
-            let p = l.secrets().join(name);
-            std::fs::write(&p, value)?;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400))?;
-        }
-    }
-    // The sandbox's root owns its private directories.
-    for (dir, _) in l.private_dirs() {
-        chown_tree(&dir, uid)?;
-    }
-    if l.secrets().exists() {
-        chown_tree(&l.secrets(), uid)?;
-    }
-    std::fs::set_permissions(l.workspace(), std::fs::Permissions::from_mode(0o755))?;
-    std::fs::set_permissions(l.dir.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
-    std::fs::set_permissions(l.dir.join("root"), std::fs::Permissions::from_mode(0o700))?;
     Ok(())
 }
 
-fn write_etc(l: &Layout, spec: &wpb::SandboxSpec) -> anyhow::Result<()> {
-    let _ = spec;
+/// /etc/hosts, /etc/hostname and /etc/resolv.conf, which the worker
+/// provides whatever the image.
+fn write_worker_etc(dir: &Path, uid: u32) -> anyhow::Result<()> {
+    let resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+    for (name, body) in [
+        (
+            "hosts",
+            "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n".to_string(),
+        ),
+        ("hostname", "sandbox\n".to_string()),
+        ("resolv.conf", resolv),
+    ] {
+        let p = dir.join(name);
+        if p.symlink_metadata().is_ok() {
+            std::fs::remove_file(&p)?;
+        }
+        std::fs::write(&p, body)?;
+        chown(&p, Some(uid), Some(uid))?;
+    }
+    Ok(())
+}
+
+fn write_etc(l: &Layout) -> anyhow::Result<()> {
     let etc = l.etc();
     std::fs::write(
         etc.join("passwd"),
@@ -517,16 +748,10 @@ fn write_etc(l: &Layout, spec: &wpb::SandboxSpec) -> anyhow::Result<()> {
         "root:x:0:\ntty:x:5:\nuser:x:1000:\nnogroup:x:65534:\n",
     )?;
     std::fs::write(
-        etc.join("hosts"),
-        "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n",
-    )?;
-    std::fs::write(etc.join("hostname"), "sandbox\n")?;
-    std::fs::write(
         etc.join("nsswitch.conf"),
         "passwd: files\ngroup: files\nhosts: files dns\n",
     )?;
-    let resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
-    std::fs::write(etc.join("resolv.conf"), resolv)?;
+    write_worker_etc(&etc, 0)?;
     Ok(())
 }
 

@@ -7,9 +7,12 @@
 //! registers, and answers every build command truthfully with
 //! FAILED_PRECONDITION ("this worker has no sandbox runtime").
 
+pub mod beneath;
 pub mod bundle;
 pub mod dataplane;
 pub mod host;
+pub mod image;
+pub mod rootfs;
 pub mod runtime;
 pub mod seccomp;
 pub mod youki;

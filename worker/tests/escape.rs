@@ -1,137 +1,16 @@
 //! Escape tests: one per class of attack, each asserting that it fails.
 //! They drive the worker's sandbox host directly (libcontainer through
 //! `talon-oci`, the default adapter) and talk to the agent on the
-//! sandbox's socket, as the worker does. Root is required; CI is root.
+//! sandbox's socket, as the worker does (see `common`). Root is required;
+//! CI is root.
 
+mod common;
+
+use common::{agent_binary, sandbox};
 use sha2::{Digest, Sha256};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Duration;
-use talon_proto::talon::worker::v1 as wpb;
 use talon_proto::v1 as pb;
-use talon_worker::host::SandboxHost;
-use talon_worker::runtime::OciCli;
-
-fn agent_binary() -> PathBuf {
-    let oci = PathBuf::from(env!("CARGO_BIN_EXE_talon-oci"));
-    let agent = oci.with_file_name("talon-agent");
-    if !agent.exists() {
-        let ok = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "talon-agent"])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "could not build talon-agent");
-    }
-    agent
-}
-
-struct Sandbox {
-    _dir: tempfile::TempDir,
-    host: SandboxHost,
-    id: String,
-    agent: talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient<
-        tonic::transport::Channel,
-    >,
-    data: PathBuf,
-}
-
-impl Drop for Sandbox {
-    fn drop(&mut self) {
-        let rt = tokio::runtime::Handle::current();
-        let _ = tokio::task::block_in_place(|| rt.block_on(self.host.delete(&self.id, 1)));
-    }
-}
-
-async fn sandbox(limits: (i64, i64, i64)) -> Sandbox {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "escape tests need root (CI runs as root)"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::set_permissions(
-        dir.path(),
-        std::os::unix::fs::PermissionsExt::from_mode(0o711),
-    )
-    .unwrap();
-    let data = dir.path().to_path_buf();
-    let rt = OciCli::with_prefix(
-        "libcontainer",
-        env!("CARGO_BIN_EXE_talon-oci"),
-        &[],
-        data.join("runtime-state"),
-    );
-    let host = SandboxHost::new(&data, Arc::new(rt), &agent_binary()).unwrap();
-    // Unique per test in this process and across runs: the cgroup path is
-    // global to the host.
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    let id = format!("sbx_escape{}x{n}x{}", std::process::id(), rand_small());
-    let spec = wpb::SandboxSpec {
-        image: "host".into(),
-        resources: Some(pb::Resources {
-            cpu_millis: limits.0,
-            memory_mib: limits.1,
-            max_pids: limits.2,
-            disk_mib: 0,
-        }),
-        ..Default::default()
-    };
-    host.create(&id, 1, &spec).await.unwrap();
-    let agent = talon_worker::agent_client(&host.socket(&id).unwrap())
-        .await
-        .unwrap();
-    Sandbox {
-        _dir: dir,
-        host,
-        id,
-        agent,
-        data,
-    }
-}
-
-fn rand_small() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos() as u64
-        % 1000
-}
-
-impl Sandbox {
-    async fn sh(&mut self, script: &str) -> (String, String, i32) {
-        let req = pb::StartProcessRequest {
-            command: vec!["sh".into(), "-c".into(), script.into()],
-            ..Default::default()
-        };
-        let mut s = self.agent.start_process(req).await.unwrap().into_inner();
-        let (mut out, mut err, mut code) = (Vec::new(), Vec::new(), -100);
-        while let Some(m) = tokio::time::timeout(Duration::from_secs(60), s.message())
-            .await
-            .unwrap()
-            .unwrap()
-        {
-            match m.event.unwrap().event.unwrap() {
-                pb::process_event::Event::Output(o) if o.stream == 2 => err.extend(o.data),
-                pb::process_event::Event::Output(o) => out.extend(o.data),
-                pb::process_event::Event::Exited(e) => {
-                    code = if e.signal != 0 {
-                        128 + e.signal
-                    } else {
-                        e.exit_code
-                    }
-                }
-                _ => {}
-            }
-        }
-        (
-            String::from_utf8_lossy(&out).into_owned(),
-            String::from_utf8_lossy(&err).into_owned(),
-            code,
-        )
-    }
-}
 
 fn sha(path: &Path) -> String {
     hex(&Sha256::digest(std::fs::read(path).unwrap()))

@@ -1,0 +1,174 @@
+//! What the worker's integration tests share: a sandbox host on a fresh
+//! data directory (libcontainer through `talon-oci`, the default adapter),
+//! sandboxes on it, and a shell inside them through the agent's socket,
+//! as the worker itself reaches it. Root is required; CI is root.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+use talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::v1 as pb;
+use talon_worker::host::{HostOptions, SandboxHost};
+use talon_worker::runtime::OciCli;
+
+pub type Agent = SandboxAgentServiceClient<tonic::transport::Channel>;
+
+pub fn agent_binary() -> PathBuf {
+    let oci = PathBuf::from(env!("CARGO_BIN_EXE_talon-oci"));
+    let agent = oci.with_file_name("talon-agent");
+    if !agent.exists() {
+        let ok = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "talon-agent"])
+            .status()
+            .unwrap()
+            .success();
+        assert!(ok, "could not build talon-agent");
+    }
+    agent
+}
+
+pub fn require_root() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "these tests need root (CI runs as root)"
+    );
+}
+
+/// A sandbox id unique in this process and across runs: cgroup paths are
+/// global to the host.
+pub fn unique_id(prefix: &str) -> String {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos()
+        % 1000;
+    format!("sbx_{prefix}{}x{n}x{nanos}", std::process::id())
+}
+
+/// A sandbox host on its own temporary data directory.
+pub struct TestHost {
+    pub dir: tempfile::TempDir,
+    pub host: SandboxHost,
+}
+
+impl TestHost {
+    pub fn new(opts: HostOptions) -> Arc<TestHost> {
+        require_root();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )
+        .unwrap();
+        let rt = OciCli::with_prefix(
+            "libcontainer",
+            env!("CARGO_BIN_EXE_talon-oci"),
+            &[],
+            dir.path().join("runtime-state"),
+        );
+        let host =
+            SandboxHost::with_options(dir.path(), Arc::new(rt), &agent_binary(), opts).unwrap();
+        Arc::new(TestHost { dir, host })
+    }
+
+    pub fn data(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+/// A running sandbox, deleted when dropped.
+pub struct Sandbox {
+    pub env: Arc<TestHost>,
+    pub id: String,
+    pub agent: Agent,
+    pub data: PathBuf,
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        let rt = tokio::runtime::Handle::current();
+        let _ = tokio::task::block_in_place(|| rt.block_on(self.env.host.delete(&self.id, 1)));
+    }
+}
+
+pub fn spec(image: &str, limits: (i64, i64, i64)) -> wpb::SandboxSpec {
+    wpb::SandboxSpec {
+        image: image.into(),
+        resources: Some(pb::Resources {
+            cpu_millis: limits.0,
+            memory_mib: limits.1,
+            max_pids: limits.2,
+            disk_mib: 0,
+        }),
+        ..Default::default()
+    }
+}
+
+/// Creates a sandbox on `env`, or says why not.
+pub async fn create(env: &Arc<TestHost>, spec: &wpb::SandboxSpec) -> anyhow::Result<Sandbox> {
+    let id = unique_id("t");
+    env.host.create(&id, 1, spec).await?;
+    let agent = talon_worker::agent_client(&env.host.socket(&id).unwrap()).await?;
+    Ok(Sandbox {
+        env: env.clone(),
+        data: env.data().to_path_buf(),
+        id,
+        agent,
+    })
+}
+
+/// A sandbox of the `host` image on a host of its own.
+pub async fn sandbox(limits: (i64, i64, i64)) -> Sandbox {
+    let env = TestHost::new(HostOptions::default());
+    create(&env, &spec("host", limits)).await.unwrap()
+}
+
+/// Runs a shell script through an agent: stdout, stderr and the exit code
+/// (128 + signal when killed).
+pub async fn sh(agent: &mut Agent, script: &str) -> (String, String, i32) {
+    let req = pb::StartProcessRequest {
+        command: vec!["sh".into(), "-c".into(), script.into()],
+        ..Default::default()
+    };
+    let mut s = agent.start_process(req).await.unwrap().into_inner();
+    let (mut out, mut err, mut code) = (Vec::new(), Vec::new(), -100);
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(60), s.message())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        match m.event.unwrap().event.unwrap() {
+            pb::process_event::Event::Output(o) if o.stream == 2 => err.extend(o.data),
+            pb::process_event::Event::Output(o) => out.extend(o.data),
+            pb::process_event::Event::Exited(e) => {
+                code = if e.signal != 0 {
+                    128 + e.signal
+                } else {
+                    e.exit_code
+                }
+            }
+            _ => {}
+        }
+    }
+    (
+        String::from_utf8_lossy(&out).into_owned(),
+        String::from_utf8_lossy(&err).into_owned(),
+        code,
+    )
+}
+
+impl Sandbox {
+    pub async fn sh(&mut self, script: &str) -> (String, String, i32) {
+        sh(&mut self.agent, script).await
+    }
+
+    /// This sandbox's directory on the host.
+    pub fn dir(&self) -> PathBuf {
+        self.data.join("sandboxes").join(&self.id)
+    }
+}

@@ -1,0 +1,309 @@
+//! Imported images, end to end on real sandboxes: a debootstrap tree
+//! (built once per machine by scripts/test-image.sh) packed as an OCI
+//! layout and as a `docker save` archive, imported into the layer store,
+//! and run with the overlay root (the default) and the hardlink root.
+//! Root is required; CI is root.
+
+mod common;
+
+use common::{TestHost, create, spec};
+use std::path::{Path, PathBuf};
+use talon_worker::host::HostOptions;
+use talon_worker::image::pack::{Format, PackOptions, pack};
+use talon_worker::rootfs::RootfsMode;
+
+/// The debootstrap tree, built on first use and cached on this machine.
+fn debian_rootfs() -> PathBuf {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/test-image.sh");
+    let out = std::process::Command::new("bash")
+        .arg(&script)
+        .output()
+        .expect("run scripts/test-image.sh");
+    assert!(
+        out.status.success(),
+        "scripts/test-image.sh failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+}
+
+/// The debian archive in both formats, packed once per test process.
+fn archives() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
+    static A: std::sync::OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> =
+        std::sync::OnceLock::new();
+    A.get_or_init(|| {
+        let rootfs = debian_rootfs();
+        let d = tempfile::tempdir().unwrap();
+        let (oci, docker) = (
+            d.path().join("debian-oci.tar"),
+            d.path().join("debian-docker.tar"),
+        );
+        let opts = PackOptions {
+            reference: "debian:bookworm".into(),
+            env: vec!["TALON_IMAGE_VAR=from-image".into()],
+            working_dir: String::new(),
+        };
+        pack(&rootfs, &oci, Format::Oci, &opts).unwrap();
+        pack(&rootfs, &docker, Format::Docker, &opts).unwrap();
+        (d, oci, docker)
+    })
+}
+
+fn import(env: &TestHost, name: &str, path: &Path) -> talon_worker::image::ImageRef {
+    env.host.images().import(name, path).unwrap()
+}
+
+fn layer_files(env: &TestHost, r: &talon_worker::image::ImageRef) -> PathBuf {
+    env.host.images().layer_dir(&r.layers[0])
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn both_archive_formats_import_to_the_same_layer_and_run() {
+    let (_, oci, docker) = archives();
+    let env = TestHost::new(HostOptions::default());
+    let a = import(&env, "debian:oci", oci);
+    let b = import(&env, "debian:docker", docker);
+    assert_eq!(a.layers, b.layers, "the same tree is the same layer");
+    assert!(a.digest.starts_with("sha256:") && a.digest != b.digest);
+    assert!(a.size_bytes > 50 << 20, "{} bytes unpacked", a.size_bytes);
+    let layers = std::fs::read_dir(env.data().join("images/layers"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.path().is_dir())
+        .count();
+    assert_eq!(layers, 1, "a shared layer is stored once");
+    let names = env.host.image_names();
+    assert_eq!(names, vec!["host", "debian:docker", "debian:oci"]);
+
+    for image in ["debian:oci", "debian:docker"] {
+        let mut s = create(&env, &spec(image, (1000, 256, 256))).await.unwrap();
+        let (out, err, code) = s
+            .sh("cat /etc/debian_version; id -u; stat -c %u /usr/bin; echo $TALON_IMAGE_VAR; dpkg -s base-files | grep -c Status")
+            .await;
+        assert_eq!(code, 0, "{image}: {err}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert!(lines[0].starts_with("12"), "{image}: {out}");
+        // Root inside, and the image's root-owned files are root's here:
+        // the layers are mapped into the sandbox's id range.
+        assert_eq!(&lines[1..], ["0", "0", "from-image", "1"], "{image}: {out}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_overlay_root_is_writable_private_and_survives_stop_and_start() {
+    let (_, oci, _) = archives();
+    let env = TestHost::new(HostOptions::default());
+    let r = import(&env, "debian", oci);
+    let layer = layer_files(&env, &r);
+    let before = std::fs::read(layer.join("etc/os-release")).unwrap();
+
+    let mut a = create(&env, &spec("debian", (1000, 256, 256)))
+        .await
+        .unwrap();
+    let mut b = create(&env, &spec("debian", (1000, 256, 256)))
+        .await
+        .unwrap();
+    let (_, err, code) = a
+        .sh("echo mine > /usr/local/bin/talon-note && echo changed > /etc/os-release && rm /usr/bin/tail && useradd -m alice && su alice -c 'touch ~/x'")
+        .await;
+    assert_eq!(code, 0, "{err}");
+    let (out, _, _) = b
+        .sh("cat /usr/local/bin/talon-note 2>&1; head -c 20 /etc/os-release; ls /usr/bin/tail")
+        .await;
+    assert!(out.contains("No such file"), "b sees a's file: {out}");
+    assert!(
+        out.contains("PRETTY_NAME") && out.contains("/usr/bin/tail"),
+        "b: {out}"
+    );
+    // The shared layer is untouched.
+    assert_eq!(std::fs::read(layer.join("etc/os-release")).unwrap(), before);
+    assert!(layer.join("usr/bin/tail").exists());
+    assert!(!layer.join("usr/local/bin/talon-note").exists());
+
+    let id = a.id.clone();
+    env.host.stop(&id, 1).await.unwrap();
+    assert!(
+        talon_worker::rootfs::mounts_under(&a.dir()).is_empty(),
+        "a stopped sandbox keeps no mount"
+    );
+    env.host.start(&id, 1).await.unwrap();
+    a.agent = talon_worker::agent_client(&env.host.socket(&id).unwrap())
+        .await
+        .unwrap();
+    let (out, _, code) = a
+        .sh("cat /usr/local/bin/talon-note; ls /home/alice/x")
+        .await;
+    assert_eq!((out.as_str(), code), ("mine\n/home/alice/x\n", 0));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_hardlink_root_is_read_only_but_for_its_private_directories() {
+    let (_, _, docker) = archives();
+    let env = TestHost::new(HostOptions {
+        rootfs_mode: RootfsMode::Hardlink,
+        ..Default::default()
+    });
+    import(&env, "debian", docker);
+    let mut s = create(&env, &spec("debian", (1000, 256, 256)))
+        .await
+        .unwrap();
+    let (out, _, code) = s
+        .sh("cat /etc/debian_version && echo x > /tmp/t && echo y > /workspace/w && echo z > /root/r && cat /etc/hostname")
+        .await;
+    assert_eq!(code, 0, "{out}");
+    let (_, err, code) = s.sh("echo x > /usr/local/bin/nope").await;
+    assert_ne!(code, 0);
+    assert!(err.contains("Read-only"), "{err}");
+    // A second sandbox shares the flattened tree.
+    let mut t = create(&env, &spec("debian", (1000, 256, 256)))
+        .await
+        .unwrap();
+    let (out, _, _) = t.sh("ls -A /tmp /workspace /root").await;
+    let names: Vec<&str> = out.lines().collect();
+    for private in ["t", "w", "r"] {
+        assert!(!names.contains(&private), "t sees s's {private}: {out}");
+    }
+    let flats = std::fs::read_dir(env.data().join("images/flat"))
+        .unwrap()
+        .count();
+    assert_eq!(flats, 1);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_image_with_a_symlinked_proc_refuses_to_start() {
+    let env = TestHost::new(HostOptions::default());
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::os::unix::fs::symlink("/", root.join("proc")).unwrap();
+    let archive = d.path().join("evil.tar");
+    pack(&root, &archive, Format::Oci, &PackOptions::default()).unwrap();
+    import(&env, "evil", &archive);
+    let e = create(&env, &spec("evil", (1000, 256, 64)))
+        .await
+        .err()
+        .expect("a symlinked /proc started");
+    assert!(e.to_string().contains("symlink"), "{e:#}");
+    // Nothing of it stays mounted.
+    assert!(talon_worker::rootfs::mounts_under(&env.data().join("sandboxes")).is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_deleted_image_keeps_its_sandboxes_until_they_go() {
+    let (_, oci, _) = archives();
+    let env = TestHost::new(HostOptions::default());
+    let r = import(&env, "debian", oci);
+    let layer = layer_files(&env, &r);
+    let mut s = create(&env, &spec("debian", (1000, 256, 256)))
+        .await
+        .unwrap();
+    assert!(env.host.delete_image("debian").unwrap());
+    assert!(!env.host.delete_image("debian").unwrap(), "already gone");
+    assert!(layer.exists(), "a running sandbox's layer was removed");
+    let (out, _, code) = s.sh("cat /etc/debian_version").await;
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        create(&env, &spec("debian", (1000, 256, 256)))
+            .await
+            .is_err()
+    );
+    let id = s.id.clone();
+    env.host.delete(&id, 1).await.unwrap();
+    assert!(!layer.exists(), "the layer outlived its last sandbox");
+    drop(s);
+}
+
+#[test]
+fn tampered_and_hostile_archives_are_refused() {
+    let (_, oci, _) = archives();
+    let d = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(
+        d.path(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o711),
+    )
+    .unwrap();
+    let store = talon_worker::image::ImageStore::new(d.path(), 1 << 34).unwrap();
+    // Not an archive.
+    let junk = d.path().join("junk.tar");
+    std::fs::write(&junk, b"hello").unwrap();
+    assert!(store.import("junk", &junk).is_err());
+    // A bad name.
+    assert!(store.import("../x", oci).is_err());
+    assert!(store.import("host", oci).is_err());
+
+    // A docker archive whose layer climbs out with `..`.
+    let canary = d.path().join("canary");
+    std::fs::write(&canary, b"canary").unwrap();
+    let evil_layer = {
+        let mut h = tar::Header::new_old();
+        h.as_old_mut().name[..12].copy_from_slice(b"../../canary");
+        h.set_size(4);
+        h.set_mode(0o644);
+        h.set_entry_type(tar::EntryType::Regular);
+        h.set_cksum();
+        let mut v = h.as_bytes().to_vec();
+        v.extend_from_slice(b"evil");
+        v.resize(1024 + 1024, 0);
+        v
+    };
+    let archive = docker_archive(d.path(), &evil_layer, None);
+    let e = store.import("evil", &archive).unwrap_err();
+    assert!(e.to_string().contains(".."), "{e}");
+    assert_eq!(std::fs::read(&canary).unwrap(), b"canary");
+
+    // A layer whose content does not match its diff id.
+    let good_layer = {
+        let mut b = tar::Builder::new(Vec::new());
+        let mut h = tar::Header::new_gnu();
+        h.set_size(2);
+        h.set_mode(0o644);
+        h.set_uid(0);
+        h.set_gid(0);
+        h.set_mtime(0);
+        b.append_data(&mut h, "ok", &b"ok"[..]).unwrap();
+        b.into_inner().unwrap()
+    };
+    let archive = docker_archive(d.path(), &good_layer, Some("0".repeat(64)));
+    let e = store.import("tampered", &archive).unwrap_err();
+    assert!(e.to_string().contains("diff id"), "{e}");
+    assert!(store.list().is_empty());
+    let leftovers = std::fs::read_dir(d.path().join("images/tmp"))
+        .unwrap()
+        .count();
+    assert_eq!(leftovers, 0, "a refused import left files behind");
+    let layers = std::fs::read_dir(d.path().join("images/layers"))
+        .unwrap()
+        .count();
+    assert_eq!(layers, 0);
+}
+
+/// A `docker save` archive of one layer; `diff_id` overrides the real one.
+fn docker_archive(dir: &Path, layer: &[u8], diff_id: Option<String>) -> PathBuf {
+    use sha2::Digest;
+    let diff = diff_id.unwrap_or_else(|| hex::encode(sha2::Sha256::digest(layer)));
+    let config = serde_json::to_vec(&serde_json::json!({
+        "rootfs": {"type": "layers", "diff_ids": [format!("sha256:{diff}")]},
+    }))
+    .unwrap();
+    let manifest = serde_json::to_vec(&serde_json::json!([{
+        "Config": "config.json", "RepoTags": [], "Layers": ["l/layer.tar"],
+    }]))
+    .unwrap();
+    let path = dir.join(format!("archive-{}.tar", common::unique_id("a")));
+    let mut b = tar::Builder::new(std::fs::File::create(&path).unwrap());
+    for (name, data) in [
+        ("config.json", &config[..]),
+        ("l/layer.tar", layer),
+        ("manifest.json", &manifest[..]),
+    ] {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(data.len() as u64);
+        h.set_mode(0o644);
+        h.set_uid(0);
+        h.set_gid(0);
+        h.set_mtime(0);
+        b.append_data(&mut h, name, data).unwrap();
+    }
+    b.finish().unwrap();
+    path
+}
