@@ -60,6 +60,22 @@ impl App {
         })
     }
 
+    /// The HTTP/2 channel to a worker's data plane, made once and reused
+    /// by every call (agent calls and image imports alike).
+    pub fn data_channel(&self, addr: &str) -> crate::error::Result<tonic::transport::Channel> {
+        let mut cache = self.data_channels.lock().expect("lock");
+        if let Some(c) = cache.get(addr) {
+            return Ok(c.clone());
+        }
+        let c = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| crate::error::Error::Internal(format!("worker address: {e}")))?
+            .tcp_nodelay(true)
+            .http2_adaptive_window(true)
+            .connect_lazy();
+        cache.insert(addr.to_string(), c.clone());
+        Ok(c)
+    }
+
     /// The owning Arc, for background tasks started from domain code.
     pub fn self_arc(&self) -> Arc<App> {
         self.me

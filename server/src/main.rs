@@ -28,6 +28,9 @@ enum Command {
     Server(ServerArgs),
     /// A worker that connects to a control plane.
     Worker(WorkerArgs),
+    /// Image archives.
+    #[command(subcommand)]
+    Image(ImageCommand),
     /// Apply database migrations and exit.
     Migrate {
         #[arg(long, env = "TALON_DATA_DIR")]
@@ -63,6 +66,28 @@ struct ServerArgs {
     /// The talon-agent binary [default: next to `talon`] (`up` only).
     #[arg(long, env = "TALON_AGENT_PATH")]
     agent_path: Option<PathBuf>,
+    #[command(flatten)]
+    host: HostArgs,
+}
+
+/// How a worker builds sandboxes.
+#[derive(Args, Clone)]
+struct HostArgs {
+    /// Root filesystem of imported images: overlay (writable, copy-on-write) or hardlink (read-only).
+    #[arg(long, env = "TALON_ROOTFS", default_value = "overlay")]
+    rootfs: talon_worker::rootfs::RootfsMode,
+    /// Most bytes an imported image may unpack to (and an uploaded archive may have).
+    #[arg(long, env = "TALON_MAX_IMAGE_BYTES", default_value_t = 32 << 30)]
+    max_image_bytes: u64,
+}
+
+impl HostArgs {
+    fn options(&self) -> talon_worker::host::HostOptions {
+        talon_worker::host::HostOptions {
+            rootfs_mode: self.rootfs,
+            max_image_bytes: self.max_image_bytes,
+        }
+    }
 }
 
 #[derive(Args)]
@@ -92,6 +117,34 @@ struct WorkerArgs {
     /// Where the data plane listens; the server must reach it.
     #[arg(long, env = "TALON_DATA_LISTEN", default_value = "127.0.0.1:7071")]
     data_listen: SocketAddr,
+    #[command(flatten)]
+    host: HostArgs,
+}
+
+#[derive(Subcommand)]
+enum ImageCommand {
+    /// Packs a root filesystem directory (a debootstrap tree, say) into a
+    /// one-layer image archive for ImportImage.
+    Pack {
+        /// The directory to pack.
+        #[arg(long)]
+        rootfs: PathBuf,
+        /// The archive to write.
+        #[arg(long)]
+        output: PathBuf,
+        /// oci (an OCI image layout, gzip layer) or docker (`docker save`).
+        #[arg(long, default_value = "oci")]
+        format: talon_worker::image::pack::Format,
+        /// The reference recorded in the archive, e.g. debian:bookworm.
+        #[arg(long, default_value = "")]
+        reference: String,
+        /// KEY=VALUE for the image's environment; repeatable.
+        #[arg(long = "env")]
+        env: Vec<String>,
+        /// The image's working directory.
+        #[arg(long, default_value = "")]
+        working_dir: String,
+    },
 }
 
 fn default_data_dir() -> PathBuf {
@@ -185,6 +238,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             runtime: args.runtime.clone(),
             agent_path: args.agent_path.clone(),
             data_listen: "127.0.0.1:0".parse().expect("addr"),
+            host: args.host.options(),
         };
         let stop = stop.clone();
         tokio::spawn(async move {
@@ -231,8 +285,29 @@ async fn run() -> anyhow::Result<()> {
                 runtime: a.runtime,
                 agent_path: a.agent_path,
                 data_listen: a.data_listen,
+                host: a.host.options(),
             };
             talon_worker::run(wc, shutdown_signal()).await
+        }
+        Command::Image(ImageCommand::Pack {
+            rootfs,
+            output,
+            format,
+            reference,
+            env,
+            working_dir,
+        }) => {
+            let opts = talon_worker::image::pack::PackOptions {
+                reference,
+                env,
+                working_dir,
+            };
+            tokio::task::spawn_blocking(move || {
+                talon_worker::image::pack::pack(&rootfs, &output, format, &opts)?;
+                println!("{}", output.display());
+                anyhow::Ok(())
+            })
+            .await?
         }
         Command::Migrate {
             data_dir,

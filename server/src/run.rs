@@ -17,6 +17,7 @@ use talon_proto::talon::worker::v1::worker_control_service_server::WorkerControl
 use talon_proto::v1::admin_service_server::AdminServiceServer;
 use talon_proto::v1::auth_service_server::AuthServiceServer;
 use talon_proto::v1::filesystem_service_server::FilesystemServiceServer;
+use talon_proto::v1::image_service_server::ImageServiceServer;
 use talon_proto::v1::process_service_server::ProcessServiceServer;
 use talon_proto::v1::pty_service_server::PtyServiceServer;
 use talon_proto::v1::sandbox_service_server::SandboxServiceServer;
@@ -120,6 +121,7 @@ pub async fn start(
         "talon.v1.TenantService",
         "talon.v1.AdminService",
         "talon.v1.SecretService",
+        "talon.v1.ImageService",
         "talon.v1.ProcessService",
         "talon.v1.PtyService",
         "talon.v1.FilesystemService",
@@ -161,6 +163,10 @@ pub async fn start(
         .add_service(SecretServiceServer::new(api::secret::SecretApi(
             app.clone(),
         )))
+        .add_service(
+            ImageServiceServer::new(api::image::ImageApi(app.clone()))
+                .max_decoding_message_size(16 << 20),
+        )
         .add_service(ProcessServiceServer::new(proxy.clone()).max_decoding_message_size(16 << 20))
         .add_service(PtyServiceServer::new(proxy.clone()))
         .add_service(FilesystemServiceServer::new(proxy).max_decoding_message_size(16 << 20))

@@ -3,12 +3,13 @@
 //! forwarded, frames and trailers as they are, to that sandbox's agent
 //! socket. The worker adds no logic of its own: it checks the worker token
 //! and the generation (a stale server view of the sandbox is refused) and
-//! picks the socket.
+//! picks the socket. The worker's own WorkerImageService is served here
+//! too, behind the same token.
 
 use crate::host::SandboxHost;
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response};
-use http_body_util::{BodyExt, Empty, combinators::BoxBody};
+use http_body_util::{BodyExt, Empty, combinators::UnsyncBoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::sync::Arc;
@@ -16,10 +17,16 @@ use std::sync::Arc;
 pub const SANDBOX_HEADER: &str = "talon-sandbox-id";
 pub const GENERATION_HEADER: &str = "talon-generation";
 
-type Body = BoxBody<Bytes, hyper::Error>;
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+type Body = UnsyncBoxBody<Bytes, BoxError>;
+type ImageServer =
+    talon_proto::talon::worker::v1::worker_image_service_server::WorkerImageServiceServer<
+        crate::image_api::ImageApi,
+    >;
+const IMAGE_SERVICE: &str = "/talon.worker.v1.WorkerImageService/";
 
 fn grpc_error(code: tonic::Code, msg: &str) -> Response<Body> {
-    let mut r = Response::new(Empty::new().map_err(|never| match never {}).boxed());
+    let mut r = Response::new(Empty::new().map_err(|never| match never {}).boxed_unsync());
     let h = r.headers_mut();
     h.insert("content-type", HeaderValue::from_static("application/grpc"));
     h.insert("grpc-status", HeaderValue::from(code as i32));
@@ -32,6 +39,7 @@ fn grpc_error(code: tonic::Code, msg: &str) -> Response<Body> {
 async fn forward(
     host: Arc<SandboxHost>,
     token: Arc<String>,
+    images: ImageServer,
     mut req: Request<Incoming>,
 ) -> Result<Response<Body>, std::convert::Infallible> {
     let authorized = req
@@ -45,6 +53,14 @@ async fn forward(
             tonic::Code::Unauthenticated,
             "worker data plane: bad credential",
         ));
+    }
+    if req.uri().path().starts_with(IMAGE_SERVICE) {
+        use tower::Service;
+        let mut svc = images;
+        return Ok(match svc.call(req).await {
+            Ok(r) => r.map(|b| b.map_err(BoxError::from).boxed_unsync()),
+            Err(never) => match never {},
+        });
     }
     let id = req
         .headers()
@@ -113,7 +129,7 @@ async fn forward(
     *req.uri_mut() = format!("http://agent{path}").parse().expect("uri");
     req.headers_mut().remove("authorization");
     match sender.send_request(req).await {
-        Ok(resp) => Ok(resp.map(|b| b.boxed())),
+        Ok(resp) => Ok(resp.map(|b| b.map_err(BoxError::from).boxed_unsync())),
         Err(e) => Ok(grpc_error(tonic::Code::Unavailable, &format!("agent: {e}"))),
     }
 }
@@ -125,15 +141,18 @@ fn constant_eq(a: &[u8], b: &[u8]) -> bool {
 /// Serves the data plane until the listener fails.
 pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, token: String) {
     let token = Arc::new(token);
+    let images = ImageServer::new(crate::image_api::ImageApi(host.clone()))
+        .max_decoding_message_size(16 << 20);
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (host, token) = (host.clone(), token.clone());
+        let (host, token, images) = (host.clone(), token.clone(), images.clone());
         tokio::spawn(async move {
-            let svc =
-                hyper::service::service_fn(move |req| forward(host.clone(), token.clone(), req));
+            let svc = hyper::service::service_fn(move |req| {
+                forward(host.clone(), token.clone(), images.clone(), req)
+            });
             let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;

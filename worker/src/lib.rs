@@ -12,6 +12,7 @@ pub mod bundle;
 pub mod dataplane;
 pub mod host;
 pub mod image;
+pub mod image_api;
 pub mod rootfs;
 pub mod runtime;
 pub mod seccomp;
@@ -40,6 +41,8 @@ pub struct WorkerConfig {
     pub data_dir: PathBuf,
     /// Most sandboxes this worker takes.
     pub max_sandboxes: i64,
+    /// How sandboxes are built: rootfs mode, image size limit.
+    pub host: host::HostOptions,
 }
 
 /// This host's capacity: all its cores and memory.
@@ -227,7 +230,12 @@ fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>>
         );
         return None;
     };
-    match host::SandboxHost::new(&config.data_dir, std::sync::Arc::new(rt), &agent) {
+    match host::SandboxHost::with_options(
+        &config.data_dir,
+        std::sync::Arc::new(rt),
+        &agent,
+        config.host.clone(),
+    ) {
         Ok(h) => Some(std::sync::Arc::new(h)),
         Err(e) => {
             tracing::warn!(error = %e, "sandbox host unavailable; this worker runs no sandboxes");
@@ -294,11 +302,7 @@ async fn session(
             hostname: hostname(),
             capacity: Some(host_capacity(config.max_sandboxes)),
             runtimes: host.iter().map(|h| h.runtime_name().to_string()).collect(),
-            images: if host.is_some() {
-                vec!["host".into()]
-            } else {
-                vec![]
-            },
+            images: host.as_ref().map(|h| h.image_names()).unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
             sandboxes: match &host {
                 Some(h) => h.inventory().await,

@@ -67,7 +67,7 @@ impl AgentProxy {
                 row.id
             ))
         })?;
-        let channel = self.channel(&addr)?;
+        let channel = self.0.data_channel(&addr)?;
         let client = SandboxAgentServiceClient::new(channel)
             .max_decoding_message_size(16 << 20)
             .max_encoding_message_size(16 << 20);
@@ -76,20 +76,6 @@ impl AgentProxy {
             sandbox_id: row.id,
             generation: row.generation,
         })
-    }
-
-    fn channel(&self, addr: &str) -> Result<Channel, Status> {
-        let mut cache = self.0.data_channels.lock().expect("lock");
-        if let Some(c) = cache.get(addr) {
-            return Ok(c.clone());
-        }
-        let c = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| Status::internal(format!("worker address: {e}")))?
-            .tcp_nodelay(true)
-            .http2_adaptive_window(true)
-            .connect_lazy();
-        cache.insert(addr.to_string(), c.clone());
-        Ok(c)
     }
 
     fn token(&self) -> &str {

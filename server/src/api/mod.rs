@@ -5,6 +5,7 @@ pub mod admin;
 pub mod agent_proxy;
 pub mod auth;
 pub mod convert;
+pub mod image;
 pub mod sandbox;
 pub mod secret;
 pub mod tenant;

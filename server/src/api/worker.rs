@@ -87,9 +87,13 @@ impl WorkerControlService for WorkerApi {
 
         let (tx, rx) = tokio::sync::mpsc::channel(256);
         let worker_id = reg.worker_id.clone();
-        let session = app
-            .hub
-            .attach(&worker_id, tx.clone(), cap, reg.data_address.clone());
+        let session = app.hub.attach(
+            &worker_id,
+            tx.clone(),
+            cap,
+            reg.data_address.clone(),
+            reg.images.clone(),
+        );
         tracing::info!(worker = %worker_id, hostname = %reg.hostname, "worker registered");
         let ack = wpb::SessionResponse {
             message: Some(wpb::session_response::Message::Ack(wpb::RegisterAck {

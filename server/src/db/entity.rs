@@ -207,3 +207,24 @@ pub mod secret {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+/// Imported images: a platform-wide catalogue. The layers themselves live
+/// on the workers.
+pub mod image {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "images")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub name: String,
+        pub digest: String,
+        pub size_bytes: i64,
+        pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

@@ -8,12 +8,35 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(Initial), Box::new(Secrets)]
+        vec![Box::new(Initial), Box::new(Secrets), Box::new(Images)]
     }
 }
 
 struct Initial;
 struct Secrets;
+struct Images;
+
+impl MigrationName for Images {
+    fn name(&self) -> &str {
+        "m20261202_000003_images"
+    }
+}
+
+#[async_trait::async_trait]
+impl MigrationTrait for Images {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(table(
+            "images",
+            vec![
+                id("name"),
+                text("digest"),
+                big("size_bytes"),
+                big("created_at"),
+            ],
+        ))
+        .await
+    }
+}
 
 impl MigrationName for Secrets {
     fn name(&self) -> &str {

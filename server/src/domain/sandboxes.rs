@@ -150,7 +150,7 @@ fn resolve_resources(app: &App, n: &mut NewSandbox) -> Result<()> {
 
 /// Candidates for placement: connected, undrained workers, with what live
 /// sandboxes already hold on each.
-async fn candidates(app: &App, exclude: Option<&str>) -> Result<Vec<Candidate>> {
+async fn candidates(app: &App, exclude: Option<&str>, image: &str) -> Result<Vec<Candidate>> {
     let connected = app.hub.connected();
     if connected.is_empty() {
         return Ok(vec![]);
@@ -175,7 +175,9 @@ async fn candidates(app: &App, exclude: Option<&str>) -> Result<Vec<Candidate>> 
         .await?;
     Ok(connected
         .into_iter()
-        .filter(|(id, _)| !drained.contains(id) && Some(id.as_str()) != exclude)
+        .filter(|(id, _)| {
+            !drained.contains(id) && Some(id.as_str()) != exclude && app.hub.has_image(id, image)
+        })
         .map(|(id, capacity)| {
             let mut allocated = Amount::default();
             for (w, cpu, mem) in &rows {
@@ -246,6 +248,12 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     if n.image.len() > 255 || n.image.contains(char::is_whitespace) {
         return Err(Error::InvalidArgument("invalid image name".into()));
     }
+    if !crate::domain::images::exists(app, &n.image).await? {
+        return Err(Error::NotFound(format!(
+            "image {:?} (ListImages shows those available)",
+            n.image
+        )));
+    }
     resolve_resources(app, &mut n)?;
     validate_labels(&n.labels)?;
     validate_env(&n.env)?;
@@ -272,7 +280,7 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     let t = tenant_for_update(&txn, &p.tenant_id).await?;
     let u = tenants::usage(&txn, &p.tenant_id).await?;
     check_quota(&t, &u, true, n.cpu_millis, n.memory_mib)?;
-    let cands = candidates(app, None).await?;
+    let cands = candidates(app, None, &n.image).await?;
     let req = Amount {
         cpu_millis: n.cpu_millis,
         memory_mib: n.memory_mib,
@@ -280,7 +288,11 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     };
     let worker = scheduler::place(&cands, &req).ok_or_else(|| {
         Error::Unavailable(if cands.is_empty() {
-            "no worker is connected".to_string()
+            if app.hub.connected().is_empty() {
+                "no worker is connected".to_string()
+            } else {
+                format!("no connected, undrained worker holds image {:?}", n.image)
+            }
         } else {
             "no worker has capacity for this sandbox".to_string()
         })
@@ -880,7 +892,7 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
             "sandbox {id} is deleted"
         )));
     }
-    let cands = candidates(app, row.worker_id.as_deref()).await?;
+    let cands = candidates(app, row.worker_id.as_deref(), &row.image).await?;
     let req = Amount {
         cpu_millis: row.cpu_millis,
         memory_mib: row.memory_mib,

@@ -18,6 +18,8 @@ struct Conn {
     tx: SessionTx,
     capacity: Amount,
     data_address: String,
+    /// Imported images it holds (the built-in `host` is everywhere).
+    images: std::collections::HashSet<String>,
     pending: HashMap<String, oneshot::Sender<wpb::CommandResult>>,
 }
 
@@ -43,6 +45,7 @@ impl WorkerHub {
         tx: SessionTx,
         capacity: Amount,
         data_address: String,
+        images: Vec<String>,
     ) -> u64 {
         let session = self
             .next_session
@@ -55,6 +58,7 @@ impl WorkerHub {
                 tx,
                 capacity,
                 data_address,
+                images: images.into_iter().collect(),
                 pending: HashMap::new(),
             },
         );
@@ -79,6 +83,39 @@ impl WorkerHub {
             .get(worker_id)
             .map(|c| c.data_address.clone())
             .filter(|a| !a.is_empty())
+    }
+
+    /// Whether sandboxes of `image` can be placed on this worker.
+    pub fn has_image(&self, worker_id: &str, image: &str) -> bool {
+        image == crate::domain::sandboxes::HOST_IMAGE
+            || self
+                .conns
+                .lock()
+                .expect("lock")
+                .get(worker_id)
+                .is_some_and(|c| c.images.contains(image))
+    }
+
+    /// Records that a worker gained (or lost) an image.
+    pub fn set_image(&self, worker_id: &str, image: &str, held: bool) {
+        if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {
+            if held {
+                c.images.insert(image.to_string());
+            } else {
+                c.images.remove(image);
+            }
+        }
+    }
+
+    /// Connected workers that run sandboxes, with their data-plane address.
+    pub fn data_planes(&self) -> Vec<(String, String)> {
+        self.conns
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter(|(_, c)| !c.data_address.is_empty())
+            .map(|(id, c)| (id.clone(), c.data_address.clone()))
+            .collect()
     }
 
     pub fn is_connected(&self, worker_id: &str) -> bool {
