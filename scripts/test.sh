@@ -43,6 +43,12 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
+step "test image and static agent"
+# Built once per machine (debootstrap) and once per checkout (the agent);
+# the tests find both through the same scripts.
+./scripts/test-image.sh >/dev/null
+./scripts/build-agent.sh >/dev/null
+
 step "cargo test"
 cargo test --workspace
 
@@ -51,7 +57,7 @@ cargo build --quiet --bin talon
 data=$(mktemp -d)
 port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 ops=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-TALON_LOG=warn target/debug/talon up --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
+TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
 up=$!
 trap 'kill $up 2>/dev/null || true; rm -rf "$data"' EXIT
 .venv/bin/python server/tests/python/reflection_check.py "127.0.0.1:$port" "$data/bootstrap-credentials.json"

@@ -2,7 +2,7 @@
 # Sets up and runs Talon on the embedded defaults: installs what the build
 # and the runtimes need when missing (as root, from Debian's packages:
 # libseccomp-dev and pkg-config for libcontainer, runc as the alternative
-# adapter), builds `talon` and `talon-agent`, and starts `talon up`
+# adapter), builds `talon` and a static `talon-agent`, and starts `talon up`
 # (control plane + embedded worker). Extra arguments go to `talon up`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,5 +14,7 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null;
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null; }
 fi
-cargo build --release -p talon-server -p talon-agent
-exec ./target/release/talon up "$@"
+cargo build --release -p talon-server
+# The agent is PID 1 in every sandbox, whatever its image: built static.
+agent=$(./scripts/build-agent.sh release)
+exec ./target/release/talon up --agent-path "$agent" "$@"

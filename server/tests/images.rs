@@ -31,18 +31,6 @@ fn debian_rootfs() -> std::path::PathBuf {
     String::from_utf8(out.stdout).unwrap().trim().into()
 }
 
-fn ensure_agent_built() {
-    let agent = std::path::PathBuf::from(env!("CARGO_BIN_EXE_talon")).with_file_name("talon-agent");
-    if !agent.exists() {
-        let ok = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "talon-agent"])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "could not build talon-agent");
-    }
-}
-
 async fn upload(c: &mut Images, name: &str, bytes: &[u8]) -> Result<pb::Image, tonic::Status> {
     use pb::import_image_request::Message;
     let mut msgs = vec![pb::ImportImageRequest {

@@ -20,19 +20,6 @@ fn files(ch: tonic::transport::Channel, b: Bearer) -> Fs {
     pb::filesystem_service_client::FilesystemServiceClient::with_interceptor(ch, b)
 }
 
-fn ensure_agent_built() {
-    let talon = std::path::PathBuf::from(env!("CARGO_BIN_EXE_talon"));
-    let agent = talon.with_file_name("talon-agent");
-    if !agent.exists() {
-        let ok = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "talon-agent"])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "could not build talon-agent");
-    }
-}
-
 async fn exec(p: &mut Procs, id: &str, cmd: &[&str]) -> (String, String, i32) {
     let req = pb::StartProcessRequest {
         sandbox_id: id.into(),
@@ -297,65 +284,6 @@ async fn real_sandbox(runtime: &str) {
     assert!(!cg2.exists(), "{} left behind", cg2.display());
     let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap();
     assert!(!mounts.contains(&id), "a mount of {id} is left");
-}
-
-struct Worker {
-    child: std::process::Child,
-}
-
-impl Drop for Worker {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn spawn_worker(s: &Server) -> Worker {
-    let talon = std::path::PathBuf::from(env!("CARGO_BIN_EXE_talon"));
-    let child = std::process::Command::new(&talon)
-        .args([
-            "worker",
-            "--server-url",
-            &s.grpc,
-            "--data-listen",
-            "127.0.0.1:0",
-        ])
-        .arg("--token-file")
-        .arg(s.data_dir().join("keys/worker.token"))
-        .arg("--data-dir")
-        .arg(s.data_dir().join("w"))
-        .arg("--agent-path")
-        .arg(talon.with_file_name("talon-agent"))
-        .env("TALON_LOG", "warn")
-        .spawn()
-        .unwrap();
-    Worker { child }
-}
-
-async fn until_worker(admin: &mut Clients, connected: bool) {
-    for _ in 0..200 {
-        let w = admin
-            .admin
-            .list_workers(pb::ListWorkersRequest {})
-            .await
-            .unwrap()
-            .into_inner()
-            .workers;
-        let up = w
-            .iter()
-            .any(|w| w.state == pb::WorkerState::Active as i32 && !w.runtimes.is_empty());
-        if up == connected {
-            return;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("worker never became connected={connected}");
-}
-
-fn sel_tag(tag: &str) -> Option<pb::ProcessSelector> {
-    Some(pb::ProcessSelector {
-        selector: Some(pb::process_selector::Selector::Tag(tag.into())),
-    })
 }
 
 /// Processes outlive a `kill -9` of the worker; the restarted worker

@@ -248,6 +248,9 @@ impl SandboxHost {
             let _g = lock.lock().await;
             // Re-read under the lock: a command may have changed it.
             let Some(mut h) = self.held(&id) else {
+                // Deleted meanwhile; don't keep the lock made for it.
+                drop(_g);
+                self.locks.lock().await.remove(&id);
                 continue;
             };
             if h.state != "running" && h.state != "paused" {
@@ -582,6 +585,12 @@ fn seal_agent(data_dir: &Path, agent: &Path) -> anyhow::Result<PathBuf> {
         }
         h
     };
+    if needs_interpreter(&bytes) {
+        tracing::warn!(
+            agent = %agent.display(),
+            "talon-agent is dynamically linked: sandboxes of images without this host's libc won't start; build it with scripts/build-agent.sh"
+        );
+    }
     let dir = data_dir.join("agent");
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("talon-agent-{digest:016x}"));
@@ -592,6 +601,31 @@ fn seal_agent(data_dir: &Path, agent: &Path) -> anyhow::Result<PathBuf> {
         std::fs::rename(&tmp, &path)?;
     }
     Ok(path)
+}
+
+/// Whether a 64-bit little-endian ELF executable names a program
+/// interpreter (PT_INTERP), i.e. is dynamically linked.
+pub fn needs_interpreter(elf: &[u8]) -> bool {
+    let u16_at = |o: usize| {
+        elf.get(o..o + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]) as usize)
+    };
+    let u32_at = |o: usize| {
+        elf.get(o..o + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let u64_at = |o: usize| {
+        elf.get(o..o + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().expect("8 bytes")) as usize)
+    };
+    if elf.get(..6) != Some(b"\x7fELF\x02\x01") {
+        return false;
+    }
+    let (Some(phoff), Some(phentsize), Some(phnum)) = (u64_at(0x20), u16_at(0x36), u16_at(0x38))
+    else {
+        return false;
+    };
+    (0..phnum).any(|i| u32_at(phoff + i * phentsize) == Some(3))
 }
 
 /// Creates the directories of a new sandbox, owned by its root user.

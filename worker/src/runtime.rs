@@ -27,6 +27,9 @@ pub trait Runtime: Send + Sync {
     async fn status(&self, id: &str) -> anyhow::Result<Option<ContainerStatus>>;
 }
 
+/// How long a container's delete is retried while its cgroup drains.
+pub const DELETE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// `runc` / `crun` (and `runsc`, which takes the same commands), or
 /// `talon oci` for libcontainer.
 pub struct OciCli {
@@ -133,16 +136,28 @@ impl Runtime for OciCli {
         self.cmd(&["kill", id, signal], None).await.map(|_| ())
     }
 
+    /// Killed processes leave their cgroup only once the kernel has
+    /// reaped them, and until then its removal fails (EBUSY); a busy
+    /// sandbox may take a moment, so the delete is retried for a while.
     async fn delete(&self, id: &str) -> anyhow::Result<()> {
-        match self.cmd(&["delete", "--force", id], None).await {
-            Ok(_) => Ok(()),
-            Err(e)
-                if e.to_string().contains("does not exist")
-                    || e.to_string().contains("not found") =>
-            {
-                Ok(())
+        let mut wait = std::time::Duration::from_millis(10);
+        let deadline = tokio::time::Instant::now() + DELETE_PATIENCE;
+        loop {
+            match self.cmd(&["delete", "--force", id], None).await {
+                Ok(_) => return Ok(()),
+                Err(e)
+                    if e.to_string().contains("does not exist")
+                        || e.to_string().contains("not found") =>
+                {
+                    return Ok(());
+                }
+                Err(e) if tokio::time::Instant::now() + wait > deadline => return Err(e),
+                Err(e) => {
+                    tracing::debug!(container = %id, error = %e, "delete retried");
+                    tokio::time::sleep(wait).await;
+                    wait = (wait * 2).min(std::time::Duration::from_millis(500));
+                }
             }
-            Err(e) => Err(e),
         }
     }
 

@@ -307,3 +307,14 @@ fn docker_archive(dir: &Path, layer: &[u8], diff_id: Option<String>) -> PathBuf 
     b.finish().unwrap();
     path
 }
+
+#[test]
+fn the_agent_is_static() {
+    let bytes = std::fs::read(common::agent_binary()).unwrap();
+    assert!(
+        !talon_worker::host::needs_interpreter(&bytes),
+        "scripts/build-agent.sh built a dynamically linked agent"
+    );
+    let dynamic = std::fs::read("/bin/sh").unwrap();
+    assert!(talon_worker::host::needs_interpreter(&dynamic));
+}

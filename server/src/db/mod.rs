@@ -31,6 +31,25 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     Ok(db)
 }
 
+/// Begins a transaction that will write. On SQLite a transaction begins
+/// as a reader, and in WAL mode one that reads and then writes after
+/// another connection's commit fails at once with SQLITE_BUSY_SNAPSHOT,
+/// whatever the busy timeout. `BEGIN IMMEDIATE` avoids that, but sea-orm
+/// has no way to issue it; a write that changes nothing, as the first
+/// statement, takes the write lock the same way (waiting out the busy
+/// timeout if another writer holds it).
+pub async fn begin_write(
+    db: &DatabaseConnection,
+) -> Result<sea_orm::DatabaseTransaction, sea_orm::DbErr> {
+    use sea_orm::{ConnectionTrait, TransactionTrait};
+    let txn = db.begin().await?;
+    if txn.get_database_backend() == sea_orm::DbBackend::Sqlite {
+        txn.execute_unprepared("UPDATE tenants SET id = id WHERE 0")
+            .await?;
+    }
+    Ok(txn)
+}
+
 /// The default database URL for a data directory.
 pub fn sqlite_url(data_dir: &std::path::Path) -> String {
     format!("sqlite://{}?mode=rwc", data_dir.join("talon.db").display())

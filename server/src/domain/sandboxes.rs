@@ -150,14 +150,19 @@ fn resolve_resources(app: &App, n: &mut NewSandbox) -> Result<()> {
 
 /// Candidates for placement: connected, undrained workers, with what live
 /// sandboxes already hold on each.
-async fn candidates(app: &App, exclude: Option<&str>, image: &str) -> Result<Vec<Candidate>> {
+async fn candidates(
+    app: &App,
+    db: &impl ConnectionTrait,
+    exclude: Option<&str>,
+    image: &str,
+) -> Result<Vec<Candidate>> {
     let connected = app.hub.connected();
     if connected.is_empty() {
         return Ok(vec![]);
     }
     let drained: Vec<String> = crate::db::entity::worker::Entity::find()
         .filter(crate::db::entity::worker::Column::Draining.eq(true))
-        .all(&app.db)
+        .all(db)
         .await?
         .into_iter()
         .map(|w| w.id)
@@ -171,7 +176,7 @@ async fn candidates(app: &App, exclude: Option<&str>, image: &str) -> Result<Vec
         .filter(sandbox::Column::State.is_in(live))
         .filter(sandbox::Column::WorkerId.is_not_null())
         .into_tuple()
-        .all(&app.db)
+        .all(db)
         .await?;
     Ok(connected
         .into_iter()
@@ -276,11 +281,11 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     }
     let lock = app.tenant_lock(&p.tenant_id);
     let _guard = lock.lock().await;
-    let txn = app.db.begin().await?;
+    let txn = crate::db::begin_write(&app.db).await?;
     let t = tenant_for_update(&txn, &p.tenant_id).await?;
     let u = tenants::usage(&txn, &p.tenant_id).await?;
     check_quota(&t, &u, true, n.cpu_millis, n.memory_mib)?;
-    let cands = candidates(app, None, &n.image).await?;
+    let cands = candidates(app, &txn, None, &n.image).await?;
     let req = Amount {
         cpu_millis: n.cpu_millis,
         memory_mib: n.memory_mib,
@@ -750,12 +755,18 @@ pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
             &deleted,
             wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
         );
-        if let Err(e) = app
+        match app
             .hub
             .call(&w, cmd, app.config.worker_command_timeout)
             .await
         {
-            tracing::warn!(sandbox = %deleted.id, error = %e, "worker did not confirm delete");
+            Ok(r) if r.code != 0 => {
+                tracing::warn!(sandbox = %deleted.id, error = %r.message, "worker failed to delete; it is told again when it next registers")
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(sandbox = %deleted.id, error = %e, "worker did not confirm delete")
+            }
         }
     }
     Ok(deleted)
@@ -892,7 +903,7 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
             "sandbox {id} is deleted"
         )));
     }
-    let cands = candidates(app, row.worker_id.as_deref(), &row.image).await?;
+    let cands = candidates(app, &app.db, row.worker_id.as_deref(), &row.image).await?;
     let req = Amount {
         cpu_millis: row.cpu_millis,
         memory_mib: row.memory_mib,

@@ -12,7 +12,7 @@ use crate::error::{Error, Result, is_unique_violation};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, QuerySelect, Set, TransactionTrait,
+    QueryOrder, QuerySelect, Set,
 };
 
 pub const PLATFORM_TENANT: &str = "platform";
@@ -143,7 +143,7 @@ pub async fn create_tenant(
     validate_name(name)?;
     let quota = quota.unwrap_or(app.config.default_quota);
     validate_quota(&quota)?;
-    let txn = app.db.begin().await?;
+    let txn = crate::db::begin_write(&app.db).await?;
     let t = tenant::ActiveModel {
         id: Set(crate::ids::new_id("ten")),
         name: Set(name.to_string()),
@@ -271,7 +271,7 @@ pub async fn update_user(
 ) -> Result<user::Model> {
     let lock = app.tenant_lock(tenant_id);
     let _guard = lock.lock().await;
-    let txn = app.db.begin().await?;
+    let txn = crate::db::begin_write(&app.db).await?;
     let u = find_user(&txn, tenant_id, user_id).await?;
     let was_active_owner = u.role == Role::Owner.as_str() && !u.disabled;
     let demoted = change.role.is_some_and(|r| r != Role::Owner);
@@ -315,7 +315,7 @@ async fn revoke_sessions<C: ConnectionTrait>(db: &C, user_id: &str) -> Result<()
 pub async fn delete_user(app: &App, tenant_id: &str, user_id: &str) -> Result<()> {
     let lock = app.tenant_lock(tenant_id);
     let _guard = lock.lock().await;
-    let txn = app.db.begin().await?;
+    let txn = crate::db::begin_write(&app.db).await?;
     let u = find_user(&txn, tenant_id, user_id).await?;
     if u.role == Role::Owner.as_str()
         && !u.disabled

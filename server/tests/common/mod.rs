@@ -76,8 +76,11 @@ impl Server {
         .unwrap();
         let (g, o) = (free_port(), free_port());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
-        cmd.arg(sub)
-            .arg("--data-dir")
+        cmd.arg(sub);
+        if sub == "up" {
+            cmd.arg("--agent-path").arg(agent_binary());
+        }
+        cmd.arg("--data-dir")
             .arg(dir.path())
             .arg("--grpc-listen")
             .arg(format!("127.0.0.1:{g}"))
@@ -468,4 +471,91 @@ pub async fn until_state(c: &mut Clients, id: &str, state: pb::SandboxState) -> 
         "sandbox {id} never became {state:?}; it is {:?}",
         get(c, id).await.state
     );
+}
+
+/// The static talon-agent (scripts/build-agent.sh), built once per run.
+pub fn agent_binary() -> PathBuf {
+    static AGENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    AGENT
+        .get_or_init(|| {
+            let script =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-agent.sh");
+            let out = std::process::Command::new("bash")
+                .arg(&script)
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .expect("run scripts/build-agent.sh");
+            assert!(
+                out.status.success(),
+                "could not build the static talon-agent"
+            );
+            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        })
+        .clone()
+}
+
+/// Kept for the tests' wording: the agent they run is the static one.
+pub fn ensure_agent_built() {
+    agent_binary();
+}
+
+/// A `talon worker` process on the server's data dir (`w/`), killable.
+pub struct Worker {
+    pub child: std::process::Child,
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn spawn_worker(s: &Server) -> Worker {
+    let talon = std::path::PathBuf::from(env!("CARGO_BIN_EXE_talon"));
+    let child = std::process::Command::new(&talon)
+        .args([
+            "worker",
+            "--server-url",
+            &s.grpc,
+            "--data-listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--token-file")
+        .arg(s.data_dir().join("keys/worker.token"))
+        .arg("--data-dir")
+        .arg(s.data_dir().join("w"))
+        .arg("--agent-path")
+        .arg(agent_binary())
+        .env("TALON_LOG", "warn")
+        .spawn()
+        .unwrap();
+    Worker { child }
+}
+
+/// Waits until a worker with a runtime is (or is no longer) connected.
+pub async fn until_worker(admin: &mut Clients, connected: bool) {
+    for _ in 0..200 {
+        let w = admin
+            .admin
+            .list_workers(pb::ListWorkersRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .workers;
+        let up = w
+            .iter()
+            .any(|w| w.state == pb::WorkerState::Active as i32 && !w.runtimes.is_empty());
+        if up == connected {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("worker never became connected={connected}");
+}
+
+pub fn sel_tag(tag: &str) -> Option<pb::ProcessSelector> {
+    Some(pb::ProcessSelector {
+        selector: Some(pb::process_selector::Selector::Tag(tag.into())),
+    })
 }

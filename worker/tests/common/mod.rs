@@ -15,18 +15,25 @@ use talon_worker::runtime::OciCli;
 
 pub type Agent = SandboxAgentServiceClient<tonic::transport::Channel>;
 
+/// The static talon-agent (scripts/build-agent.sh), built once per run.
 pub fn agent_binary() -> PathBuf {
-    let oci = PathBuf::from(env!("CARGO_BIN_EXE_talon-oci"));
-    let agent = oci.with_file_name("talon-agent");
-    if !agent.exists() {
-        let ok = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "talon-agent"])
-            .status()
-            .unwrap()
-            .success();
-        assert!(ok, "could not build talon-agent");
-    }
-    agent
+    static AGENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    AGENT
+        .get_or_init(|| {
+            let script =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-agent.sh");
+            let out = std::process::Command::new("bash")
+                .arg(&script)
+                .stderr(std::process::Stdio::inherit())
+                .output()
+                .expect("run scripts/build-agent.sh");
+            assert!(
+                out.status.success(),
+                "could not build the static talon-agent"
+            );
+            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
+        })
+        .clone()
 }
 
 pub fn require_root() {
