@@ -320,3 +320,30 @@ async fn files_100_mib_round_trip_with_the_same_sha256() {
     let (out, _, _) = s.sh("sha256sum /workspace/big.bin").await;
     assert!(out.starts_with(&want), "inside the sandbox: {out}");
 }
+
+/// An image whose /proc is a symlink (to `/`, here) would have the runtime
+/// mount procfs over a path the image chose; it must not start.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_an_image_with_a_symlinked_proc_refuses_to_start() {
+    let env = common::TestHost::new(talon_worker::host::HostOptions::default());
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::os::unix::fs::symlink("/", root.join("proc")).unwrap();
+    let archive = d.path().join("evil.tar");
+    talon_worker::image::pack::pack(
+        &root,
+        &archive,
+        talon_worker::image::pack::Format::Oci,
+        &Default::default(),
+    )
+    .unwrap();
+    env.host.images().import("evil", &archive).unwrap();
+    let e = common::create(&env, &common::spec("evil", (1000, 256, 64)))
+        .await
+        .err()
+        .expect("a symlinked /proc started");
+    assert!(e.to_string().contains("symlink"), "{e:#}");
+    // Nothing of it stays mounted.
+    assert!(talon_worker::rootfs::mounts_under(&env.data().join("sandboxes")).is_empty());
+}

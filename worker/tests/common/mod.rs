@@ -64,7 +64,13 @@ pub struct TestHost {
 }
 
 impl TestHost {
+    /// On libcontainer, the default adapter.
     pub fn new(opts: HostOptions) -> Arc<TestHost> {
+        Self::with_runtime(opts, "libcontainer")
+    }
+
+    /// On "libcontainer" (through `talon-oci`) or an OCI CLI on PATH.
+    pub fn with_runtime(opts: HostOptions, runtime: &str) -> Arc<TestHost> {
         require_root();
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(
@@ -72,12 +78,12 @@ impl TestHost {
             std::os::unix::fs::PermissionsExt::from_mode(0o711),
         )
         .unwrap();
-        let rt = OciCli::with_prefix(
-            "libcontainer",
-            env!("CARGO_BIN_EXE_talon-oci"),
-            &[],
-            dir.path().join("runtime-state"),
-        );
+        let state = dir.path().join("runtime-state");
+        let rt = if runtime == "libcontainer" {
+            OciCli::with_prefix("libcontainer", env!("CARGO_BIN_EXE_talon-oci"), &[], state)
+        } else {
+            OciCli::new(runtime, state)
+        };
         let host =
             SandboxHost::with_options(dir.path(), Arc::new(rt), &agent_binary(), opts).unwrap();
         Arc::new(TestHost { dir, host })
