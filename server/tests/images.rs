@@ -17,20 +17,6 @@ fn bearer(token: &str) -> Bearer {
     Bearer(Some(format!("Bearer {token}").parse().unwrap()))
 }
 
-fn debian_rootfs() -> std::path::PathBuf {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/test-image.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().into()
-}
-
 async fn upload(c: &mut Images, name: &str, bytes: &[u8]) -> Result<pb::Image, tonic::Status> {
     use pb::import_image_request::Message;
     let mut msgs = vec![pb::ImportImageRequest {
@@ -128,23 +114,11 @@ async fn images_are_imported_listed_used_and_deleted() {
         "this test needs root (CI runs as root)"
     );
     ensure_agent_built();
-    let rootfs = debian_rootfs();
+    let rootfs = talon_worker::testing::debian_rootfs();
     let s = Server::up().await;
     let t = tenant(&s, "img").await;
     let mut admin = s.admin().await;
-    for _ in 0..200 {
-        let w = admin
-            .admin
-            .list_workers(pb::ListWorkersRequest {})
-            .await
-            .unwrap()
-            .into_inner()
-            .workers;
-        if w.first().is_some_and(|w| !w.runtimes.is_empty()) {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    until_worker(&mut admin, true).await;
     let mut images = pb::image_service_client::ImageServiceClient::with_interceptor(
         s.channel().await,
         bearer(&s.boot.api_key),

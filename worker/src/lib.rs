@@ -16,6 +16,7 @@ pub mod image_api;
 pub mod rootfs;
 pub mod runtime;
 pub mod seccomp;
+pub mod testing;
 pub mod youki;
 
 use std::path::PathBuf;

@@ -12,27 +12,12 @@ use talon_worker::host::HostOptions;
 use talon_worker::image::pack::{Format, PackOptions, pack};
 use talon_worker::rootfs::RootfsMode;
 
-/// The debootstrap tree, built on first use and cached on this machine.
-fn debian_rootfs() -> PathBuf {
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/test-image.sh");
-    let out = std::process::Command::new("bash")
-        .arg(&script)
-        .output()
-        .expect("run scripts/test-image.sh");
-    assert!(
-        out.status.success(),
-        "scripts/test-image.sh failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-}
-
 /// The debian archive in both formats, packed once per test process.
 fn archives() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
     static A: std::sync::OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> =
         std::sync::OnceLock::new();
     A.get_or_init(|| {
-        let rootfs = debian_rootfs();
+        let rootfs = talon_worker::testing::debian_rootfs();
         let d = tempfile::tempdir().unwrap();
         let (oci, docker) = (
             d.path().join("debian-oci.tar"),

@@ -259,12 +259,7 @@ impl ImageStore {
             }
         };
         let _g = self.catalogue.lock().expect("lock");
-        if dest.is_dir() {
-            // Another import unpacked the same layer meanwhile.
-            let _ = remove_tree(&staging);
-        } else {
-            std::fs::rename(&staging, &dest)?;
-        }
+        publish(&staging, &dest)?;
         std::fs::write(
             self.root.join("layers").join(format!("{diff}.size")),
             bytes.to_string(),
@@ -377,12 +372,19 @@ impl ImageStore {
             return Err(e);
         }
         let _g = self.catalogue.lock().expect("lock");
-        if dest.is_dir() {
-            let _ = remove_tree(&staging);
-        } else {
-            std::fs::rename(&staging, &dest)?;
-        }
+        publish(&staging, &dest)?;
         Ok(dest)
+    }
+}
+
+/// Moves a finished tree into place, unless another import or sandbox
+/// put the same content there meanwhile. Call with the catalogue lock.
+fn publish(staging: &Path, dest: &Path) -> std::io::Result<()> {
+    if dest.is_dir() {
+        let _ = remove_tree(staging);
+        Ok(())
+    } else {
+        std::fs::rename(staging, dest)
     }
 }
 

@@ -166,14 +166,7 @@ pub fn unpack(layer: impl Read, dest: &Path, max_bytes: u64) -> Result<Unpacked,
                 // the worker never follows it.
                 rustix::fs::symlinkat(name(&target), &dir, name(&leaf))
                     .map_err(|e| io(&path, e.into()))?;
-                rustix::fs::chownat(
-                    &dir,
-                    name(&leaf),
-                    Some(rustix::fs::Uid::from_raw(uid)),
-                    Some(rustix::fs::Gid::from_raw(gid)),
-                    AtFlags::SYMLINK_NOFOLLOW,
-                )
-                .map_err(|e| io(&path, e.into()))?;
+                chown_at(&dir, &leaf, uid, gid).map_err(|e| io(&path, e))?;
                 times(&dir, &leaf, h.mtime().unwrap_or(0)).map_err(|e| io(&path, e))?;
             }
             T::Link => {
@@ -200,14 +193,7 @@ pub fn unpack(layer: impl Read, dest: &Path, max_bytes: u64) -> Result<Unpacked,
                 replace(&dir, &leaf).map_err(|e| io(&path, e))?;
                 rustix::fs::mknodat(&dir, name(&leaf), FileType::Fifo, mode, 0)
                     .map_err(|e| io(&path, e.into()))?;
-                rustix::fs::chownat(
-                    &dir,
-                    name(&leaf),
-                    Some(rustix::fs::Uid::from_raw(uid)),
-                    Some(rustix::fs::Gid::from_raw(gid)),
-                    AtFlags::SYMLINK_NOFOLLOW,
-                )
-                .map_err(|e| io(&path, e.into()))?;
+                chown_at(&dir, &leaf, uid, gid).map_err(|e| io(&path, e))?;
             }
             T::Char | T::Block => return Err(Refused::Device(here())),
             other => return Err(Refused::Unsupported(here(), other)),
@@ -236,6 +222,17 @@ fn replace(dir: &OwnedFd, leaf: &[u8]) -> std::io::Result<()> {
         Err(rustix::io::Errno::NOENT) => Ok(()),
         Err(e) => Err(e.into()),
     }
+}
+
+/// Owns an entry of `dir` without following it (symlinks, FIFOs).
+fn chown_at(dir: &OwnedFd, leaf: &[u8], uid: u32, gid: u32) -> std::io::Result<()> {
+    Ok(rustix::fs::chownat(
+        dir,
+        name(leaf),
+        Some(rustix::fs::Uid::from_raw(uid)),
+        Some(rustix::fs::Gid::from_raw(gid)),
+        AtFlags::SYMLINK_NOFOLLOW,
+    )?)
 }
 
 /// Owner first, then mode: chown clears set-id bits.

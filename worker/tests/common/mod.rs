@@ -17,23 +17,7 @@ pub type Agent = SandboxAgentServiceClient<tonic::transport::Channel>;
 
 /// The static talon-agent (scripts/build-agent.sh), built once per run.
 pub fn agent_binary() -> PathBuf {
-    static AGENT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    AGENT
-        .get_or_init(|| {
-            let script =
-                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/build-agent.sh");
-            let out = std::process::Command::new("bash")
-                .arg(&script)
-                .stderr(std::process::Stdio::inherit())
-                .output()
-                .expect("run scripts/build-agent.sh");
-            assert!(
-                out.status.success(),
-                "could not build the static talon-agent"
-            );
-            PathBuf::from(String::from_utf8(out.stdout).unwrap().trim())
-        })
-        .clone()
+    talon_worker::testing::static_agent()
 }
 
 pub fn require_root() {
