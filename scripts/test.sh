@@ -23,7 +23,8 @@ BUF=$ROOT/.tools/node_modules/.bin/buf
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf
+.venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf \
+  openapi-spec-validator==0.7.2
 
 if [ -z "${TALON_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ] && command -v pg_ctlcluster >/dev/null; then
   step "postgresql"
@@ -36,6 +37,17 @@ fi
 
 step "buf lint"
 (cd proto && "$BUF" lint)
+
+step "OpenAPI: regenerated from the protos, unchanged, and valid"
+./scripts/gen-openapi.sh >/dev/null
+git diff --exit-code -- gateway-rest/openapi || {
+  echo "gateway-rest/openapi differs from what the protos generate: run scripts/gen-openapi.sh and commit" >&2
+  exit 1
+}
+.venv/bin/python -c 'import json, sys
+from openapi_spec_validator import validate
+validate(json.load(open(sys.argv[1])))
+print("valid OpenAPI", json.load(open(sys.argv[1]))["openapi"])' gateway-rest/openapi/openapi.json
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
@@ -57,7 +69,8 @@ cargo build --quiet --bin talon
 data=$(mktemp -d)
 port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 ops=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
+http=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --http-listen "127.0.0.1:$http" --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
 up=$!
 trap 'kill $up 2>/dev/null || true; rm -rf "$data"' EXIT
 .venv/bin/python server/tests/python/reflection_check.py "127.0.0.1:$port" "$data/bootstrap-credentials.json"

@@ -28,6 +28,19 @@ enum Command {
     Server(ServerArgs),
     /// A worker that connects to a control plane.
     Worker(WorkerArgs),
+    /// The REST/JSON gateway in front of a control plane.
+    Gateway {
+        /// The control plane's gRPC URL.
+        #[arg(
+            long,
+            env = "TALON_SERVER_URL",
+            default_value = "http://127.0.0.1:7070"
+        )]
+        server_url: String,
+        /// Where the gateway listens.
+        #[arg(long, env = "TALON_HTTP_LISTEN", default_value = "127.0.0.1:8080")]
+        http_listen: SocketAddr,
+    },
     /// Image archives.
     #[command(subcommand)]
     Image(ImageCommand),
@@ -51,6 +64,9 @@ struct ServerArgs {
     /// Health, readiness and Prometheus metrics.
     #[arg(long, env = "TALON_OPS_LISTEN", default_value = "127.0.0.1:9090")]
     ops_listen: SocketAddr,
+    /// The REST/JSON gateway [default with `up`: 127.0.0.1:8080; `server` runs none unless given].
+    #[arg(long, env = "TALON_HTTP_LISTEN")]
+    http_listen: Option<SocketAddr>,
     /// sqlite://… (default: DATA_DIR/talon.db) or postgres://…
     #[arg(long, env = "TALON_DATABASE_URL")]
     database_url: Option<String>,
@@ -201,15 +217,42 @@ fn shutdown_signal() -> tokio::sync::watch::Receiver<bool> {
     rx
 }
 
+/// Binds the gateway (so a taken port fails the start) and serves it.
+async fn start_gateway(
+    server_url: String,
+    addr: SocketAddr,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let gw = talon_gateway::Gateway::new(talon_gateway::GatewayConfig::new(server_url))?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("REST gateway on {addr}: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = talon_gateway::serve(gw, listener, stop).await {
+            tracing::error!(error = %e, "REST gateway stopped");
+        }
+    });
+    Ok(())
+}
+
 async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     let config = server_config(&args);
     let stop = shutdown_signal();
     let started = talon_server::run::start(config.clone(), stop.clone()).await?;
+    let http = args
+        .http_listen
+        .or(embedded_worker.then(|| "127.0.0.1:8080".parse().expect("addr")));
+    if let Some(addr) = http {
+        start_gateway(format!("http://{}", config.grpc_listen), addr, stop.clone()).await?;
+    }
     println!("Talon is up.");
     println!(
         "  gRPC (+grpc-web, reflection, health): http://{}",
         config.grpc_listen
     );
+    if let Some(addr) = http {
+        println!("  REST/JSON (+OpenAPI at /openapi.json): http://{addr}");
+    }
     println!(
         "  ops (health, readiness, metrics):      http://{}/metrics",
         config.ops_listen
@@ -288,6 +331,17 @@ async fn run() -> anyhow::Result<()> {
                 host: a.host.options(),
             };
             talon_worker::run(wc, shutdown_signal()).await
+        }
+        Command::Gateway {
+            server_url,
+            http_listen,
+        } => {
+            let stop = shutdown_signal();
+            start_gateway(server_url, http_listen, stop.clone()).await?;
+            println!("REST gateway on http://{http_listen}");
+            let mut stop = stop;
+            let _ = stop.wait_for(|s| *s).await;
+            Ok(())
         }
         Command::Image(ImageCommand::Pack {
             rootfs,

@@ -411,6 +411,20 @@ mod tests {
         }
     }
 
+    /// The OpenAPI document marks the same RPCs as needing no credential.
+    #[test]
+    fn public_rows_match_the_openapi_document() {
+        let mut ours: Vec<&str> = METHODS
+            .iter()
+            .filter(|r| r.access == Public && r.method.starts_with("/talon.v1."))
+            .map(|r| r.method)
+            .collect();
+        ours.sort();
+        let mut doc = talon_gateway::openapi::PUBLIC.to_vec();
+        doc.sort();
+        assert_eq!(ours, doc);
+    }
+
     #[test]
     fn decisions() {
         let create = lookup("/talon.v1.SandboxService/CreateSandbox").unwrap();

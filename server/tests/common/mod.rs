@@ -37,6 +37,8 @@ pub struct Server {
     pub dir: tempfile::TempDir,
     pub grpc: String,
     pub ops: String,
+    /// The REST gateway (`talon up` only), e.g. `http://127.0.0.1:PORT`.
+    pub http: String,
     pub boot: Bootstrap,
 }
 
@@ -74,11 +76,14 @@ impl Server {
             std::os::unix::fs::PermissionsExt::from_mode(0o711),
         )
         .unwrap();
-        let (g, o) = (free_port(), free_port());
+        let (g, o, h) = (free_port(), free_port(), free_port());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
         cmd.arg(sub);
         if sub == "up" {
-            cmd.arg("--agent-path").arg(agent_binary());
+            cmd.arg("--agent-path")
+                .arg(agent_binary())
+                .arg("--http-listen")
+                .arg(format!("127.0.0.1:{h}"));
         }
         cmd.arg("--data-dir")
             .arg(dir.path())
@@ -117,6 +122,7 @@ impl Server {
             child,
             grpc,
             ops: format!("http://127.0.0.1:{o}"),
+            http: format!("http://127.0.0.1:{h}"),
             boot: boot.expect("server did not start"),
             dir,
         }

@@ -1,0 +1,83 @@
+//! gRPC status to HTTP, by the standard table (google.rpc.Code's HTTP
+//! mapping, as grpc-gateway uses), with a JSON body shaped like
+//! google.rpc.Status: `{"code", "message", "details"}`. Details the
+//! descriptor set knows are rendered as JSON with their `@type`.
+
+use axum::response::{IntoResponse, Response};
+use prost::Message;
+use prost_reflect::DescriptorPool;
+use tonic::{Code, Status};
+
+pub fn http_status(code: Code) -> http::StatusCode {
+    use http::StatusCode as S;
+    match code {
+        Code::Ok => S::OK,
+        Code::Cancelled => S::from_u16(499).expect("499"),
+        Code::Unknown | Code::Internal | Code::DataLoss => S::INTERNAL_SERVER_ERROR,
+        Code::InvalidArgument | Code::FailedPrecondition | Code::OutOfRange => S::BAD_REQUEST,
+        Code::DeadlineExceeded => S::GATEWAY_TIMEOUT,
+        Code::NotFound => S::NOT_FOUND,
+        Code::AlreadyExists | Code::Aborted => S::CONFLICT,
+        Code::PermissionDenied => S::FORBIDDEN,
+        Code::Unauthenticated => S::UNAUTHORIZED,
+        Code::ResourceExhausted => S::TOO_MANY_REQUESTS,
+        Code::Unimplemented => S::NOT_IMPLEMENTED,
+        Code::Unavailable => S::SERVICE_UNAVAILABLE,
+    }
+}
+
+#[derive(Message)]
+struct RpcStatus {
+    #[prost(int32, tag = "1")]
+    code: i32,
+    #[prost(string, tag = "2")]
+    message: String,
+    #[prost(message, repeated, tag = "3")]
+    details: Vec<prost_types::Any>,
+}
+
+fn detail_json(pool: &DescriptorPool, any: &prost_types::Any) -> serde_json::Value {
+    let name = any.type_url.rsplit('/').next().unwrap_or_default();
+    let known = pool.get_message_by_name(name).and_then(|d| {
+        let m = prost_reflect::DynamicMessage::decode(d, any.value.as_slice()).ok()?;
+        crate::transcode::to_json(&m).ok()
+    });
+    match known {
+        Some(serde_json::Value::Object(mut o)) => {
+            o.insert("@type".into(), any.type_url.clone().into());
+            serde_json::Value::Object(o)
+        }
+        _ => {
+            use base64::Engine;
+            serde_json::json!({
+                "@type": any.type_url,
+                "value": base64::engine::general_purpose::STANDARD.encode(&any.value),
+            })
+        }
+    }
+}
+
+/// The JSON body of an error.
+pub fn body(pool: &DescriptorPool, s: &Status) -> serde_json::Value {
+    let details: Vec<serde_json::Value> = RpcStatus::decode(s.details())
+        .map(|d| d.details.iter().map(|a| detail_json(pool, a)).collect())
+        .unwrap_or_default();
+    serde_json::json!({
+        "code": s.code() as i32,
+        "message": s.message(),
+        "details": details,
+    })
+}
+
+/// An error response: status, JSON body, and the metadata that names
+/// things (request id, sandbox id) as headers.
+pub fn response(pool: &DescriptorPool, s: &Status) -> Response {
+    let mut r = (http_status(s.code()), axum::Json(body(pool, s))).into_response();
+    crate::copy_metadata(s.metadata(), r.headers_mut());
+    r
+}
+
+/// An error the gateway finds itself, before any call.
+pub fn local(code: Code, msg: impl Into<String>) -> Status {
+    Status::new(code, msg)
+}
