@@ -70,6 +70,7 @@ pub fn convert(gnostic_yaml: &str, pool: &DescriptorPool, version: &str) -> anyh
         }
     });
     doc["security"] = json!([{"bearer": []}]);
+    rename_dotted_params(&mut doc);
     let paths = doc["paths"]
         .as_object_mut()
         .ok_or_else(|| anyhow::anyhow!("no paths in the generated document"))?;
@@ -106,6 +107,52 @@ pub fn convert(gnostic_yaml: &str, pool: &DescriptorPool, version: &str) -> anyh
         }
     }
     Ok(doc)
+}
+
+/// `{process.pid}` → `{processPid}`: a path parameter's name only labels
+/// its position (the gateway binds by the proto's field path), and
+/// generators want identifiers.
+fn camel(name: &str) -> String {
+    let mut out = String::new();
+    let mut up = false;
+    for c in name.chars() {
+        if c == '.' {
+            up = true;
+        } else if up {
+            out.extend(c.to_uppercase());
+            up = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn rename_dotted_params(doc: &mut Value) {
+    let Some(paths) = doc["paths"].as_object_mut() else {
+        return;
+    };
+    let old = std::mem::take(paths);
+    for (path, mut item) in old {
+        let mut new_path = path.clone();
+        for piece in path.split('{').skip(1) {
+            let var = piece.split('}').next().unwrap_or("");
+            if var.contains('.') {
+                new_path = new_path.replace(&format!("{{{var}}}"), &format!("{{{}}}", camel(var)));
+            }
+        }
+        for (_, op) in item.as_object_mut().into_iter().flatten() {
+            let params = op.get_mut("parameters").and_then(Value::as_array_mut);
+            for p in params.into_iter().flatten() {
+                if p["in"] == "path"
+                    && let Some(n) = p["name"].as_str().filter(|n| n.contains('.'))
+                {
+                    p["name"] = camel(n).into();
+                }
+            }
+        }
+        paths.insert(new_path, item);
+    }
 }
 
 fn describe_streams(op: &mut Map<String, Value>, m: &MethodDescriptor) {

@@ -1,0 +1,51 @@
+"""Talon Sandbox SDK.
+
+    from talon_sandbox import Sandbox
+
+    with Sandbox.create() as sbx:          # waits until it runs
+        r = sbx.commands.run("echo hi")
+        print(r.stdout, r.exit_code)
+        sbx.files.write("hello.txt", "hi")
+
+`AsyncSandbox` is the same for asyncio. Errors are `talon_sandbox.errors`
+classes, one per gRPC code. Configuration: `api_key=`/`base_url=` or
+TALON_API_KEY / TALON_URL (the REST gateway, http://127.0.0.1:8080 by
+default).
+"""
+
+from . import errors
+from ._core import CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo
+from .async_sandbox import AsyncCommandHandle, AsyncSandbox
+from .errors import (
+    AuthenticationError,
+    FailedPreconditionError,
+    InvalidArgumentError,
+    NotFoundError,
+    PermissionDeniedError,
+    ResourceExhaustedError,
+    TalonError,
+    TimeoutError,
+)
+from .sandbox import CommandHandle, PtyHandle, Sandbox
+
+__all__ = [
+    "AsyncCommandHandle",
+    "AsyncSandbox",
+    "AuthenticationError",
+    "CommandHandle",
+    "CommandResult",
+    "Config",
+    "FailedPreconditionError",
+    "FileInfo",
+    "FilesystemEvent",
+    "InvalidArgumentError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "PtyHandle",
+    "ResourceExhaustedError",
+    "Sandbox",
+    "SandboxInfo",
+    "TalonError",
+    "TimeoutError",
+    "errors",
+]

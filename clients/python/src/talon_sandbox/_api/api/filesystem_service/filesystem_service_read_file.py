@@ -1,0 +1,202 @@
+from http import HTTPStatus
+from typing import Any, cast
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...models.status import Status
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    sandbox_id: str,
+    *,
+    path: str | Unset = UNSET,
+    offset: str | Unset = UNSET,
+    length: str | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    params["path"] = path
+
+    params["offset"] = offset
+
+    params["length"] = length
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/sandboxes/{sandbox_id}/files:read".format(
+            sandbox_id=quote(str(sandbox_id), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Status | str:
+    if response.status_code == 200:
+        response_200 = cast(str, response.content)
+        return response_200
+
+    response_default = Status.from_dict(response.json())
+
+    return response_default
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Status | str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    sandbox_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str | Unset = UNSET,
+    offset: str | Unset = UNSET,
+    length: str | Unset = UNSET,
+) -> Response[Status | str]:
+    """Streams a file's content in chunks.
+
+    Args:
+        sandbox_id (str):
+        path (str | Unset):
+        offset (str | Unset):
+        length (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Status | str]
+    """
+
+    kwargs = _get_kwargs(
+        sandbox_id=sandbox_id,
+        path=path,
+        offset=offset,
+        length=length,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    sandbox_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str | Unset = UNSET,
+    offset: str | Unset = UNSET,
+    length: str | Unset = UNSET,
+) -> Status | str | None:
+    """Streams a file's content in chunks.
+
+    Args:
+        sandbox_id (str):
+        path (str | Unset):
+        offset (str | Unset):
+        length (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Status | str
+    """
+
+    return sync_detailed(
+        sandbox_id=sandbox_id,
+        client=client,
+        path=path,
+        offset=offset,
+        length=length,
+    ).parsed
+
+
+async def asyncio_detailed(
+    sandbox_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str | Unset = UNSET,
+    offset: str | Unset = UNSET,
+    length: str | Unset = UNSET,
+) -> Response[Status | str]:
+    """Streams a file's content in chunks.
+
+    Args:
+        sandbox_id (str):
+        path (str | Unset):
+        offset (str | Unset):
+        length (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Status | str]
+    """
+
+    kwargs = _get_kwargs(
+        sandbox_id=sandbox_id,
+        path=path,
+        offset=offset,
+        length=length,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    sandbox_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    path: str | Unset = UNSET,
+    offset: str | Unset = UNSET,
+    length: str | Unset = UNSET,
+) -> Status | str | None:
+    """Streams a file's content in chunks.
+
+    Args:
+        sandbox_id (str):
+        path (str | Unset):
+        offset (str | Unset):
+        length (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Status | str
+    """
+
+    return (
+        await asyncio_detailed(
+            sandbox_id=sandbox_id,
+            client=client,
+            path=path,
+            offset=offset,
+            length=length,
+        )
+    ).parsed

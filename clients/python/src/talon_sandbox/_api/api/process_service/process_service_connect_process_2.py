@@ -1,0 +1,220 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...models.status import Status
+from ...types import UNSET, Response, Unset
+
+
+def _get_kwargs(
+    sandbox_id: str,
+    process_tag_path: str,
+    *,
+    process_pid: int | Unset = UNSET,
+    process_tag_query: str | Unset = UNSET,
+    after_seq: str | Unset = UNSET,
+) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+
+    params["process.pid"] = process_pid
+
+    params["process.tag"] = process_tag_query
+
+    params["afterSeq"] = after_seq
+
+    params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
+
+    _kwargs: dict[str, Any] = {
+        "method": "get",
+        "url": "/v1/sandboxes/{sandbox_id}/processes/tags/{process_tag_path}:connect".format(
+            sandbox_id=quote(str(sandbox_id), safe=""),
+            process_tag_path=quote(str(process_tag_path), safe=""),
+        ),
+        "params": params,
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Status | str:
+    if response.status_code == 200:
+        response_200 = response.text
+        return response_200
+
+    response_default = Status.from_dict(response.json())
+
+    return response_default
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[Status | str]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    sandbox_id: str,
+    process_tag_path: str,
+    *,
+    client: AuthenticatedClient | Client,
+    process_pid: int | Unset = UNSET,
+    process_tag_query: str | Unset = UNSET,
+    after_seq: str | Unset = UNSET,
+) -> Response[Status | str]:
+    """Reattaches to a running or finished process by pid or tag, replaying
+     output after `after_seq`.
+
+    Args:
+        sandbox_id (str):
+        process_tag_path (str):
+        process_pid (int | Unset):
+        process_tag_query (str | Unset):
+        after_seq (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Status | str]
+    """
+
+    kwargs = _get_kwargs(
+        sandbox_id=sandbox_id,
+        process_tag_path=process_tag_path,
+        process_pid=process_pid,
+        process_tag_query=process_tag_query,
+        after_seq=after_seq,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    sandbox_id: str,
+    process_tag_path: str,
+    *,
+    client: AuthenticatedClient | Client,
+    process_pid: int | Unset = UNSET,
+    process_tag_query: str | Unset = UNSET,
+    after_seq: str | Unset = UNSET,
+) -> Status | str | None:
+    """Reattaches to a running or finished process by pid or tag, replaying
+     output after `after_seq`.
+
+    Args:
+        sandbox_id (str):
+        process_tag_path (str):
+        process_pid (int | Unset):
+        process_tag_query (str | Unset):
+        after_seq (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Status | str
+    """
+
+    return sync_detailed(
+        sandbox_id=sandbox_id,
+        process_tag_path=process_tag_path,
+        client=client,
+        process_pid=process_pid,
+        process_tag_query=process_tag_query,
+        after_seq=after_seq,
+    ).parsed
+
+
+async def asyncio_detailed(
+    sandbox_id: str,
+    process_tag_path: str,
+    *,
+    client: AuthenticatedClient | Client,
+    process_pid: int | Unset = UNSET,
+    process_tag_query: str | Unset = UNSET,
+    after_seq: str | Unset = UNSET,
+) -> Response[Status | str]:
+    """Reattaches to a running or finished process by pid or tag, replaying
+     output after `after_seq`.
+
+    Args:
+        sandbox_id (str):
+        process_tag_path (str):
+        process_pid (int | Unset):
+        process_tag_query (str | Unset):
+        after_seq (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Status | str]
+    """
+
+    kwargs = _get_kwargs(
+        sandbox_id=sandbox_id,
+        process_tag_path=process_tag_path,
+        process_pid=process_pid,
+        process_tag_query=process_tag_query,
+        after_seq=after_seq,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    sandbox_id: str,
+    process_tag_path: str,
+    *,
+    client: AuthenticatedClient | Client,
+    process_pid: int | Unset = UNSET,
+    process_tag_query: str | Unset = UNSET,
+    after_seq: str | Unset = UNSET,
+) -> Status | str | None:
+    """Reattaches to a running or finished process by pid or tag, replaying
+     output after `after_seq`.
+
+    Args:
+        sandbox_id (str):
+        process_tag_path (str):
+        process_pid (int | Unset):
+        process_tag_query (str | Unset):
+        after_seq (str | Unset):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Status | str
+    """
+
+    return (
+        await asyncio_detailed(
+            sandbox_id=sandbox_id,
+            process_tag_path=process_tag_path,
+            client=client,
+            process_pid=process_pid,
+            process_tag_query=process_tag_query,
+            after_seq=after_seq,
+        )
+    ).parsed

@@ -1,0 +1,319 @@
+"""Contains all the data models used in inputs/outputs"""
+
+from .agent_completed import AgentCompleted
+from .agent_file_change import AgentFileChange
+from .agent_output import AgentOutput
+from .agent_output_stream import AgentOutputStream
+from .agent_started import AgentStarted
+from .api_key import ApiKey
+from .api_key_role import ApiKeyRole
+from .attach_response import AttachResponse
+from .audit_event import AuditEvent
+from .browser import Browser
+from .browser_state import BrowserState
+from .close_process_stdin_request import CloseProcessStdinRequest
+from .close_process_stdin_response import CloseProcessStdinResponse
+from .connect_process_response import ConnectProcessResponse
+from .create_api_key_request import CreateApiKeyRequest
+from .create_api_key_request_role import CreateApiKeyRequestRole
+from .create_api_key_response import CreateApiKeyResponse
+from .create_preview_token_request import CreatePreviewTokenRequest
+from .create_preview_token_response import CreatePreviewTokenResponse
+from .create_sandbox_response import CreateSandboxResponse
+from .create_tenant_request import CreateTenantRequest
+from .create_tenant_response import CreateTenantResponse
+from .create_user_request import CreateUserRequest
+from .create_user_request_role import CreateUserRequestRole
+from .create_user_response import CreateUserResponse
+from .delete_api_key_response import DeleteApiKeyResponse
+from .delete_image_response import DeleteImageResponse
+from .delete_sandbox_response import DeleteSandboxResponse
+from .delete_secret_response import DeleteSecretResponse
+from .delete_user_response import DeleteUserResponse
+from .drain_worker_request import DrainWorkerRequest
+from .drain_worker_response import DrainWorkerResponse
+from .file_info import FileInfo
+from .file_info_type import FileInfoType
+from .follow_process_logs_response import FollowProcessLogsResponse
+from .get_browser_response import GetBrowserResponse
+from .get_image_response import GetImageResponse
+from .get_process_logs_response import GetProcessLogsResponse
+from .get_sandbox_response import GetSandboxResponse
+from .get_tenant_response import GetTenantResponse
+from .get_user_response import GetUserResponse
+from .get_worker_response import GetWorkerResponse
+from .google_protobuf_any import GoogleProtobufAny
+from .image import Image
+from .image_source import ImageSource
+from .import_image_header import ImportImageHeader
+from .import_image_request import ImportImageRequest
+from .import_image_response import ImportImageResponse
+from .list_api_keys_response import ListApiKeysResponse
+from .list_audit_events_response import ListAuditEventsResponse
+from .list_dir_response import ListDirResponse
+from .list_images_response import ListImagesResponse
+from .list_ports_response import ListPortsResponse
+from .list_processes_response import ListProcessesResponse
+from .list_sandboxes_response import ListSandboxesResponse
+from .list_secrets_response import ListSecretsResponse
+from .list_tenants_response import ListTenantsResponse
+from .list_users_response import ListUsersResponse
+from .list_workers_response import ListWorkersResponse
+from .listening_port import ListeningPort
+from .log_entry import LogEntry
+from .log_entry_stream import LogEntryStream
+from .login_request import LoginRequest
+from .login_response import LoginResponse
+from .logout_request import LogoutRequest
+from .logout_response import LogoutResponse
+from .make_dir_request import MakeDirRequest
+from .make_dir_response import MakeDirResponse
+from .move_path_request import MovePathRequest
+from .move_path_response import MovePathResponse
+from .network_policy import NetworkPolicy
+from .network_policy_mode import NetworkPolicyMode
+from .pause_sandbox_request import PauseSandboxRequest
+from .pause_sandbox_response import PauseSandboxResponse
+from .prewarm_image_request import PrewarmImageRequest
+from .prewarm_image_response import PrewarmImageResponse
+from .process_event import ProcessEvent
+from .process_exited import ProcessExited
+from .process_info import ProcessInfo
+from .process_output import ProcessOutput
+from .process_output_stream import ProcessOutputStream
+from .process_selector import ProcessSelector
+from .process_service_get_process_logs_2_stream import (
+    ProcessServiceGetProcessLogs2Stream,
+)
+from .process_service_get_process_logs_stream import ProcessServiceGetProcessLogsStream
+from .process_started import ProcessStarted
+from .pty_size import PtySize
+from .put_secret_request import PutSecretRequest
+from .put_secret_request_delivery import PutSecretRequestDelivery
+from .put_secret_response import PutSecretResponse
+from .quota import Quota
+from .read_file_response import ReadFileResponse
+from .reassign_sandbox_request import ReassignSandboxRequest
+from .reassign_sandbox_response import ReassignSandboxResponse
+from .refresh_request import RefreshRequest
+from .refresh_response import RefreshResponse
+from .remove_path_response import RemovePathResponse
+from .resize_process_pty_request import ResizeProcessPtyRequest
+from .resize_process_pty_response import ResizeProcessPtyResponse
+from .resources import Resources
+from .resume_sandbox_request import ResumeSandboxRequest
+from .resume_sandbox_response import ResumeSandboxResponse
+from .run_agent_request import RunAgentRequest
+from .run_agent_request_env import RunAgentRequestEnv
+from .run_agent_response import RunAgentResponse
+from .sandbox import Sandbox
+from .sandbox_env import SandboxEnv
+from .sandbox_labels import SandboxLabels
+from .sandbox_service_list_sandboxes_states_item import (
+    SandboxServiceListSandboxesStatesItem,
+)
+from .sandbox_state import SandboxState
+from .sandbox_timeout_action import SandboxTimeoutAction
+from .secret import Secret
+from .secret_delivery import SecretDelivery
+from .send_process_input_request import SendProcessInputRequest
+from .send_process_input_response import SendProcessInputResponse
+from .send_process_signal_request import SendProcessSignalRequest
+from .send_process_signal_response import SendProcessSignalResponse
+from .set_sandbox_timeout_request import SetSandboxTimeoutRequest
+from .set_sandbox_timeout_request_timeout_action import (
+    SetSandboxTimeoutRequestTimeoutAction,
+)
+from .set_sandbox_timeout_response import SetSandboxTimeoutResponse
+from .start_browser_request import StartBrowserRequest
+from .start_browser_response import StartBrowserResponse
+from .start_process_request import StartProcessRequest
+from .start_process_request_env import StartProcessRequestEnv
+from .start_process_response import StartProcessResponse
+from .start_sandbox_request import StartSandboxRequest
+from .start_sandbox_response import StartSandboxResponse
+from .stat_response import StatResponse
+from .status import Status
+from .stop_browser_request import StopBrowserRequest
+from .stop_browser_response import StopBrowserResponse
+from .stop_sandbox_request import StopSandboxRequest
+from .stop_sandbox_response import StopSandboxResponse
+from .tenant import Tenant
+from .token_pair import TokenPair
+from .update_network_policy_response import UpdateNetworkPolicyResponse
+from .update_tenant_quota_response import UpdateTenantQuotaResponse
+from .update_user_request import UpdateUserRequest
+from .update_user_request_role import UpdateUserRequestRole
+from .update_user_response import UpdateUserResponse
+from .usage import Usage
+from .user import User
+from .user_role import UserRole
+from .watch_dir_response import WatchDirResponse
+from .watch_dir_response_type import WatchDirResponseType
+from .watch_sandbox_events_response import WatchSandboxEventsResponse
+from .who_am_i_response import WhoAmIResponse
+from .who_am_i_response_credential_kind import WhoAmIResponseCredentialKind
+from .who_am_i_response_role import WhoAmIResponseRole
+from .worker import Worker
+from .worker_capacity import WorkerCapacity
+from .worker_state import WorkerState
+from .write_file_header import WriteFileHeader
+from .write_file_request import WriteFileRequest
+from .write_file_response import WriteFileResponse
+
+__all__ = (
+    "AgentCompleted",
+    "AgentFileChange",
+    "AgentOutput",
+    "AgentOutputStream",
+    "AgentStarted",
+    "ApiKey",
+    "ApiKeyRole",
+    "AttachResponse",
+    "AuditEvent",
+    "Browser",
+    "BrowserState",
+    "CloseProcessStdinRequest",
+    "CloseProcessStdinResponse",
+    "ConnectProcessResponse",
+    "CreateApiKeyRequest",
+    "CreateApiKeyRequestRole",
+    "CreateApiKeyResponse",
+    "CreatePreviewTokenRequest",
+    "CreatePreviewTokenResponse",
+    "CreateSandboxResponse",
+    "CreateTenantRequest",
+    "CreateTenantResponse",
+    "CreateUserRequest",
+    "CreateUserRequestRole",
+    "CreateUserResponse",
+    "DeleteApiKeyResponse",
+    "DeleteImageResponse",
+    "DeleteSandboxResponse",
+    "DeleteSecretResponse",
+    "DeleteUserResponse",
+    "DrainWorkerRequest",
+    "DrainWorkerResponse",
+    "FileInfo",
+    "FileInfoType",
+    "FollowProcessLogsResponse",
+    "GetBrowserResponse",
+    "GetImageResponse",
+    "GetProcessLogsResponse",
+    "GetSandboxResponse",
+    "GetTenantResponse",
+    "GetUserResponse",
+    "GetWorkerResponse",
+    "GoogleProtobufAny",
+    "Image",
+    "ImageSource",
+    "ImportImageHeader",
+    "ImportImageRequest",
+    "ImportImageResponse",
+    "ListApiKeysResponse",
+    "ListAuditEventsResponse",
+    "ListDirResponse",
+    "ListeningPort",
+    "ListImagesResponse",
+    "ListPortsResponse",
+    "ListProcessesResponse",
+    "ListSandboxesResponse",
+    "ListSecretsResponse",
+    "ListTenantsResponse",
+    "ListUsersResponse",
+    "ListWorkersResponse",
+    "LogEntry",
+    "LogEntryStream",
+    "LoginRequest",
+    "LoginResponse",
+    "LogoutRequest",
+    "LogoutResponse",
+    "MakeDirRequest",
+    "MakeDirResponse",
+    "MovePathRequest",
+    "MovePathResponse",
+    "NetworkPolicy",
+    "NetworkPolicyMode",
+    "PauseSandboxRequest",
+    "PauseSandboxResponse",
+    "PrewarmImageRequest",
+    "PrewarmImageResponse",
+    "ProcessEvent",
+    "ProcessExited",
+    "ProcessInfo",
+    "ProcessOutput",
+    "ProcessOutputStream",
+    "ProcessSelector",
+    "ProcessServiceGetProcessLogs2Stream",
+    "ProcessServiceGetProcessLogsStream",
+    "ProcessStarted",
+    "PtySize",
+    "PutSecretRequest",
+    "PutSecretRequestDelivery",
+    "PutSecretResponse",
+    "Quota",
+    "ReadFileResponse",
+    "ReassignSandboxRequest",
+    "ReassignSandboxResponse",
+    "RefreshRequest",
+    "RefreshResponse",
+    "RemovePathResponse",
+    "ResizeProcessPtyRequest",
+    "ResizeProcessPtyResponse",
+    "Resources",
+    "ResumeSandboxRequest",
+    "ResumeSandboxResponse",
+    "RunAgentRequest",
+    "RunAgentRequestEnv",
+    "RunAgentResponse",
+    "Sandbox",
+    "SandboxEnv",
+    "SandboxLabels",
+    "SandboxServiceListSandboxesStatesItem",
+    "SandboxState",
+    "SandboxTimeoutAction",
+    "Secret",
+    "SecretDelivery",
+    "SendProcessInputRequest",
+    "SendProcessInputResponse",
+    "SendProcessSignalRequest",
+    "SendProcessSignalResponse",
+    "SetSandboxTimeoutRequest",
+    "SetSandboxTimeoutRequestTimeoutAction",
+    "SetSandboxTimeoutResponse",
+    "StartBrowserRequest",
+    "StartBrowserResponse",
+    "StartProcessRequest",
+    "StartProcessRequestEnv",
+    "StartProcessResponse",
+    "StartSandboxRequest",
+    "StartSandboxResponse",
+    "StatResponse",
+    "Status",
+    "StopBrowserRequest",
+    "StopBrowserResponse",
+    "StopSandboxRequest",
+    "StopSandboxResponse",
+    "Tenant",
+    "TokenPair",
+    "UpdateNetworkPolicyResponse",
+    "UpdateTenantQuotaResponse",
+    "UpdateUserRequest",
+    "UpdateUserRequestRole",
+    "UpdateUserResponse",
+    "Usage",
+    "User",
+    "UserRole",
+    "WatchDirResponse",
+    "WatchDirResponseType",
+    "WatchSandboxEventsResponse",
+    "WhoAmIResponse",
+    "WhoAmIResponseCredentialKind",
+    "WhoAmIResponseRole",
+    "Worker",
+    "WorkerCapacity",
+    "WorkerState",
+    "WriteFileHeader",
+    "WriteFileRequest",
+    "WriteFileResponse",
+)

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..types import UNSET, Unset
+
+T = TypeVar("T", bound="ProcessStarted")
+
+
+@_attrs_define
+class ProcessStarted:
+    """The process started.
+
+    Attributes:
+        pid (int | Unset): The pid inside the sandbox.
+        tag (str | Unset): The tag, if one was given.
+    """
+
+    pid: int | Unset = UNSET
+    tag: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        pid = self.pid
+
+        tag = self.tag
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if pid is not UNSET:
+            field_dict["pid"] = pid
+        if tag is not UNSET:
+            field_dict["tag"] = tag
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        pid = d.pop("pid", UNSET)
+
+        tag = d.pop("tag", UNSET)
+
+        process_started = cls(
+            pid=pid,
+            tag=tag,
+        )
+
+        process_started.additional_properties = d
+        return process_started
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,297 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.sandbox_state import SandboxState
+from ..models.sandbox_timeout_action import SandboxTimeoutAction
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.network_policy import NetworkPolicy
+    from ..models.resources import Resources
+    from ..models.sandbox_env import SandboxEnv
+    from ..models.sandbox_labels import SandboxLabels
+
+
+T = TypeVar("T", bound="Sandbox")
+
+
+@_attrs_define
+class Sandbox:
+    """A sandbox. Fields marked output-only are set by the server; values sent
+    by a client in them are ignored.
+
+       Attributes:
+           create_time (datetime.datetime | Unset): Output only.
+           env (SandboxEnv | Unset): Input only. Environment variables for every process. Never returned.
+           expire_time (datetime.datetime | Unset): Output only. When the timeout passes.
+           generation (str | Unset): Output only. Fencing counter, incremented on every placement.
+           image (str | Unset): The image: "host" (the default) or an imported image's name.
+           labels (SandboxLabels | Unset): Free-form labels, filterable in ListSandboxes.
+           network_policy (NetworkPolicy | Unset): What a sandbox may reach on the network.
+           owner_id (str | Unset): Output only. The user or API key that created it.
+           resources (Resources | Unset): Compute resources of one sandbox. Zero means "the server's default".
+           sandbox_id (str | Unset): Output only. "sbx_" followed by 26 lowercase base32 characters.
+           secret_names (list[str] | Unset): Names of tenant secrets to inject as environment variables.
+           state (SandboxState | Unset): Output only. The lifecycle state.
+           state_message (str | Unset): Output only. Why the sandbox is in its state, e.g. a failure reason.
+           tenant_id (str | Unset): Output only. The owning tenant.
+           timeout (str | Unset): How long the sandbox may live after it starts; the server's default
+                when unset.
+           timeout_action (SandboxTimeoutAction | Unset): What happens when the timeout passes; PAUSE when unset.
+           update_time (datetime.datetime | Unset): Output only.
+           worker_id (str | Unset): Output only. The worker it is placed on.
+    """
+
+    create_time: datetime.datetime | Unset = UNSET
+    env: SandboxEnv | Unset = UNSET
+    expire_time: datetime.datetime | Unset = UNSET
+    generation: str | Unset = UNSET
+    image: str | Unset = UNSET
+    labels: SandboxLabels | Unset = UNSET
+    network_policy: NetworkPolicy | Unset = UNSET
+    owner_id: str | Unset = UNSET
+    resources: Resources | Unset = UNSET
+    sandbox_id: str | Unset = UNSET
+    secret_names: list[str] | Unset = UNSET
+    state: SandboxState | Unset = UNSET
+    state_message: str | Unset = UNSET
+    tenant_id: str | Unset = UNSET
+    timeout: str | Unset = UNSET
+    timeout_action: SandboxTimeoutAction | Unset = UNSET
+    update_time: datetime.datetime | Unset = UNSET
+    worker_id: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        create_time: str | Unset = UNSET
+        if not isinstance(self.create_time, Unset):
+            create_time = self.create_time.isoformat()
+
+        env: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.env, Unset):
+            env = self.env.to_dict()
+
+        expire_time: str | Unset = UNSET
+        if not isinstance(self.expire_time, Unset):
+            expire_time = self.expire_time.isoformat()
+
+        generation = self.generation
+
+        image = self.image
+
+        labels: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.labels, Unset):
+            labels = self.labels.to_dict()
+
+        network_policy: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.network_policy, Unset):
+            network_policy = self.network_policy.to_dict()
+
+        owner_id = self.owner_id
+
+        resources: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.resources, Unset):
+            resources = self.resources.to_dict()
+
+        sandbox_id = self.sandbox_id
+
+        secret_names: list[str] | Unset = UNSET
+        if not isinstance(self.secret_names, Unset):
+            secret_names = self.secret_names
+
+        state: str | Unset = UNSET
+        if not isinstance(self.state, Unset):
+            state = self.state.value
+
+        state_message = self.state_message
+
+        tenant_id = self.tenant_id
+
+        timeout = self.timeout
+
+        timeout_action: str | Unset = UNSET
+        if not isinstance(self.timeout_action, Unset):
+            timeout_action = self.timeout_action.value
+
+        update_time: str | Unset = UNSET
+        if not isinstance(self.update_time, Unset):
+            update_time = self.update_time.isoformat()
+
+        worker_id = self.worker_id
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if create_time is not UNSET:
+            field_dict["createTime"] = create_time
+        if env is not UNSET:
+            field_dict["env"] = env
+        if expire_time is not UNSET:
+            field_dict["expireTime"] = expire_time
+        if generation is not UNSET:
+            field_dict["generation"] = generation
+        if image is not UNSET:
+            field_dict["image"] = image
+        if labels is not UNSET:
+            field_dict["labels"] = labels
+        if network_policy is not UNSET:
+            field_dict["networkPolicy"] = network_policy
+        if owner_id is not UNSET:
+            field_dict["ownerId"] = owner_id
+        if resources is not UNSET:
+            field_dict["resources"] = resources
+        if sandbox_id is not UNSET:
+            field_dict["sandboxId"] = sandbox_id
+        if secret_names is not UNSET:
+            field_dict["secretNames"] = secret_names
+        if state is not UNSET:
+            field_dict["state"] = state
+        if state_message is not UNSET:
+            field_dict["stateMessage"] = state_message
+        if tenant_id is not UNSET:
+            field_dict["tenantId"] = tenant_id
+        if timeout is not UNSET:
+            field_dict["timeout"] = timeout
+        if timeout_action is not UNSET:
+            field_dict["timeoutAction"] = timeout_action
+        if update_time is not UNSET:
+            field_dict["updateTime"] = update_time
+        if worker_id is not UNSET:
+            field_dict["workerId"] = worker_id
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.network_policy import NetworkPolicy  # noqa: PLC0415
+        from ..models.resources import Resources  # noqa: PLC0415
+        from ..models.sandbox_env import SandboxEnv  # noqa: PLC0415
+        from ..models.sandbox_labels import SandboxLabels  # noqa: PLC0415
+
+        d = dict(src_dict)
+        _create_time = d.pop("createTime", UNSET)
+        create_time: datetime.datetime | Unset
+        if isinstance(_create_time, Unset):
+            create_time = UNSET
+        else:
+            create_time = datetime.datetime.fromisoformat(_create_time)
+
+        _env = d.pop("env", UNSET)
+        env: SandboxEnv | Unset
+        if isinstance(_env, Unset):
+            env = UNSET
+        else:
+            env = SandboxEnv.from_dict(_env)
+
+        _expire_time = d.pop("expireTime", UNSET)
+        expire_time: datetime.datetime | Unset
+        if isinstance(_expire_time, Unset):
+            expire_time = UNSET
+        else:
+            expire_time = datetime.datetime.fromisoformat(_expire_time)
+
+        generation = d.pop("generation", UNSET)
+
+        image = d.pop("image", UNSET)
+
+        _labels = d.pop("labels", UNSET)
+        labels: SandboxLabels | Unset
+        if isinstance(_labels, Unset):
+            labels = UNSET
+        else:
+            labels = SandboxLabels.from_dict(_labels)
+
+        _network_policy = d.pop("networkPolicy", UNSET)
+        network_policy: NetworkPolicy | Unset
+        if isinstance(_network_policy, Unset):
+            network_policy = UNSET
+        else:
+            network_policy = NetworkPolicy.from_dict(_network_policy)
+
+        owner_id = d.pop("ownerId", UNSET)
+
+        _resources = d.pop("resources", UNSET)
+        resources: Resources | Unset
+        if isinstance(_resources, Unset):
+            resources = UNSET
+        else:
+            resources = Resources.from_dict(_resources)
+
+        sandbox_id = d.pop("sandboxId", UNSET)
+
+        secret_names = cast(list[str], d.pop("secretNames", UNSET))
+
+        _state = d.pop("state", UNSET)
+        state: SandboxState | Unset
+        if isinstance(_state, Unset):
+            state = UNSET
+        else:
+            state = SandboxState(_state)
+
+        state_message = d.pop("stateMessage", UNSET)
+
+        tenant_id = d.pop("tenantId", UNSET)
+
+        timeout = d.pop("timeout", UNSET)
+
+        _timeout_action = d.pop("timeoutAction", UNSET)
+        timeout_action: SandboxTimeoutAction | Unset
+        if isinstance(_timeout_action, Unset):
+            timeout_action = UNSET
+        else:
+            timeout_action = SandboxTimeoutAction(_timeout_action)
+
+        _update_time = d.pop("updateTime", UNSET)
+        update_time: datetime.datetime | Unset
+        if isinstance(_update_time, Unset):
+            update_time = UNSET
+        else:
+            update_time = datetime.datetime.fromisoformat(_update_time)
+
+        worker_id = d.pop("workerId", UNSET)
+
+        sandbox = cls(
+            create_time=create_time,
+            env=env,
+            expire_time=expire_time,
+            generation=generation,
+            image=image,
+            labels=labels,
+            network_policy=network_policy,
+            owner_id=owner_id,
+            resources=resources,
+            sandbox_id=sandbox_id,
+            secret_names=secret_names,
+            state=state,
+            state_message=state_message,
+            tenant_id=tenant_id,
+            timeout=timeout,
+            timeout_action=timeout_action,
+            update_time=update_time,
+            worker_id=worker_id,
+        )
+
+        sandbox.additional_properties = d
+        return sandbox
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

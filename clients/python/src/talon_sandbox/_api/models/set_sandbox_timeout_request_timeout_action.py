@@ -1,0 +1,10 @@
+from enum import StrEnum
+
+
+class SetSandboxTimeoutRequestTimeoutAction(StrEnum):
+    TIMEOUT_ACTION_DELETE = "TIMEOUT_ACTION_DELETE"
+    TIMEOUT_ACTION_PAUSE = "TIMEOUT_ACTION_PAUSE"
+    TIMEOUT_ACTION_UNSPECIFIED = "TIMEOUT_ACTION_UNSPECIFIED"
+
+    def __str__(self) -> str:
+        return str(self.value)

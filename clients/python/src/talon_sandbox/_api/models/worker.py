@@ -1,0 +1,179 @@
+from __future__ import annotations
+
+import datetime
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from attrs import define as _attrs_define
+from attrs import field as _attrs_field
+
+from ..models.worker_state import WorkerState
+from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.worker_capacity import WorkerCapacity
+
+
+T = TypeVar("T", bound="Worker")
+
+
+@_attrs_define
+class Worker:
+    """A worker.
+
+    Attributes:
+        allocated (WorkerCapacity | Unset): Capacity of a worker.
+        capacity (WorkerCapacity | Unset): Capacity of a worker.
+        hostname (str | Unset): Host name.
+        last_heartbeat_time (datetime.datetime | Unset): Last heartbeat.
+        register_time (datetime.datetime | Unset): First registration.
+        runtimes (list[str] | Unset): Runtime adapters it offers, e.g. "libcontainer", "runc".
+        state (WorkerState | Unset): State.
+        version (str | Unset): Its software version.
+        worker_id (str | Unset): Stable id, chosen by the worker.
+    """
+
+    allocated: WorkerCapacity | Unset = UNSET
+    capacity: WorkerCapacity | Unset = UNSET
+    hostname: str | Unset = UNSET
+    last_heartbeat_time: datetime.datetime | Unset = UNSET
+    register_time: datetime.datetime | Unset = UNSET
+    runtimes: list[str] | Unset = UNSET
+    state: WorkerState | Unset = UNSET
+    version: str | Unset = UNSET
+    worker_id: str | Unset = UNSET
+    additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        allocated: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.allocated, Unset):
+            allocated = self.allocated.to_dict()
+
+        capacity: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.capacity, Unset):
+            capacity = self.capacity.to_dict()
+
+        hostname = self.hostname
+
+        last_heartbeat_time: str | Unset = UNSET
+        if not isinstance(self.last_heartbeat_time, Unset):
+            last_heartbeat_time = self.last_heartbeat_time.isoformat()
+
+        register_time: str | Unset = UNSET
+        if not isinstance(self.register_time, Unset):
+            register_time = self.register_time.isoformat()
+
+        runtimes: list[str] | Unset = UNSET
+        if not isinstance(self.runtimes, Unset):
+            runtimes = self.runtimes
+
+        state: str | Unset = UNSET
+        if not isinstance(self.state, Unset):
+            state = self.state.value
+
+        version = self.version
+
+        worker_id = self.worker_id
+
+        field_dict: dict[str, Any] = {}
+        field_dict.update(self.additional_properties)
+        field_dict.update({})
+        if allocated is not UNSET:
+            field_dict["allocated"] = allocated
+        if capacity is not UNSET:
+            field_dict["capacity"] = capacity
+        if hostname is not UNSET:
+            field_dict["hostname"] = hostname
+        if last_heartbeat_time is not UNSET:
+            field_dict["lastHeartbeatTime"] = last_heartbeat_time
+        if register_time is not UNSET:
+            field_dict["registerTime"] = register_time
+        if runtimes is not UNSET:
+            field_dict["runtimes"] = runtimes
+        if state is not UNSET:
+            field_dict["state"] = state
+        if version is not UNSET:
+            field_dict["version"] = version
+        if worker_id is not UNSET:
+            field_dict["workerId"] = worker_id
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.worker_capacity import WorkerCapacity  # noqa: PLC0415
+
+        d = dict(src_dict)
+        _allocated = d.pop("allocated", UNSET)
+        allocated: WorkerCapacity | Unset
+        if isinstance(_allocated, Unset):
+            allocated = UNSET
+        else:
+            allocated = WorkerCapacity.from_dict(_allocated)
+
+        _capacity = d.pop("capacity", UNSET)
+        capacity: WorkerCapacity | Unset
+        if isinstance(_capacity, Unset):
+            capacity = UNSET
+        else:
+            capacity = WorkerCapacity.from_dict(_capacity)
+
+        hostname = d.pop("hostname", UNSET)
+
+        _last_heartbeat_time = d.pop("lastHeartbeatTime", UNSET)
+        last_heartbeat_time: datetime.datetime | Unset
+        if isinstance(_last_heartbeat_time, Unset):
+            last_heartbeat_time = UNSET
+        else:
+            last_heartbeat_time = datetime.datetime.fromisoformat(_last_heartbeat_time)
+
+        _register_time = d.pop("registerTime", UNSET)
+        register_time: datetime.datetime | Unset
+        if isinstance(_register_time, Unset):
+            register_time = UNSET
+        else:
+            register_time = datetime.datetime.fromisoformat(_register_time)
+
+        runtimes = cast(list[str], d.pop("runtimes", UNSET))
+
+        _state = d.pop("state", UNSET)
+        state: WorkerState | Unset
+        if isinstance(_state, Unset):
+            state = UNSET
+        else:
+            state = WorkerState(_state)
+
+        version = d.pop("version", UNSET)
+
+        worker_id = d.pop("workerId", UNSET)
+
+        worker = cls(
+            allocated=allocated,
+            capacity=capacity,
+            hostname=hostname,
+            last_heartbeat_time=last_heartbeat_time,
+            register_time=register_time,
+            runtimes=runtimes,
+            state=state,
+            version=version,
+            worker_id=worker_id,
+        )
+
+        worker.additional_properties = d
+        return worker
+
+    @property
+    def additional_keys(self) -> list[str]:
+        return list(self.additional_properties.keys())
+
+    def __getitem__(self, key: str) -> Any:
+        return self.additional_properties[key]
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        self.additional_properties[key] = value
+
+    def __delitem__(self, key: str) -> None:
+        del self.additional_properties[key]
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.additional_properties

@@ -1,0 +1,259 @@
+"""What the sync and async SDKs share: configuration, the REST paths and
+bodies of the calls they make, and the parsing of responses and stream
+lines. Unary calls go through the generated layer (`_api`, made by
+openapi-python-client from the OpenAPI document); streams (NDJSON lines)
+and raw uploads and downloads go through its httpx client directly."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable, Optional
+from urllib.parse import quote
+
+import httpx
+
+from . import errors
+from ._api.client import AuthenticatedClient
+
+DEFAULT_URL = "http://127.0.0.1:8080"
+
+
+@dataclass
+class Config:
+    """Where the platform is and who calls it. Unset values come from
+    TALON_API_KEY and TALON_URL."""
+
+    api_key: Optional[str] = None
+    base_url: Optional[str] = None
+    request_timeout: float = 60.0
+
+    def resolved(self) -> "Config":
+        key = self.api_key or os.environ.get("TALON_API_KEY")
+        if not key:
+            raise errors.AuthenticationError("no API key: pass api_key= or set TALON_API_KEY")
+        url = (self.base_url or os.environ.get("TALON_URL") or DEFAULT_URL).rstrip("/")
+        return Config(key, url, self.request_timeout)
+
+    def client(self) -> AuthenticatedClient:
+        c = self.resolved()
+        return AuthenticatedClient(
+            base_url=c.base_url,
+            token=c.api_key,
+            timeout=httpx.Timeout(c.request_timeout, read=None),
+            raise_on_unexpected_status=False,
+        )
+
+
+@dataclass
+class SandboxInfo:
+    sandbox_id: str
+    state: str
+    image: str
+    raw: dict = field(repr=False, default_factory=dict)
+
+    @staticmethod
+    def of(d: dict) -> "SandboxInfo":
+        state = str(d.get("state", "")).removeprefix("SANDBOX_STATE_").lower()
+        return SandboxInfo(d.get("sandboxId", ""), state, d.get("image", ""), d)
+
+
+@dataclass
+class CommandResult:
+    """A finished process: its output and how it ended."""
+
+    stdout: str
+    stderr: str
+    exit_code: int
+    signal: int = 0
+    timed_out: bool = False
+    pid: int = 0
+    stdout_bytes: bytes = field(default=b"", repr=False)
+    stderr_bytes: bytes = field(default=b"", repr=False)
+
+
+@dataclass
+class FileInfo:
+    path: str
+    name: str
+    type: str
+    size: int
+    mode: int
+
+    @property
+    def is_dir(self) -> bool:
+        return self.type == "dir"
+
+    @staticmethod
+    def of(d: dict) -> "FileInfo":
+        t = str(d.get("type", "")).removeprefix("FILE_TYPE_").lower()
+        t = {"directory": "dir"}.get(t, t)
+        return FileInfo(d.get("path", ""), d.get("name", ""), t, int(d.get("size", 0) or 0),
+                        int(d.get("mode", 0) or 0))
+
+
+@dataclass
+class FilesystemEvent:
+    type: str
+    path: str
+
+
+def check(resp: httpx.Response, body: Any = None) -> None:
+    """Raises the typed error a non-2xx response stands for."""
+    if 200 <= resp.status_code < 300:
+        return
+    if body is None:
+        try:
+            body = json.loads(resp.content or b"null")
+        except ValueError:
+            body = resp.text
+    raise errors.from_body(resp.status_code, body, resp.headers.get("x-request-id"))
+
+
+def parsed(resp: Any) -> dict:
+    """The generated layer's Response: the JSON of a 2xx, or an error."""
+    try:
+        body = json.loads(resp.content or b"{}")
+    except ValueError:
+        body = None
+    if int(resp.status_code) >= 300:
+        raise errors.from_body(int(resp.status_code), body, resp.headers.get("x-request-id"))
+    return body or {}
+
+
+def argv(cmd: str | list[str]) -> list[str]:
+    """A string runs under `sh -c`, a list is the argv itself."""
+    return ["sh", "-c", cmd] if isinstance(cmd, str) else list(cmd)
+
+
+def process_body(cmd: str | list[str], *, envs: Optional[dict] = None, cwd: Optional[str] = None,
+                 timeout: Optional[float] = None, tag: Optional[str] = None, stdin: bool = False,
+                 pty: Optional[tuple[int, int]] = None, user: Optional[str] = None) -> dict:
+    b: dict[str, Any] = {"command": argv(cmd), "stdin": stdin}
+    if envs:
+        b["env"] = dict(envs)
+    if cwd:
+        b["cwd"] = cwd
+    if user:
+        b["user"] = user
+    if tag:
+        b["tag"] = tag
+    if timeout:
+        b["timeout"] = f"{float(timeout):g}s"
+    if pty:
+        b["pty"] = {"cols": pty[0], "rows": pty[1]}
+    return b
+
+
+def sandbox_path(sid: str, rest: str = "") -> str:
+    return f"/v1/sandboxes/{quote(sid, safe='')}{rest}"
+
+
+def process_path(sid: str, pid: Optional[int] = None, tag: Optional[str] = None, verb: str = "") -> str:
+    if tag:
+        return sandbox_path(sid, f"/processes/tags/{quote(tag, safe='')}{verb}")
+    return sandbox_path(sid, f"/processes/{int(pid or 0)}{verb}")
+
+
+@dataclass
+class Event:
+    """One line of a process stream."""
+
+    kind: str  # "started" | "stdout" | "stderr" | "exited"
+    pid: int = 0
+    data: bytes = b""
+    seq: int = 0
+    exit_code: int = 0
+    signal: int = 0
+    timed_out: bool = False
+
+
+def event_of(line: bytes | str) -> Event:
+    """Parses one NDJSON line of StartProcess/ConnectProcess; an error
+    line raises."""
+    d = json.loads(line)
+    if "error" in d:
+        e = d["error"]
+        raise errors.from_body(0, e)
+    ev = d.get("event", d)
+    if ev.get("started"):
+        return Event("started", pid=int(ev["started"].get("pid", 0)))
+    if ev.get("output"):
+        o = ev["output"]
+        kind = "stderr" if o.get("stream") == "OUTPUT_STREAM_STDERR" else "stdout"
+        return Event(kind, data=base64.b64decode(o.get("data", "")), seq=int(o.get("seq", 0)))
+    if ev.get("exited"):
+        x = ev["exited"]
+        return Event("exited", exit_code=int(x.get("exitCode", 0)), signal=int(x.get("signal", 0)),
+                     timed_out=bool(x.get("timedOut", False)))
+    return Event("unknown")
+
+
+class Collector:
+    """Gathers a process's events into a CommandResult, calling the
+    callbacks as output arrives."""
+
+    def __init__(self, on_stdout: Optional[Callable[[str], Any]] = None,
+                 on_stderr: Optional[Callable[[str], Any]] = None) -> None:
+        self.out = bytearray()
+        self.err = bytearray()
+        self.on_stdout = on_stdout
+        self.on_stderr = on_stderr
+        self.pid = 0
+        self.last_seq = 0
+        self.exit: Optional[Event] = None
+
+    def add(self, e: Event) -> None:
+        if e.kind == "started":
+            self.pid = e.pid
+        elif e.kind in ("stdout", "stderr"):
+            if e.seq and e.seq <= self.last_seq:
+                return  # already seen (a reattach replays)
+            self.last_seq = max(self.last_seq, e.seq)
+            (self.out if e.kind == "stdout" else self.err).extend(e.data)
+            cb = self.on_stdout if e.kind == "stdout" else self.on_stderr
+            if cb:
+                cb(e.data.decode("utf-8", "replace"))
+        elif e.kind == "exited":
+            self.exit = e
+
+    def result(self) -> CommandResult:
+        x = self.exit or Event("exited", exit_code=-1)
+        return CommandResult(
+            stdout=self.out.decode("utf-8", "replace"),
+            stderr=self.err.decode("utf-8", "replace"),
+            exit_code=x.exit_code,
+            signal=x.signal,
+            timed_out=x.timed_out,
+            pid=self.pid,
+            stdout_bytes=bytes(self.out),
+            stderr_bytes=bytes(self.err),
+        )
+
+
+def create_body(image: str, envs: Optional[dict], timeout: Optional[float], cpu_millis: Optional[int],
+                memory_mib: Optional[int], labels: Optional[dict], secrets: Optional[list[str]]) -> dict:
+    b: dict[str, Any] = {"image": image or "host"}
+    if envs:
+        b["env"] = dict(envs)
+    if labels:
+        b["labels"] = dict(labels)
+    if secrets:
+        b["secretNames"] = list(secrets)
+    if timeout:
+        b["timeout"] = f"{float(timeout):g}s"
+    res = {}
+    if cpu_millis:
+        res["cpuMillis"] = str(cpu_millis)
+    if memory_mib:
+        res["memoryMib"] = str(memory_mib)
+    if res:
+        b["resources"] = res
+    return b
+
+
+def preview_url(base_url: str, sandbox_id: str, port: int) -> str:
+    """The path-prefix preview address of a port (see the preview docs)."""
+    return f"{base_url}/preview/{sandbox_id}/{int(port)}/"

@@ -1,0 +1,123 @@
+"""The Python SDK against a live `talon up` (TALON_URL and TALON_API_KEY
+point at it; scripts/test.sh starts one)."""
+
+import asyncio
+import os
+
+import pytest
+
+from talon_sandbox import AsyncSandbox, Sandbox, errors
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("TALON_API_KEY"), reason="needs a live server: TALON_URL and TALON_API_KEY"
+)
+
+
+@pytest.fixture(scope="module")
+def sbx():
+    with Sandbox.create(memory_mib=256) as s:
+        yield s
+
+
+def test_create_waits_until_running(sbx):
+    assert sbx.sandbox_id.startswith("sbx_")
+    assert sbx.state == "running"
+    assert sbx.sandbox_id in [s.sandbox_id for s in Sandbox.list(page_size=500)[0]]
+
+
+def test_run_gives_stdout_stderr_and_exit_code(sbx):
+    r = sbx.commands.run("echo hi; echo err >&2; exit 3")
+    assert (r.stdout, r.stderr, r.exit_code) == ("hi\n", "err\n", 3)
+
+
+def test_env_cwd_unicode_and_callbacks(sbx):
+    seen = []
+    r = sbx.commands.run("echo $GREETING; pwd; echo ünïcødé ✓", envs={"GREETING": "hallo"}, cwd="/tmp",
+                         on_stdout=seen.append)
+    assert r.stdout == "hallo\n/tmp\nünïcødé ✓\n"
+    assert "".join(seen) == r.stdout
+
+
+def test_stdin_and_timeout(sbx):
+    assert sbx.commands.run(["cat"], stdin="ping\n").stdout == "ping\n"
+    r = sbx.commands.run("sleep 30", timeout=1)
+    assert r.timed_out and r.exit_code != 0
+
+
+def test_background_and_reattach_by_tag(sbx):
+    h = sbx.commands.run("for i in 1 2 3; do echo $i; sleep 0.1; done", background=True, tag="count")
+    assert h.pid > 0
+    again = sbx.commands.connect(tag="count").wait(timeout=30)
+    assert again.stdout == "1\n2\n3\n"
+    assert h.wait(timeout=30).exit_code == 0
+
+
+def test_kill_a_background_process(sbx):
+    h = sbx.commands.run("sleep 60", background=True)
+    h.kill()
+    assert h.wait(timeout=30).signal == 9
+
+
+def test_large_output_comes_back_whole(sbx):
+    r = sbx.commands.run("seq 1 20000")
+    assert r.stdout == "".join(f"{i}\n" for i in range(1, 20001))
+
+
+def test_files(sbx):
+    data = bytes(range(256)) * 4096
+    info = sbx.files.write("bin/data.bin", data)
+    assert info.size == len(data)
+    assert sbx.files.read("bin/data.bin", format="bytes") == data
+    assert [f.name for f in sbx.files.list("bin")] == ["data.bin"]
+    sbx.files.rename("bin/data.bin", "bin/moved.bin")
+    assert not sbx.files.exists("bin/data.bin") and sbx.files.stat("bin/moved.bin").size == len(data)
+    sbx.files.make_dir("made/deep")
+    assert sbx.files.stat("made/deep").is_dir
+    sbx.files.remove("bin", recursive=True)
+    with pytest.raises(errors.NotFoundError):
+        sbx.files.read("bin/moved.bin")
+    with pytest.raises(errors.PermissionDeniedError):
+        sbx.files.read("../../etc/passwd")
+
+
+def test_pty(sbx):
+    out = []
+    p = sbx.pty.create(cols=100, rows=40, cmd=["sh"], on_data=out.append)
+    p.send_stdin("stty size; echo $((6*7)); exit\n")
+    assert p.wait(timeout=30).exit_code == 0
+    screen = b"".join(out)
+    assert b"40 100" in screen and b"42" in screen
+
+
+def test_errors_are_typed():
+    with pytest.raises(errors.NotFoundError):
+        Sandbox.connect("sbx_doesnotexist")
+    with pytest.raises(errors.AuthenticationError):
+        Sandbox.list(api_key="tln_invalid0_xxxxxxxxxxxxxxxxxxxxxxxxxxxx")
+
+
+def test_pause_resume_kill():
+    s = Sandbox.create(memory_mib=128)
+    s.pause()
+    assert s.state == "paused"
+    s.resume()
+    assert s.commands.run("true").exit_code == 0
+    s.kill()
+    assert s.state == "deleted"
+    with pytest.raises(errors.FailedPreconditionError):
+        s.commands.run("true")
+
+
+def test_async():
+    async def main():
+        async with await AsyncSandbox.create(memory_mib=128) as s:
+            r = await s.commands.run("echo async")
+            assert (r.stdout, r.exit_code) == ("async\n", 0)
+            await s.files.write("a.txt", "x")
+            assert await s.files.read("a.txt") == "x"
+            h = await s.commands.run("sleep 0.2; echo bg", background=True, tag="abg")
+            assert (await h.wait(timeout=30)).stdout == "bg\n"
+            with pytest.raises(errors.NotFoundError):
+                await s.files.stat("nope")
+
+    asyncio.run(main())
