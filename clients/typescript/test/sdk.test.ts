@@ -1,0 +1,107 @@
+// The TypeScript SDK against a live `talon up` (TALON_URL, TALON_API_KEY;
+// scripts/test.sh starts one).
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import {
+  AuthenticationError,
+  FailedPreconditionError,
+  NotFoundError,
+  PermissionDeniedError,
+  Sandbox,
+} from "../src/index.js";
+
+const live = Boolean(process.env.TALON_API_KEY);
+
+describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () => {
+  let sbx: Sandbox;
+  before(async () => {
+    sbx = await Sandbox.create({ memoryMib: 256 });
+  });
+  after(async () => {
+    await sbx?.kill();
+  });
+
+  it("creates and waits until running", async () => {
+    assert.match(sbx.sandboxId, /^sbx_/);
+    assert.equal((await sbx.getInfo()).state, "running");
+    const { sandboxes } = await Sandbox.list({ pageSize: 500 });
+    assert.ok(sandboxes.some((s) => s.sandboxId === sbx.sandboxId));
+  });
+
+  it("runs a command: stdout, stderr, exit code", async () => {
+    const r = await sbx.commands.run("echo hi; echo err >&2; exit 3");
+    assert.deepEqual([r.stdout, r.stderr, r.exitCode], ["hi\n", "err\n", 3]);
+  });
+
+  it("passes env, cwd, unicode and streams callbacks", async () => {
+    const seen: string[] = [];
+    const r = await sbx.commands.run("echo $G; pwd; echo ünïcødé ✓", {
+      envs: { G: "hallo" },
+      cwd: "/tmp",
+      onStdout: (d) => seen.push(d),
+    });
+    assert.equal(r.stdout, "hallo\n/tmp\nünïcødé ✓\n");
+    assert.equal(seen.join(""), r.stdout);
+  });
+
+  it("takes stdin and honours a timeout", async () => {
+    assert.equal((await sbx.commands.run(["cat"], { stdin: "ping\n" })).stdout, "ping\n");
+    const r = await sbx.commands.run("sleep 30", { timeoutMs: 1000 });
+    assert.ok(r.timedOut);
+  });
+
+  it("reattaches to a background process by tag", async () => {
+    const h = await sbx.commands.run("for i in 1 2 3; do echo $i; sleep 0.1; done", {
+      background: true,
+      tag: "count",
+    });
+    assert.ok(h.pid > 0);
+    const again = await sbx.commands.connect({ tag: "count" });
+    assert.equal((await again.wait()).stdout, "1\n2\n3\n");
+    assert.equal((await h.wait()).exitCode, 0);
+  });
+
+  it("kills a background process", async () => {
+    const h = await sbx.commands.run("sleep 60", { background: true });
+    await h.kill();
+    assert.equal((await h.wait()).signal, 9);
+  });
+
+  it("does files", async () => {
+    const data = new Uint8Array(1 << 20).map((_, i) => (i * 31) & 0xff);
+    assert.equal((await sbx.files.write("bin/d.bin", data)).size, data.length);
+    assert.deepEqual(await sbx.files.read("bin/d.bin", { format: "bytes" }), data);
+    assert.deepEqual((await sbx.files.list("bin")).map((f) => f.name), ["d.bin"]);
+    await sbx.files.rename("bin/d.bin", "bin/e.bin");
+    assert.equal(await sbx.files.exists("bin/d.bin"), false);
+    await sbx.files.makeDir("made/deep");
+    assert.equal((await sbx.files.stat("made/deep")).type, "dir");
+    await sbx.files.remove("bin", true);
+    await assert.rejects(sbx.files.read("bin/e.bin"), NotFoundError);
+    await assert.rejects(sbx.files.read("../../etc/passwd"), PermissionDeniedError);
+  });
+
+  it("runs a PTY", async () => {
+    let screen = "";
+    const p = await sbx.pty.create({ cols: 100, rows: 40, cmd: ["sh"], onData: (d) => (screen += d) });
+    await p.sendStdin("stty size; echo $((6*7)); exit\n");
+    assert.equal((await p.wait()).exitCode, 0);
+    assert.ok(screen.includes("40 100") && screen.includes("42"), screen);
+  });
+
+  it("gives typed errors", async () => {
+    await assert.rejects(Sandbox.connect("sbx_doesnotexist"), NotFoundError);
+    await assert.rejects(Sandbox.list({ apiKey: "tln_invalid0_xxxxxxxxxxxxxxxxxxxxxxxxxxxx" }), AuthenticationError);
+  });
+
+  it("pauses, resumes and kills", async () => {
+    const s = await Sandbox.create({ memoryMib: 128 });
+    await s.pause();
+    assert.equal((await s.getInfo()).state, "paused");
+    await s.resume();
+    assert.equal((await s.commands.run("true")).exitCode, 0);
+    await s.kill();
+    assert.equal((await s.getInfo()).state, "deleted");
+    await assert.rejects(s.commands.run("true"), FailedPreconditionError);
+  });
+});
