@@ -12,7 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 DOC=gateway-rest/openapi/openapi.json
-DOC30=gateway-rest/openapi/openapi-3.0.yaml
+DOC30=gateway-rest/openapi/openapi-3.0.json
 PY_GEN=0.29.1
 RUFF=0.14.6
 TS_GEN=7.13.0

@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates gateway-rest/openapi/openapi.json from the protos: gnostic's
 # protoc-gen-openapi (pinned) through buf, then talon-openapi, which makes
-# it OpenAPI 3.1 and describes streams and credentials. Also keeps
-# openapi-3.0.yaml, gnostic's own output, for generators that read 3.0
-# only. CI runs this and fails if the result differs from what is
+# it OpenAPI 3.1 and describes streams and credentials; openapi-3.0.json
+# is the same in 3.0, for generators that read 3.0 only (oapi-codegen). CI runs this and fails if the result differs from what is
 # committed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +30,9 @@ plugins:
       - naming=json
 YAML
 (cd proto && "$ROOT/.tools/node_modules/.bin/buf" generate --template "$tmp/buf.gen.yaml" --path talon/v1)
-cp "$tmp/out/openapi.yaml" gateway-rest/openapi/openapi-3.0.yaml
 cargo run --quiet -p talon-gateway --bin talon-openapi -- "$tmp/out/openapi.yaml" > "$tmp/openapi.json"
+cargo run --quiet -p talon-gateway --bin talon-openapi -- "$tmp/out/openapi.yaml" --3.0 > "$tmp/openapi-3.0.json"
 mv "$tmp/openapi.json" gateway-rest/openapi/openapi.json
+mv "$tmp/openapi-3.0.json" gateway-rest/openapi/openapi-3.0.json
+rm -f gateway-rest/openapi/openapi-3.0.yaml
 echo gateway-rest/openapi/openapi.json

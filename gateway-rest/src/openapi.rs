@@ -48,11 +48,27 @@ fn ok_response(op: &mut Map<String, Value>) -> Option<&mut Map<String, Value>> {
     op.get_mut("responses")?.get_mut("200")?.as_object_mut()
 }
 
-/// Converts gnostic's YAML into the published 3.1 document.
-pub fn convert(gnostic_yaml: &str, pool: &DescriptorPool, version: &str) -> anyhow::Result<Value> {
+/// Which OpenAPI version to write.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Version {
+    /// The published document.
+    V31,
+    /// The same content in 3.0, for generators that read 3.0 only.
+    V30,
+}
+
+/// Converts gnostic's YAML into the published document.
+pub fn convert(
+    gnostic_yaml: &str,
+    pool: &DescriptorPool,
+    version: &str,
+    target: Version,
+) -> anyhow::Result<Value> {
     let mut doc: Value = serde_yaml::from_str(gnostic_yaml)?;
-    schema_31(&mut doc);
-    doc["openapi"] = "3.1.0".into();
+    if target == Version::V31 {
+        schema_31(&mut doc);
+        doc["openapi"] = "3.1.0".into();
+    }
     doc["info"] = json!({
         "title": "Talon Sandbox API",
         "version": version,
@@ -60,7 +76,11 @@ pub fn convert(gnostic_yaml: &str, pool: &DescriptorPool, version: &str) -> anyh
             Server streams are NDJSON (one JSON message per line), SSE with `Accept: text/event-stream`, \
             or raw bytes with `Accept: application/octet-stream` where the message carries `data`. \
             Errors are `{\"code\", \"message\", \"details\"}` with the gRPC code.",
-        "license": {"name": "MIT", "identifier": "MIT"},
+        "license": if target == Version::V31 {
+            json!({"name": "MIT", "identifier": "MIT"})
+        } else {
+            json!({"name": "MIT"})
+        },
     });
     doc["components"]["securitySchemes"] = json!({
         "bearer": {

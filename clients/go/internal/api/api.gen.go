@@ -560,6 +560,27 @@ func (e SandboxServiceListSandboxesParamsStates) Valid() bool {
 	}
 }
 
+// Defines values for ProcessServiceGetProcessLogs2ParamsStream.
+const (
+	ProcessServiceGetProcessLogs2ParamsStreamOUTPUTSTREAMSTDERR      ProcessServiceGetProcessLogs2ParamsStream = "OUTPUT_STREAM_STDERR"
+	ProcessServiceGetProcessLogs2ParamsStreamOUTPUTSTREAMSTDOUT      ProcessServiceGetProcessLogs2ParamsStream = "OUTPUT_STREAM_STDOUT"
+	ProcessServiceGetProcessLogs2ParamsStreamOUTPUTSTREAMUNSPECIFIED ProcessServiceGetProcessLogs2ParamsStream = "OUTPUT_STREAM_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the ProcessServiceGetProcessLogs2ParamsStream enum.
+func (e ProcessServiceGetProcessLogs2ParamsStream) Valid() bool {
+	switch e {
+	case ProcessServiceGetProcessLogs2ParamsStreamOUTPUTSTREAMSTDERR:
+		return true
+	case ProcessServiceGetProcessLogs2ParamsStreamOUTPUTSTREAMSTDOUT:
+		return true
+	case ProcessServiceGetProcessLogs2ParamsStreamOUTPUTSTREAMUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for ProcessServiceGetProcessLogsParamsStream.
 const (
 	ProcessServiceGetProcessLogsParamsStreamOUTPUTSTREAMSTDERR      ProcessServiceGetProcessLogsParamsStream = "OUTPUT_STREAM_STDERR"
@@ -2043,8 +2064,16 @@ type ImageServiceListImagesParams struct {
 	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
-// SandboxServiceWatchSandboxEventsParams defines parameters for SandboxServiceWatchSandboxEvents.
-type SandboxServiceWatchSandboxEventsParams struct {
+// ImageServiceImportImageJSONBody defines parameters for ImageServiceImportImage.
+type ImageServiceImportImageJSONBody struct {
+	union json.RawMessage
+}
+
+// ImageServiceImportImageJSONBody1 defines parameters for ImageServiceImportImage.
+type ImageServiceImportImageJSONBody1 = []ImportImageRequest
+
+// SandboxServiceWatchSandboxEvents2Params defines parameters for SandboxServiceWatchSandboxEvents2.
+type SandboxServiceWatchSandboxEvents2Params struct {
 	// SandboxId One sandbox, or empty for all of the tenant's.
 	SandboxId *string `form:"sandboxId,omitempty" json:"sandboxId,omitempty"`
 }
@@ -2121,12 +2150,74 @@ type FilesystemServiceWatchDirParams struct {
 	Recursive *bool `form:"recursive,omitempty" json:"recursive,omitempty"`
 }
 
+// FilesystemServiceWriteFileJSONBody defines parameters for FilesystemServiceWriteFile.
+type FilesystemServiceWriteFileJSONBody struct {
+	union json.RawMessage
+}
+
+// FilesystemServiceWriteFileJSONBody1 defines parameters for FilesystemServiceWriteFile.
+type FilesystemServiceWriteFileJSONBody1 = []WriteFileRequest
+
 // ProcessServiceListProcessesParams defines parameters for ProcessServiceListProcesses.
 type ProcessServiceListProcessesParams struct {
 	// IncludeExited Include processes that have ended and whose logs are still kept.
 	IncludeExited *bool `form:"includeExited,omitempty" json:"includeExited,omitempty"`
 }
 
+// ProcessServiceGetProcessLogs2Params defines parameters for ProcessServiceGetProcessLogs2.
+type ProcessServiceGetProcessLogs2Params struct {
+	// ProcessPid The pid inside the sandbox's pid namespace.
+	ProcessPid *uint32 `form:"process.pid,omitempty" json:"process.pid,omitempty"`
+
+	// ProcessTag The tag given to StartProcess.
+	ProcessTag *string `form:"process.tag,omitempty" json:"process.tag,omitempty"`
+
+	// AfterSeq Only chunks after this sequence number.
+	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
+
+	// PageSize At most this many chunks; 500 when unset, 5000 at most.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// Stream Only this stream; both when unset.
+	Stream *ProcessServiceGetProcessLogs2ParamsStream `form:"stream,omitempty" json:"stream,omitempty"`
+}
+
+// ProcessServiceGetProcessLogs2ParamsStream defines parameters for ProcessServiceGetProcessLogs2.
+type ProcessServiceGetProcessLogs2ParamsStream string
+
+// ProcessServiceFollowProcessLogs2Params defines parameters for ProcessServiceFollowProcessLogs2.
+type ProcessServiceFollowProcessLogs2Params struct {
+	// ProcessPid The pid inside the sandbox's pid namespace.
+	ProcessPid *uint32 `form:"process.pid,omitempty" json:"process.pid,omitempty"`
+
+	// ProcessTag The tag given to StartProcess.
+	ProcessTag *string `form:"process.tag,omitempty" json:"process.tag,omitempty"`
+
+	// AfterSeq Only chunks after this sequence number.
+	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
+}
+
+// ProcessServiceConnectProcess2Params defines parameters for ProcessServiceConnectProcess2.
+type ProcessServiceConnectProcess2Params struct {
+	// ProcessPid The pid inside the sandbox's pid namespace.
+	ProcessPid *uint32 `form:"process.pid,omitempty" json:"process.pid,omitempty"`
+
+	// ProcessTag The tag given to StartProcess.
+	ProcessTag *string `form:"process.tag,omitempty" json:"process.tag,omitempty"`
+
+	// AfterSeq Replay output chunks after this sequence number; 0 replays everything
+	//  that is kept.
+	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
+}
+
+// ProcessServiceSendProcessInput2JSONBody defines parameters for ProcessServiceSendProcessInput2.
+type ProcessServiceSendProcessInput2JSONBody struct {
+	union json.RawMessage
+}
+
+// ProcessServiceSendProcessInput2JSONBody1 defines parameters for ProcessServiceSendProcessInput2.
+type ProcessServiceSendProcessInput2JSONBody1 = []SendProcessInputRequest
+
 // ProcessServiceGetProcessLogsParams defines parameters for ProcessServiceGetProcessLogs.
 type ProcessServiceGetProcessLogsParams struct {
 	// ProcessPid The pid inside the sandbox's pid namespace.
@@ -2173,51 +2264,13 @@ type ProcessServiceConnectProcessParams struct {
 	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
 }
 
-// ProcessServiceGetProcessLogsParams defines parameters for ProcessServiceGetProcessLogs.
-type ProcessServiceGetProcessLogsParams struct {
-	// ProcessPid The pid inside the sandbox's pid namespace.
-	ProcessPid *uint32 `form:"process.pid,omitempty" json:"process.pid,omitempty"`
-
-	// ProcessTag The tag given to StartProcess.
-	ProcessTag *string `form:"process.tag,omitempty" json:"process.tag,omitempty"`
-
-	// AfterSeq Only chunks after this sequence number.
-	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
-
-	// PageSize At most this many chunks; 500 when unset, 5000 at most.
-	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
-
-	// Stream Only this stream; both when unset.
-	Stream *ProcessServiceGetProcessLogsParamsStream `form:"stream,omitempty" json:"stream,omitempty"`
+// ProcessServiceSendProcessInputJSONBody defines parameters for ProcessServiceSendProcessInput.
+type ProcessServiceSendProcessInputJSONBody struct {
+	union json.RawMessage
 }
 
-// ProcessServiceGetProcessLogsParamsStream defines parameters for ProcessServiceGetProcessLogs.
-type ProcessServiceGetProcessLogsParamsStream string
-
-// ProcessServiceFollowProcessLogsParams defines parameters for ProcessServiceFollowProcessLogs.
-type ProcessServiceFollowProcessLogsParams struct {
-	// ProcessPid The pid inside the sandbox's pid namespace.
-	ProcessPid *uint32 `form:"process.pid,omitempty" json:"process.pid,omitempty"`
-
-	// ProcessTag The tag given to StartProcess.
-	ProcessTag *string `form:"process.tag,omitempty" json:"process.tag,omitempty"`
-
-	// AfterSeq Only chunks after this sequence number.
-	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
-}
-
-// ProcessServiceConnectProcessParams defines parameters for ProcessServiceConnectProcess.
-type ProcessServiceConnectProcessParams struct {
-	// ProcessPid The pid inside the sandbox's pid namespace.
-	ProcessPid *uint32 `form:"process.pid,omitempty" json:"process.pid,omitempty"`
-
-	// ProcessTag The tag given to StartProcess.
-	ProcessTag *string `form:"process.tag,omitempty" json:"process.tag,omitempty"`
-
-	// AfterSeq Replay output chunks after this sequence number; 0 replays everything
-	//  that is kept.
-	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
-}
+// ProcessServiceSendProcessInputJSONBody1 defines parameters for ProcessServiceSendProcessInput.
+type ProcessServiceSendProcessInputJSONBody1 = []SendProcessInputRequest
 
 // PtyServiceAttachParams defines parameters for PtyServiceAttach.
 type PtyServiceAttachParams struct {
@@ -2310,7 +2363,7 @@ type AuthServiceRefreshJSONRequestBody = RefreshRequest
 type ImageServicePrewarmImageJSONRequestBody = PrewarmImageRequest
 
 // ImageServiceImportImageJSONRequestBody defines body for ImageServiceImportImage for application/json ContentType.
-type ImageServiceImportImageJSONRequestBody = ImportImageRequest
+type ImageServiceImportImageJSONRequestBody ImageServiceImportImageJSONBody
 
 // SandboxServiceCreateSandboxJSONRequestBody defines body for SandboxServiceCreateSandbox for application/json ContentType.
 type SandboxServiceCreateSandboxJSONRequestBody = Sandbox
@@ -2331,7 +2384,7 @@ type FilesystemServiceMakeDirJSONRequestBody = MakeDirRequest
 type FilesystemServiceMovePathJSONRequestBody = MovePathRequest
 
 // FilesystemServiceWriteFileJSONRequestBody defines body for FilesystemServiceWriteFile for application/json ContentType.
-type FilesystemServiceWriteFileJSONRequestBody = WriteFileRequest
+type FilesystemServiceWriteFileJSONRequestBody FilesystemServiceWriteFileJSONBody
 
 // SandboxServiceUpdateNetworkPolicyJSONRequestBody defines body for SandboxServiceUpdateNetworkPolicy for application/json ContentType.
 type SandboxServiceUpdateNetworkPolicyJSONRequestBody = NetworkPolicy
@@ -2342,23 +2395,23 @@ type PreviewServiceCreatePreviewTokenJSONRequestBody = CreatePreviewTokenRequest
 // ProcessServiceStartProcessJSONRequestBody defines body for ProcessServiceStartProcess for application/json ContentType.
 type ProcessServiceStartProcessJSONRequestBody = StartProcessRequest
 
+// ProcessServiceCloseProcessStdin2JSONRequestBody defines body for ProcessServiceCloseProcessStdin2 for application/json ContentType.
+type ProcessServiceCloseProcessStdin2JSONRequestBody = CloseProcessStdinRequest
+
+// ProcessServiceSendProcessInput2JSONRequestBody defines body for ProcessServiceSendProcessInput2 for application/json ContentType.
+type ProcessServiceSendProcessInput2JSONRequestBody ProcessServiceSendProcessInput2JSONBody
+
+// ProcessServiceResizeProcessPty2JSONRequestBody defines body for ProcessServiceResizeProcessPty2 for application/json ContentType.
+type ProcessServiceResizeProcessPty2JSONRequestBody = ResizeProcessPtyRequest
+
+// ProcessServiceSendProcessSignal2JSONRequestBody defines body for ProcessServiceSendProcessSignal2 for application/json ContentType.
+type ProcessServiceSendProcessSignal2JSONRequestBody = SendProcessSignalRequest
+
 // ProcessServiceCloseProcessStdinJSONRequestBody defines body for ProcessServiceCloseProcessStdin for application/json ContentType.
 type ProcessServiceCloseProcessStdinJSONRequestBody = CloseProcessStdinRequest
 
 // ProcessServiceSendProcessInputJSONRequestBody defines body for ProcessServiceSendProcessInput for application/json ContentType.
-type ProcessServiceSendProcessInputJSONRequestBody = SendProcessInputRequest
-
-// ProcessServiceResizeProcessPtyJSONRequestBody defines body for ProcessServiceResizeProcessPty for application/json ContentType.
-type ProcessServiceResizeProcessPtyJSONRequestBody = ResizeProcessPtyRequest
-
-// ProcessServiceSendProcessSignalJSONRequestBody defines body for ProcessServiceSendProcessSignal for application/json ContentType.
-type ProcessServiceSendProcessSignalJSONRequestBody = SendProcessSignalRequest
-
-// ProcessServiceCloseProcessStdinJSONRequestBody defines body for ProcessServiceCloseProcessStdin for application/json ContentType.
-type ProcessServiceCloseProcessStdinJSONRequestBody = CloseProcessStdinRequest
-
-// ProcessServiceSendProcessInputJSONRequestBody defines body for ProcessServiceSendProcessInput for application/json ContentType.
-type ProcessServiceSendProcessInputJSONRequestBody = SendProcessInputRequest
+type ProcessServiceSendProcessInputJSONRequestBody ProcessServiceSendProcessInputJSONBody
 
 // ProcessServiceResizeProcessPtyJSONRequestBody defines body for ProcessServiceResizeProcessPty for application/json ContentType.
 type ProcessServiceResizeProcessPtyJSONRequestBody = ResizeProcessPtyRequest
@@ -2465,6 +2518,254 @@ func (a GoogleProtobufAny) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(object)
+}
+
+// AsImportImageRequest returns the union data inside the ImageServiceImportImageJSONBody as a ImportImageRequest
+func (t ImageServiceImportImageJSONBody) AsImportImageRequest() (ImportImageRequest, error) {
+	var body ImportImageRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromImportImageRequest overwrites any union data inside the ImageServiceImportImageJSONBody as the provided ImportImageRequest
+func (t *ImageServiceImportImageJSONBody) FromImportImageRequest(v ImportImageRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeImportImageRequest performs a merge with any union data inside the ImageServiceImportImageJSONBody, using the provided ImportImageRequest
+func (t *ImageServiceImportImageJSONBody) MergeImportImageRequest(v ImportImageRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsImageServiceImportImageJSONBody1 returns the union data inside the ImageServiceImportImageJSONBody as a ImageServiceImportImageJSONBody1
+func (t ImageServiceImportImageJSONBody) AsImageServiceImportImageJSONBody1() (ImageServiceImportImageJSONBody1, error) {
+	var body ImageServiceImportImageJSONBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromImageServiceImportImageJSONBody1 overwrites any union data inside the ImageServiceImportImageJSONBody as the provided ImageServiceImportImageJSONBody1
+func (t *ImageServiceImportImageJSONBody) FromImageServiceImportImageJSONBody1(v ImageServiceImportImageJSONBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeImageServiceImportImageJSONBody1 performs a merge with any union data inside the ImageServiceImportImageJSONBody, using the provided ImageServiceImportImageJSONBody1
+func (t *ImageServiceImportImageJSONBody) MergeImageServiceImportImageJSONBody1(v ImageServiceImportImageJSONBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ImageServiceImportImageJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ImageServiceImportImageJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsWriteFileRequest returns the union data inside the FilesystemServiceWriteFileJSONBody as a WriteFileRequest
+func (t FilesystemServiceWriteFileJSONBody) AsWriteFileRequest() (WriteFileRequest, error) {
+	var body WriteFileRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromWriteFileRequest overwrites any union data inside the FilesystemServiceWriteFileJSONBody as the provided WriteFileRequest
+func (t *FilesystemServiceWriteFileJSONBody) FromWriteFileRequest(v WriteFileRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeWriteFileRequest performs a merge with any union data inside the FilesystemServiceWriteFileJSONBody, using the provided WriteFileRequest
+func (t *FilesystemServiceWriteFileJSONBody) MergeWriteFileRequest(v WriteFileRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsFilesystemServiceWriteFileJSONBody1 returns the union data inside the FilesystemServiceWriteFileJSONBody as a FilesystemServiceWriteFileJSONBody1
+func (t FilesystemServiceWriteFileJSONBody) AsFilesystemServiceWriteFileJSONBody1() (FilesystemServiceWriteFileJSONBody1, error) {
+	var body FilesystemServiceWriteFileJSONBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromFilesystemServiceWriteFileJSONBody1 overwrites any union data inside the FilesystemServiceWriteFileJSONBody as the provided FilesystemServiceWriteFileJSONBody1
+func (t *FilesystemServiceWriteFileJSONBody) FromFilesystemServiceWriteFileJSONBody1(v FilesystemServiceWriteFileJSONBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeFilesystemServiceWriteFileJSONBody1 performs a merge with any union data inside the FilesystemServiceWriteFileJSONBody, using the provided FilesystemServiceWriteFileJSONBody1
+func (t *FilesystemServiceWriteFileJSONBody) MergeFilesystemServiceWriteFileJSONBody1(v FilesystemServiceWriteFileJSONBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t FilesystemServiceWriteFileJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *FilesystemServiceWriteFileJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSendProcessInputRequest returns the union data inside the ProcessServiceSendProcessInput2JSONBody as a SendProcessInputRequest
+func (t ProcessServiceSendProcessInput2JSONBody) AsSendProcessInputRequest() (SendProcessInputRequest, error) {
+	var body SendProcessInputRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendProcessInputRequest overwrites any union data inside the ProcessServiceSendProcessInput2JSONBody as the provided SendProcessInputRequest
+func (t *ProcessServiceSendProcessInput2JSONBody) FromSendProcessInputRequest(v SendProcessInputRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSendProcessInputRequest performs a merge with any union data inside the ProcessServiceSendProcessInput2JSONBody, using the provided SendProcessInputRequest
+func (t *ProcessServiceSendProcessInput2JSONBody) MergeSendProcessInputRequest(v SendProcessInputRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProcessServiceSendProcessInput2JSONBody1 returns the union data inside the ProcessServiceSendProcessInput2JSONBody as a ProcessServiceSendProcessInput2JSONBody1
+func (t ProcessServiceSendProcessInput2JSONBody) AsProcessServiceSendProcessInput2JSONBody1() (ProcessServiceSendProcessInput2JSONBody1, error) {
+	var body ProcessServiceSendProcessInput2JSONBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProcessServiceSendProcessInput2JSONBody1 overwrites any union data inside the ProcessServiceSendProcessInput2JSONBody as the provided ProcessServiceSendProcessInput2JSONBody1
+func (t *ProcessServiceSendProcessInput2JSONBody) FromProcessServiceSendProcessInput2JSONBody1(v ProcessServiceSendProcessInput2JSONBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProcessServiceSendProcessInput2JSONBody1 performs a merge with any union data inside the ProcessServiceSendProcessInput2JSONBody, using the provided ProcessServiceSendProcessInput2JSONBody1
+func (t *ProcessServiceSendProcessInput2JSONBody) MergeProcessServiceSendProcessInput2JSONBody1(v ProcessServiceSendProcessInput2JSONBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ProcessServiceSendProcessInput2JSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ProcessServiceSendProcessInput2JSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
+}
+
+// AsSendProcessInputRequest returns the union data inside the ProcessServiceSendProcessInputJSONBody as a SendProcessInputRequest
+func (t ProcessServiceSendProcessInputJSONBody) AsSendProcessInputRequest() (SendProcessInputRequest, error) {
+	var body SendProcessInputRequest
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromSendProcessInputRequest overwrites any union data inside the ProcessServiceSendProcessInputJSONBody as the provided SendProcessInputRequest
+func (t *ProcessServiceSendProcessInputJSONBody) FromSendProcessInputRequest(v SendProcessInputRequest) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeSendProcessInputRequest performs a merge with any union data inside the ProcessServiceSendProcessInputJSONBody, using the provided SendProcessInputRequest
+func (t *ProcessServiceSendProcessInputJSONBody) MergeSendProcessInputRequest(v SendProcessInputRequest) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+// AsProcessServiceSendProcessInputJSONBody1 returns the union data inside the ProcessServiceSendProcessInputJSONBody as a ProcessServiceSendProcessInputJSONBody1
+func (t ProcessServiceSendProcessInputJSONBody) AsProcessServiceSendProcessInputJSONBody1() (ProcessServiceSendProcessInputJSONBody1, error) {
+	var body ProcessServiceSendProcessInputJSONBody1
+	err := json.Unmarshal(t.union, &body)
+	return body, err
+}
+
+// FromProcessServiceSendProcessInputJSONBody1 overwrites any union data inside the ProcessServiceSendProcessInputJSONBody as the provided ProcessServiceSendProcessInputJSONBody1
+func (t *ProcessServiceSendProcessInputJSONBody) FromProcessServiceSendProcessInputJSONBody1(v ProcessServiceSendProcessInputJSONBody1) error {
+	b, err := json.Marshal(v)
+	t.union = b
+	return err
+}
+
+// MergeProcessServiceSendProcessInputJSONBody1 performs a merge with any union data inside the ProcessServiceSendProcessInputJSONBody, using the provided ProcessServiceSendProcessInputJSONBody1
+func (t *ProcessServiceSendProcessInputJSONBody) MergeProcessServiceSendProcessInputJSONBody1(v ProcessServiceSendProcessInputJSONBody1) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+
+	merged, err := runtime.JSONMerge(t.union, b)
+	t.union = merged
+	return err
+}
+
+func (t ProcessServiceSendProcessInputJSONBody) MarshalJSON() ([]byte, error) {
+	b, err := t.union.MarshalJSON()
+	return b, err
+}
+
+func (t *ProcessServiceSendProcessInputJSONBody) UnmarshalJSON(b []byte) error {
+	err := t.union.UnmarshalJSON(b)
+	return err
 }
 
 // RequestEditorFn is the function signature for the RequestEditor callback function
@@ -2668,11 +2969,11 @@ type ClientInterface interface {
 	//  worker or uploaded in chunks after the header.
 	ImageServiceImportImage(ctx context.Context, body ImageServiceImportImageJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// SandboxServiceWatchSandboxEvents performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents` operationId) request.
+	// SandboxServiceWatchSandboxEvents2 performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents2` operationId) request.
 	//
 	// Streams state changes of one sandbox, or of all the tenant's sandboxes
 	//  when `sandbox_id` is empty. The first message is the current state.
-	SandboxServiceWatchSandboxEvents(ctx context.Context, params *SandboxServiceWatchSandboxEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	SandboxServiceWatchSandboxEvents2(ctx context.Context, params *SandboxServiceWatchSandboxEvents2Params, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServiceListSandboxes performs a GET /v1/sandboxes (the `SandboxServiceListSandboxes` operationId) request.
 	//
@@ -2867,131 +3168,131 @@ type ClientInterface interface {
 	// Starts a process and streams its events: started, output, exited.
 	ProcessServiceStartProcess(ctx context.Context, sandboxId string, body ProcessServiceStartProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceGetProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+	// ProcessServiceGetProcessLogs2 performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs (the `ProcessServiceGetProcessLogs2` operationId) request.
 	//
 	// Reads a page of a process's kept output.
-	ProcessServiceGetProcessLogs(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceGetProcessLogs2(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogs2Params, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceFollowProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+	// ProcessServiceFollowProcessLogs2 performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs:follow (the `ProcessServiceFollowProcessLogs2` operationId) request.
 	//
 	// Streams a process's kept output from `after_seq`, then follows it live
 	//  until the process exits.
-	ProcessServiceFollowProcessLogs(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceFollowProcessLogs2(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogs2Params, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceCloseProcessStdinWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+	// ProcessServiceCloseProcessStdin2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Closes a process's stdin.
-	ProcessServiceCloseProcessStdinWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceCloseProcessStdin2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceCloseProcessStdin performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+	// ProcessServiceCloseProcessStdin2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Closes a process's stdin.
-	ProcessServiceCloseProcessStdin(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceCloseProcessStdin2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdin2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceConnectProcess performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:connect (the `ProcessServiceConnectProcess` operationId) request.
+	// ProcessServiceConnectProcess2 performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:connect (the `ProcessServiceConnectProcess2` operationId) request.
 	//
 	// Reattaches to a running or finished process by pid or tag, replaying
 	//  output after `after_seq`.
-	ProcessServiceConnectProcess(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcessParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceConnectProcess2(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcess2Params, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessInputWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request,
+	// ProcessServiceSendProcessInput2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
-	ProcessServiceSendProcessInputWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceSendProcessInput2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessInput performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request.
+	// ProcessServiceSendProcessInput2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
-	ProcessServiceSendProcessInput(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceSendProcessInput2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInput2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceResizeProcessPtyWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+	// ProcessServiceResizeProcessPty2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
-	ProcessServiceResizeProcessPtyWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceResizeProcessPty2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceResizeProcessPty performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+	// ProcessServiceResizeProcessPty2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
-	ProcessServiceResizeProcessPty(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPtyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceResizeProcessPty2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPty2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessSignalWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+	// ProcessServiceSendProcessSignal2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Sends a signal to a process.
-	ProcessServiceSendProcessSignalWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceSendProcessSignal2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessSignal performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+	// ProcessServiceSendProcessSignal2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Sends a signal to a process.
-	ProcessServiceSendProcessSignal(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+	ProcessServiceSendProcessSignal2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignal2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceGetProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+	// ProcessServiceGetProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
 	//
 	// Reads a page of a process's kept output.
 	ProcessServiceGetProcessLogs(ctx context.Context, sandboxId string, processPid string, params *ProcessServiceGetProcessLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceFollowProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+	// ProcessServiceFollowProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
 	//
 	// Streams a process's kept output from `after_seq`, then follows it live
 	//  until the process exits.
 	ProcessServiceFollowProcessLogs(ctx context.Context, sandboxId string, processPid string, params *ProcessServiceFollowProcessLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceCloseProcessStdinWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+	// ProcessServiceCloseProcessStdinWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Closes a process's stdin.
 	ProcessServiceCloseProcessStdinWithBody(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceCloseProcessStdin performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+	// ProcessServiceCloseProcessStdin performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Closes a process's stdin.
 	ProcessServiceCloseProcessStdin(ctx context.Context, sandboxId string, processPid string, body ProcessServiceCloseProcessStdinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceConnectProcess performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}:connect (the `ProcessServiceConnectProcess` operationId) request.
+	// ProcessServiceConnectProcess performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}:connect (the `ProcessServiceConnectProcess` operationId) request.
 	//
 	// Reattaches to a running or finished process by pid or tag, replaying
 	//  output after `after_seq`.
 	ProcessServiceConnectProcess(ctx context.Context, sandboxId string, processPid string, params *ProcessServiceConnectProcessParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessInputWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request,
+	// ProcessServiceSendProcessInputWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
 	ProcessServiceSendProcessInputWithBody(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessInput performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request.
+	// ProcessServiceSendProcessInput performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
 	ProcessServiceSendProcessInput(ctx context.Context, sandboxId string, processPid string, body ProcessServiceSendProcessInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceResizeProcessPtyWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+	// ProcessServiceResizeProcessPtyWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
 	ProcessServiceResizeProcessPtyWithBody(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceResizeProcessPty performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+	// ProcessServiceResizeProcessPty performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
 	ProcessServiceResizeProcessPty(ctx context.Context, sandboxId string, processPid string, body ProcessServiceResizeProcessPtyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessSignalWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+	// ProcessServiceSendProcessSignalWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Sends a signal to a process.
 	ProcessServiceSendProcessSignalWithBody(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
-	// ProcessServiceSendProcessSignal performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+	// ProcessServiceSendProcessSignal performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Sends a signal to a process.
@@ -3001,7 +3302,7 @@ type ClientInterface interface {
 	//
 	// The first message carries `sandbox_id` and `open`; later ones carry
 	//  input and resizes. The server answers with the pid, then output, then
-	//  the exit.
+	//  the exit. Open as a WebSocket: text frames carry JSON request messages (the first opens), binary frames raw input; the server sends raw output as binary frames and other messages as JSON text frames. Without a WebSocket upgrade the call is refused (400). Browsers may pass the credential as the subprotocol `bearer.<token>`.
 	PtyServiceAttach(ctx context.Context, sandboxId string, params *PtyServiceAttachParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServicePauseSandboxWithBody performs a POST /v1/sandboxes/{sandboxId}:pause (the `SandboxServicePauseSandbox` operationId) request,
@@ -3533,13 +3834,13 @@ func (c *Client) ImageServiceImportImage(ctx context.Context, body ImageServiceI
 	return c.Client.Do(req)
 }
 
-// SandboxServiceWatchSandboxEvents performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents` operationId) request.
+// SandboxServiceWatchSandboxEvents2 performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents2` operationId) request.
 //
 // Streams state changes of one sandbox, or of all the tenant's sandboxes
 //
 //	when `sandbox_id` is empty. The first message is the current state.
-func (c *Client) SandboxServiceWatchSandboxEvents(ctx context.Context, params *SandboxServiceWatchSandboxEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewSandboxServiceWatchSandboxEventsRequest(c.Server, params)
+func (c *Client) SandboxServiceWatchSandboxEvents2(ctx context.Context, params *SandboxServiceWatchSandboxEvents2Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceWatchSandboxEvents2Request(c.Server, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4072,11 +4373,11 @@ func (c *Client) ProcessServiceStartProcess(ctx context.Context, sandboxId strin
 	return c.Client.Do(req)
 }
 
-// ProcessServiceGetProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+// ProcessServiceGetProcessLogs2 performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs (the `ProcessServiceGetProcessLogs2` operationId) request.
 //
 // Reads a page of a process's kept output.
-func (c *Client) ProcessServiceGetProcessLogs(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceGetProcessLogsRequest(c.Server, sandboxId, processTag, params)
+func (c *Client) ProcessServiceGetProcessLogs2(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogs2Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceGetProcessLogs2Request(c.Server, sandboxId, processTag, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4087,13 +4388,13 @@ func (c *Client) ProcessServiceGetProcessLogs(ctx context.Context, sandboxId str
 	return c.Client.Do(req)
 }
 
-// ProcessServiceFollowProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+// ProcessServiceFollowProcessLogs2 performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs:follow (the `ProcessServiceFollowProcessLogs2` operationId) request.
 //
 // Streams a process's kept output from `after_seq`, then follows it live
 //
 //	until the process exits.
-func (c *Client) ProcessServiceFollowProcessLogs(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceFollowProcessLogsRequest(c.Server, sandboxId, processTag, params)
+func (c *Client) ProcessServiceFollowProcessLogs2(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogs2Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceFollowProcessLogs2Request(c.Server, sandboxId, processTag, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4104,12 +4405,12 @@ func (c *Client) ProcessServiceFollowProcessLogs(ctx context.Context, sandboxId 
 	return c.Client.Do(req)
 }
 
-// ProcessServiceCloseProcessStdinWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+// ProcessServiceCloseProcessStdin2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Closes a process's stdin.
-func (c *Client) ProcessServiceCloseProcessStdinWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceCloseProcessStdinRequestWithBody(c.Server, sandboxId, processTag, contentType, body)
+func (c *Client) ProcessServiceCloseProcessStdin2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceCloseProcessStdin2RequestWithBody(c.Server, sandboxId, processTag, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4120,12 +4421,12 @@ func (c *Client) ProcessServiceCloseProcessStdinWithBody(ctx context.Context, sa
 	return c.Client.Do(req)
 }
 
-// ProcessServiceCloseProcessStdin performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+// ProcessServiceCloseProcessStdin2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Closes a process's stdin.
-func (c *Client) ProcessServiceCloseProcessStdin(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdinJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceCloseProcessStdinRequest(c.Server, sandboxId, processTag, body)
+func (c *Client) ProcessServiceCloseProcessStdin2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdin2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceCloseProcessStdin2Request(c.Server, sandboxId, processTag, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4136,13 +4437,13 @@ func (c *Client) ProcessServiceCloseProcessStdin(ctx context.Context, sandboxId 
 	return c.Client.Do(req)
 }
 
-// ProcessServiceConnectProcess performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:connect (the `ProcessServiceConnectProcess` operationId) request.
+// ProcessServiceConnectProcess2 performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:connect (the `ProcessServiceConnectProcess2` operationId) request.
 //
 // Reattaches to a running or finished process by pid or tag, replaying
 //
 //	output after `after_seq`.
-func (c *Client) ProcessServiceConnectProcess(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcessParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceConnectProcessRequest(c.Server, sandboxId, processTag, params)
+func (c *Client) ProcessServiceConnectProcess2(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcess2Params, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceConnectProcess2Request(c.Server, sandboxId, processTag, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4153,12 +4454,12 @@ func (c *Client) ProcessServiceConnectProcess(ctx context.Context, sandboxId str
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessInputWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request,
+// ProcessServiceSendProcessInput2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
-func (c *Client) ProcessServiceSendProcessInputWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceSendProcessInputRequestWithBody(c.Server, sandboxId, processTag, contentType, body)
+func (c *Client) ProcessServiceSendProcessInput2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceSendProcessInput2RequestWithBody(c.Server, sandboxId, processTag, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4169,12 +4470,12 @@ func (c *Client) ProcessServiceSendProcessInputWithBody(ctx context.Context, san
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessInput performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request.
+// ProcessServiceSendProcessInput2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
-func (c *Client) ProcessServiceSendProcessInput(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInputJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceSendProcessInputRequest(c.Server, sandboxId, processTag, body)
+func (c *Client) ProcessServiceSendProcessInput2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInput2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceSendProcessInput2Request(c.Server, sandboxId, processTag, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4185,12 +4486,12 @@ func (c *Client) ProcessServiceSendProcessInput(ctx context.Context, sandboxId s
 	return c.Client.Do(req)
 }
 
-// ProcessServiceResizeProcessPtyWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+// ProcessServiceResizeProcessPty2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
-func (c *Client) ProcessServiceResizeProcessPtyWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceResizeProcessPtyRequestWithBody(c.Server, sandboxId, processTag, contentType, body)
+func (c *Client) ProcessServiceResizeProcessPty2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceResizeProcessPty2RequestWithBody(c.Server, sandboxId, processTag, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4201,12 +4502,12 @@ func (c *Client) ProcessServiceResizeProcessPtyWithBody(ctx context.Context, san
 	return c.Client.Do(req)
 }
 
-// ProcessServiceResizeProcessPty performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+// ProcessServiceResizeProcessPty2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
-func (c *Client) ProcessServiceResizeProcessPty(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPtyJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceResizeProcessPtyRequest(c.Server, sandboxId, processTag, body)
+func (c *Client) ProcessServiceResizeProcessPty2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPty2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceResizeProcessPty2Request(c.Server, sandboxId, processTag, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4217,12 +4518,12 @@ func (c *Client) ProcessServiceResizeProcessPty(ctx context.Context, sandboxId s
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessSignalWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+// ProcessServiceSendProcessSignal2WithBody performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Sends a signal to a process.
-func (c *Client) ProcessServiceSendProcessSignalWithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceSendProcessSignalRequestWithBody(c.Server, sandboxId, processTag, contentType, body)
+func (c *Client) ProcessServiceSendProcessSignal2WithBody(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceSendProcessSignal2RequestWithBody(c.Server, sandboxId, processTag, contentType, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4233,12 +4534,12 @@ func (c *Client) ProcessServiceSendProcessSignalWithBody(ctx context.Context, sa
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessSignal performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+// ProcessServiceSendProcessSignal2 performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Sends a signal to a process.
-func (c *Client) ProcessServiceSendProcessSignal(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignalJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
-	req, err := NewProcessServiceSendProcessSignalRequest(c.Server, sandboxId, processTag, body)
+func (c *Client) ProcessServiceSendProcessSignal2(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignal2JSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewProcessServiceSendProcessSignal2Request(c.Server, sandboxId, processTag, body)
 	if err != nil {
 		return nil, err
 	}
@@ -4249,7 +4550,7 @@ func (c *Client) ProcessServiceSendProcessSignal(ctx context.Context, sandboxId 
 	return c.Client.Do(req)
 }
 
-// ProcessServiceGetProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+// ProcessServiceGetProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
 //
 // Reads a page of a process's kept output.
 func (c *Client) ProcessServiceGetProcessLogs(ctx context.Context, sandboxId string, processPid string, params *ProcessServiceGetProcessLogsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
@@ -4264,7 +4565,7 @@ func (c *Client) ProcessServiceGetProcessLogs(ctx context.Context, sandboxId str
 	return c.Client.Do(req)
 }
 
-// ProcessServiceFollowProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+// ProcessServiceFollowProcessLogs performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
 //
 // Streams a process's kept output from `after_seq`, then follows it live
 //
@@ -4281,7 +4582,7 @@ func (c *Client) ProcessServiceFollowProcessLogs(ctx context.Context, sandboxId 
 	return c.Client.Do(req)
 }
 
-// ProcessServiceCloseProcessStdinWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+// ProcessServiceCloseProcessStdinWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
 // with any type of body and a specified content type.
 //
 // Closes a process's stdin.
@@ -4297,7 +4598,7 @@ func (c *Client) ProcessServiceCloseProcessStdinWithBody(ctx context.Context, sa
 	return c.Client.Do(req)
 }
 
-// ProcessServiceCloseProcessStdin performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+// ProcessServiceCloseProcessStdin performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Closes a process's stdin.
@@ -4313,7 +4614,7 @@ func (c *Client) ProcessServiceCloseProcessStdin(ctx context.Context, sandboxId 
 	return c.Client.Do(req)
 }
 
-// ProcessServiceConnectProcess performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}:connect (the `ProcessServiceConnectProcess` operationId) request.
+// ProcessServiceConnectProcess performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}:connect (the `ProcessServiceConnectProcess` operationId) request.
 //
 // Reattaches to a running or finished process by pid or tag, replaying
 //
@@ -4330,7 +4631,7 @@ func (c *Client) ProcessServiceConnectProcess(ctx context.Context, sandboxId str
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessInputWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request,
+// ProcessServiceSendProcessInputWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request,
 // with any type of body and a specified content type.
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
@@ -4346,7 +4647,7 @@ func (c *Client) ProcessServiceSendProcessInputWithBody(ctx context.Context, san
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessInput performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request.
+// ProcessServiceSendProcessInput performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
@@ -4362,7 +4663,7 @@ func (c *Client) ProcessServiceSendProcessInput(ctx context.Context, sandboxId s
 	return c.Client.Do(req)
 }
 
-// ProcessServiceResizeProcessPtyWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+// ProcessServiceResizeProcessPtyWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
 // with any type of body and a specified content type.
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
@@ -4378,7 +4679,7 @@ func (c *Client) ProcessServiceResizeProcessPtyWithBody(ctx context.Context, san
 	return c.Client.Do(req)
 }
 
-// ProcessServiceResizeProcessPty performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+// ProcessServiceResizeProcessPty performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
@@ -4394,7 +4695,7 @@ func (c *Client) ProcessServiceResizeProcessPty(ctx context.Context, sandboxId s
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessSignalWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+// ProcessServiceSendProcessSignalWithBody performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
 // with any type of body and a specified content type.
 //
 // Sends a signal to a process.
@@ -4410,7 +4711,7 @@ func (c *Client) ProcessServiceSendProcessSignalWithBody(ctx context.Context, sa
 	return c.Client.Do(req)
 }
 
-// ProcessServiceSendProcessSignal performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+// ProcessServiceSendProcessSignal performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
 // Takes a body of the `application/json` content type.
 //
 // Sends a signal to a process.
@@ -4431,7 +4732,7 @@ func (c *Client) ProcessServiceSendProcessSignal(ctx context.Context, sandboxId 
 // The first message carries `sandbox_id` and `open`; later ones carry
 //
 //	input and resizes. The server answers with the pid, then output, then
-//	the exit.
+//	the exit. Open as a WebSocket: text frames carry JSON request messages (the first opens), binary frames raw input; the server sends raw output as binary frames and other messages as JSON text frames. Without a WebSocket upgrade the call is refused (400). Browsers may pass the credential as the subprotocol `bearer.<token>`.
 func (c *Client) PtyServiceAttach(ctx context.Context, sandboxId string, params *PtyServiceAttachParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewPtyServiceAttachRequest(c.Server, sandboxId, params)
 	if err != nil {
@@ -5604,8 +5905,8 @@ func NewImageServiceImportImageRequestWithBody(server string, contentType string
 	return req, nil
 }
 
-// NewSandboxServiceWatchSandboxEventsRequest constructs an http.Request for the SandboxServiceWatchSandboxEvents method
-func NewSandboxServiceWatchSandboxEventsRequest(server string, params *SandboxServiceWatchSandboxEventsParams) (*http.Request, error) {
+// NewSandboxServiceWatchSandboxEvents2Request constructs an http.Request for the SandboxServiceWatchSandboxEvents2 method
+func NewSandboxServiceWatchSandboxEvents2Request(server string, params *SandboxServiceWatchSandboxEvents2Params) (*http.Request, error) {
 	var err error
 
 	serverURL, err := url.Parse(server)
@@ -6846,8 +7147,8 @@ func NewProcessServiceStartProcessRequestWithBody(server string, sandboxId strin
 	return req, nil
 }
 
-// NewProcessServiceGetProcessLogsRequest constructs an http.Request for the ProcessServiceGetProcessLogs method
-func NewProcessServiceGetProcessLogsRequest(server string, sandboxId string, processTag string, params *ProcessServiceGetProcessLogsParams) (*http.Request, error) {
+// NewProcessServiceGetProcessLogs2Request constructs an http.Request for the ProcessServiceGetProcessLogs2 method
+func NewProcessServiceGetProcessLogs2Request(server string, sandboxId string, processTag string, params *ProcessServiceGetProcessLogs2Params) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6859,7 +7160,7 @@ func NewProcessServiceGetProcessLogsRequest(server string, sandboxId string, pro
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.tag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processTag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -6962,8 +7263,8 @@ func NewProcessServiceGetProcessLogsRequest(server string, sandboxId string, pro
 	return req, nil
 }
 
-// NewProcessServiceFollowProcessLogsRequest constructs an http.Request for the ProcessServiceFollowProcessLogs method
-func NewProcessServiceFollowProcessLogsRequest(server string, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogsParams) (*http.Request, error) {
+// NewProcessServiceFollowProcessLogs2Request constructs an http.Request for the ProcessServiceFollowProcessLogs2 method
+func NewProcessServiceFollowProcessLogs2Request(server string, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogs2Params) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -6975,7 +7276,7 @@ func NewProcessServiceFollowProcessLogsRequest(server string, sandboxId string, 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.tag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processTag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7054,19 +7355,19 @@ func NewProcessServiceFollowProcessLogsRequest(server string, sandboxId string, 
 	return req, nil
 }
 
-// NewProcessServiceCloseProcessStdinRequest calls the generic ProcessServiceCloseProcessStdin builder with application/json body
-func NewProcessServiceCloseProcessStdinRequest(server string, sandboxId string, processTag string, body ProcessServiceCloseProcessStdinJSONRequestBody) (*http.Request, error) {
+// NewProcessServiceCloseProcessStdin2Request calls the generic ProcessServiceCloseProcessStdin2 builder with application/json body
+func NewProcessServiceCloseProcessStdin2Request(server string, sandboxId string, processTag string, body ProcessServiceCloseProcessStdin2JSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewProcessServiceCloseProcessStdinRequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
+	return NewProcessServiceCloseProcessStdin2RequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
 }
 
-// NewProcessServiceCloseProcessStdinRequestWithBody constructs an http.Request for the ProcessServiceCloseProcessStdin method, with any body, and a specified content type
-func NewProcessServiceCloseProcessStdinRequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
+// NewProcessServiceCloseProcessStdin2RequestWithBody constructs an http.Request for the ProcessServiceCloseProcessStdin2 method, with any body, and a specified content type
+func NewProcessServiceCloseProcessStdin2RequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7078,7 +7379,7 @@ func NewProcessServiceCloseProcessStdinRequestWithBody(server string, sandboxId 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.tag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processTag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7108,8 +7409,8 @@ func NewProcessServiceCloseProcessStdinRequestWithBody(server string, sandboxId 
 	return req, nil
 }
 
-// NewProcessServiceConnectProcessRequest constructs an http.Request for the ProcessServiceConnectProcess method
-func NewProcessServiceConnectProcessRequest(server string, sandboxId string, processTag string, params *ProcessServiceConnectProcessParams) (*http.Request, error) {
+// NewProcessServiceConnectProcess2Request constructs an http.Request for the ProcessServiceConnectProcess2 method
+func NewProcessServiceConnectProcess2Request(server string, sandboxId string, processTag string, params *ProcessServiceConnectProcess2Params) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7121,7 +7422,7 @@ func NewProcessServiceConnectProcessRequest(server string, sandboxId string, pro
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.tag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processTag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7200,19 +7501,19 @@ func NewProcessServiceConnectProcessRequest(server string, sandboxId string, pro
 	return req, nil
 }
 
-// NewProcessServiceSendProcessInputRequest calls the generic ProcessServiceSendProcessInput builder with application/json body
-func NewProcessServiceSendProcessInputRequest(server string, sandboxId string, processTag string, body ProcessServiceSendProcessInputJSONRequestBody) (*http.Request, error) {
+// NewProcessServiceSendProcessInput2Request calls the generic ProcessServiceSendProcessInput2 builder with application/json body
+func NewProcessServiceSendProcessInput2Request(server string, sandboxId string, processTag string, body ProcessServiceSendProcessInput2JSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewProcessServiceSendProcessInputRequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
+	return NewProcessServiceSendProcessInput2RequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
 }
 
-// NewProcessServiceSendProcessInputRequestWithBody constructs an http.Request for the ProcessServiceSendProcessInput method, with any body, and a specified content type
-func NewProcessServiceSendProcessInputRequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
+// NewProcessServiceSendProcessInput2RequestWithBody constructs an http.Request for the ProcessServiceSendProcessInput2 method, with any body, and a specified content type
+func NewProcessServiceSendProcessInput2RequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7224,7 +7525,7 @@ func NewProcessServiceSendProcessInputRequestWithBody(server string, sandboxId s
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.tag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processTag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7254,19 +7555,19 @@ func NewProcessServiceSendProcessInputRequestWithBody(server string, sandboxId s
 	return req, nil
 }
 
-// NewProcessServiceResizeProcessPtyRequest calls the generic ProcessServiceResizeProcessPty builder with application/json body
-func NewProcessServiceResizeProcessPtyRequest(server string, sandboxId string, processTag string, body ProcessServiceResizeProcessPtyJSONRequestBody) (*http.Request, error) {
+// NewProcessServiceResizeProcessPty2Request calls the generic ProcessServiceResizeProcessPty2 builder with application/json body
+func NewProcessServiceResizeProcessPty2Request(server string, sandboxId string, processTag string, body ProcessServiceResizeProcessPty2JSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewProcessServiceResizeProcessPtyRequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
+	return NewProcessServiceResizeProcessPty2RequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
 }
 
-// NewProcessServiceResizeProcessPtyRequestWithBody constructs an http.Request for the ProcessServiceResizeProcessPty method, with any body, and a specified content type
-func NewProcessServiceResizeProcessPtyRequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
+// NewProcessServiceResizeProcessPty2RequestWithBody constructs an http.Request for the ProcessServiceResizeProcessPty2 method, with any body, and a specified content type
+func NewProcessServiceResizeProcessPty2RequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7278,7 +7579,7 @@ func NewProcessServiceResizeProcessPtyRequestWithBody(server string, sandboxId s
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.tag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processTag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7308,19 +7609,19 @@ func NewProcessServiceResizeProcessPtyRequestWithBody(server string, sandboxId s
 	return req, nil
 }
 
-// NewProcessServiceSendProcessSignalRequest calls the generic ProcessServiceSendProcessSignal builder with application/json body
-func NewProcessServiceSendProcessSignalRequest(server string, sandboxId string, processTag string, body ProcessServiceSendProcessSignalJSONRequestBody) (*http.Request, error) {
+// NewProcessServiceSendProcessSignal2Request calls the generic ProcessServiceSendProcessSignal2 builder with application/json body
+func NewProcessServiceSendProcessSignal2Request(server string, sandboxId string, processTag string, body ProcessServiceSendProcessSignal2JSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
 	buf, err := json.Marshal(body)
 	if err != nil {
 		return nil, err
 	}
 	bodyReader = bytes.NewReader(buf)
-	return NewProcessServiceSendProcessSignalRequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
+	return NewProcessServiceSendProcessSignal2RequestWithBody(server, sandboxId, processTag, "application/json", bodyReader)
 }
 
-// NewProcessServiceSendProcessSignalRequestWithBody constructs an http.Request for the ProcessServiceSendProcessSignal method, with any body, and a specified content type
-func NewProcessServiceSendProcessSignalRequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
+// NewProcessServiceSendProcessSignal2RequestWithBody constructs an http.Request for the ProcessServiceSendProcessSignal2 method, with any body, and a specified content type
+func NewProcessServiceSendProcessSignal2RequestWithBody(server string, sandboxId string, processTag string, contentType string, body io.Reader) (*http.Request, error) {
 	var err error
 
 	var pathParam0 string
@@ -7332,7 +7633,7 @@ func NewProcessServiceSendProcessSignalRequestWithBody(server string, sandboxId 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.tag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processTag", processTag, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7375,7 +7676,7 @@ func NewProcessServiceGetProcessLogsRequest(server string, sandboxId string, pro
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.pid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processPid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7491,7 +7792,7 @@ func NewProcessServiceFollowProcessLogsRequest(server string, sandboxId string, 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.pid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processPid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7594,7 +7895,7 @@ func NewProcessServiceCloseProcessStdinRequestWithBody(server string, sandboxId 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.pid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processPid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7637,7 +7938,7 @@ func NewProcessServiceConnectProcessRequest(server string, sandboxId string, pro
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.pid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processPid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7740,7 +8041,7 @@ func NewProcessServiceSendProcessInputRequestWithBody(server string, sandboxId s
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.pid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processPid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7794,7 +8095,7 @@ func NewProcessServiceResizeProcessPtyRequestWithBody(server string, sandboxId s
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.pid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processPid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -7848,7 +8149,7 @@ func NewProcessServiceSendProcessSignalRequestWithBody(server string, sandboxId 
 
 	var pathParam1 string
 
-	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "process.pid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "processPid", processPid, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
 	if err != nil {
 		return nil, err
 	}
@@ -9244,13 +9545,13 @@ type ClientWithResponsesInterface interface {
 	//  worker or uploaded in chunks after the header.
 	ImageServiceImportImageWithResponse(ctx context.Context, body ImageServiceImportImageJSONRequestBody, reqEditors ...RequestEditorFn) (*ImageServiceImportImageResponse, error)
 
-	// SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents` operationId) request.
+	// SandboxServiceWatchSandboxEvents2WithResponse performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents2` operationId) request.
 	//
 	// Streams state changes of one sandbox, or of all the tenant's sandboxes
 	//  when `sandbox_id` is empty. The first message is the current state.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	SandboxServiceWatchSandboxEventsWithResponse(ctx context.Context, params *SandboxServiceWatchSandboxEventsParams, reqEditors ...RequestEditorFn) (*SandboxServiceWatchSandboxEventsResponse, error)
+	SandboxServiceWatchSandboxEvents2WithResponse(ctx context.Context, params *SandboxServiceWatchSandboxEvents2Params, reqEditors ...RequestEditorFn) (*SandboxServiceWatchSandboxEvents2Response, error)
 
 	// SandboxServiceListSandboxesWithResponse performs a GET /v1/sandboxes (the `SandboxServiceListSandboxes` operationId) request.
 	//
@@ -9489,93 +9790,93 @@ type ClientWithResponsesInterface interface {
 	// Starts a process and streams its events: started, output, exited.
 	ProcessServiceStartProcessWithResponse(ctx context.Context, sandboxId string, body ProcessServiceStartProcessJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceStartProcessResponse, error)
 
-	// ProcessServiceGetProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+	// ProcessServiceGetProcessLogs2WithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs (the `ProcessServiceGetProcessLogs2` operationId) request.
 	//
 	// Reads a page of a process's kept output.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ProcessServiceGetProcessLogsWithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogsParams, reqEditors ...RequestEditorFn) (*ProcessServiceGetProcessLogsResponse, error)
+	ProcessServiceGetProcessLogs2WithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogs2Params, reqEditors ...RequestEditorFn) (*ProcessServiceGetProcessLogs2Response, error)
 
-	// ProcessServiceFollowProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+	// ProcessServiceFollowProcessLogs2WithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs:follow (the `ProcessServiceFollowProcessLogs2` operationId) request.
 	//
 	// Streams a process's kept output from `after_seq`, then follows it live
 	//  until the process exits.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ProcessServiceFollowProcessLogsWithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogsParams, reqEditors ...RequestEditorFn) (*ProcessServiceFollowProcessLogsResponse, error)
+	ProcessServiceFollowProcessLogs2WithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogs2Params, reqEditors ...RequestEditorFn) (*ProcessServiceFollowProcessLogs2Response, error)
 
-	// ProcessServiceCloseProcessStdinWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+	// ProcessServiceCloseProcessStdin2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Closes a process's stdin.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ProcessServiceCloseProcessStdinWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdinResponse, error)
+	ProcessServiceCloseProcessStdin2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdin2Response, error)
 
-	// ProcessServiceCloseProcessStdinWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+	// ProcessServiceCloseProcessStdin2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Closes a process's stdin.
-	ProcessServiceCloseProcessStdinWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdinJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdinResponse, error)
+	ProcessServiceCloseProcessStdin2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdin2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdin2Response, error)
 
-	// ProcessServiceConnectProcessWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:connect (the `ProcessServiceConnectProcess` operationId) request.
+	// ProcessServiceConnectProcess2WithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:connect (the `ProcessServiceConnectProcess2` operationId) request.
 	//
 	// Reattaches to a running or finished process by pid or tag, replaying
 	//  output after `after_seq`.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ProcessServiceConnectProcessWithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcessParams, reqEditors ...RequestEditorFn) (*ProcessServiceConnectProcessResponse, error)
+	ProcessServiceConnectProcess2WithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcess2Params, reqEditors ...RequestEditorFn) (*ProcessServiceConnectProcess2Response, error)
 
-	// ProcessServiceSendProcessInputWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request,
+	// ProcessServiceSendProcessInput2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ProcessServiceSendProcessInputWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInputResponse, error)
+	ProcessServiceSendProcessInput2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInput2Response, error)
 
-	// ProcessServiceSendProcessInputWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request.
+	// ProcessServiceSendProcessInput2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
-	ProcessServiceSendProcessInputWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInputJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInputResponse, error)
+	ProcessServiceSendProcessInput2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInput2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInput2Response, error)
 
-	// ProcessServiceResizeProcessPtyWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+	// ProcessServiceResizeProcessPty2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ProcessServiceResizeProcessPtyWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPtyResponse, error)
+	ProcessServiceResizeProcessPty2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPty2Response, error)
 
-	// ProcessServiceResizeProcessPtyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+	// ProcessServiceResizeProcessPty2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
-	ProcessServiceResizeProcessPtyWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPtyJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPtyResponse, error)
+	ProcessServiceResizeProcessPty2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPty2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPty2Response, error)
 
-	// ProcessServiceSendProcessSignalWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+	// ProcessServiceSendProcessSignal2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Sends a signal to a process.
 	//
 	// Returns a wrapper object for the known response body format(s).
-	ProcessServiceSendProcessSignalWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignalResponse, error)
+	ProcessServiceSendProcessSignal2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignal2Response, error)
 
-	// ProcessServiceSendProcessSignalWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+	// ProcessServiceSendProcessSignal2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Sends a signal to a process.
-	ProcessServiceSendProcessSignalWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignalJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignalResponse, error)
+	ProcessServiceSendProcessSignal2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignal2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignal2Response, error)
 
-	// ProcessServiceGetProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+	// ProcessServiceGetProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
 	//
 	// Reads a page of a process's kept output.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	ProcessServiceGetProcessLogsWithResponse(ctx context.Context, sandboxId string, processPid string, params *ProcessServiceGetProcessLogsParams, reqEditors ...RequestEditorFn) (*ProcessServiceGetProcessLogsResponse, error)
 
-	// ProcessServiceFollowProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+	// ProcessServiceFollowProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
 	//
 	// Streams a process's kept output from `after_seq`, then follows it live
 	//  until the process exits.
@@ -9583,7 +9884,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ProcessServiceFollowProcessLogsWithResponse(ctx context.Context, sandboxId string, processPid string, params *ProcessServiceFollowProcessLogsParams, reqEditors ...RequestEditorFn) (*ProcessServiceFollowProcessLogsResponse, error)
 
-	// ProcessServiceCloseProcessStdinWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+	// ProcessServiceCloseProcessStdinWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Closes a process's stdin.
@@ -9591,13 +9892,13 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ProcessServiceCloseProcessStdinWithBodyWithResponse(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdinResponse, error)
 
-	// ProcessServiceCloseProcessStdinWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+	// ProcessServiceCloseProcessStdinWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Closes a process's stdin.
 	ProcessServiceCloseProcessStdinWithResponse(ctx context.Context, sandboxId string, processPid string, body ProcessServiceCloseProcessStdinJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdinResponse, error)
 
-	// ProcessServiceConnectProcessWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}:connect (the `ProcessServiceConnectProcess` operationId) request.
+	// ProcessServiceConnectProcessWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}:connect (the `ProcessServiceConnectProcess` operationId) request.
 	//
 	// Reattaches to a running or finished process by pid or tag, replaying
 	//  output after `after_seq`.
@@ -9605,7 +9906,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ProcessServiceConnectProcessWithResponse(ctx context.Context, sandboxId string, processPid string, params *ProcessServiceConnectProcessParams, reqEditors ...RequestEditorFn) (*ProcessServiceConnectProcessResponse, error)
 
-	// ProcessServiceSendProcessInputWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request,
+	// ProcessServiceSendProcessInputWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
@@ -9613,13 +9914,13 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ProcessServiceSendProcessInputWithBodyWithResponse(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInputResponse, error)
 
-	// ProcessServiceSendProcessInputWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request.
+	// ProcessServiceSendProcessInputWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Writes to a process's stdin (or PTY). Over REST, one message per call.
 	ProcessServiceSendProcessInputWithResponse(ctx context.Context, sandboxId string, processPid string, body ProcessServiceSendProcessInputJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInputResponse, error)
 
-	// ProcessServiceResizeProcessPtyWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+	// ProcessServiceResizeProcessPtyWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
@@ -9627,13 +9928,13 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ProcessServiceResizeProcessPtyWithBodyWithResponse(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPtyResponse, error)
 
-	// ProcessServiceResizeProcessPtyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+	// ProcessServiceResizeProcessPtyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
 	ProcessServiceResizeProcessPtyWithResponse(ctx context.Context, sandboxId string, processPid string, body ProcessServiceResizeProcessPtyJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPtyResponse, error)
 
-	// ProcessServiceSendProcessSignalWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+	// ProcessServiceSendProcessSignalWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
 	// with any type of body and a specified content type.
 	//
 	// Sends a signal to a process.
@@ -9641,7 +9942,7 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	ProcessServiceSendProcessSignalWithBodyWithResponse(ctx context.Context, sandboxId string, processPid string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignalResponse, error)
 
-	// ProcessServiceSendProcessSignalWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+	// ProcessServiceSendProcessSignalWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Sends a signal to a process.
@@ -9651,7 +9952,7 @@ type ClientWithResponsesInterface interface {
 	//
 	// The first message carries `sandbox_id` and `open`; later ones carry
 	//  input and resizes. The server answers with the pid, then output, then
-	//  the exit.
+	//  the exit. Open as a WebSocket: text frames carry JSON request messages (the first opens), binary frames raw input; the server sends raw output as binary frames and other messages as JSON text frames. Without a WebSocket upgrade the call is refused (400). Browsers may pass the credential as the subprotocol `bearer.<token>`.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	PtyServiceAttachWithResponse(ctx context.Context, sandboxId string, params *PtyServiceAttachParams, reqEditors ...RequestEditorFn) (*PtyServiceAttachResponse, error)
@@ -10459,15 +10760,8 @@ func (r ImageServiceGetImageResponse) ContentType() string {
 type ImageServicePrewarmImageResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *PrewarmImageResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ImageServicePrewarmImageResponse) GetJSON200() *PrewarmImageResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10552,32 +10846,25 @@ func (r ImageServiceImportImageResponse) ContentType() string {
 	return ""
 }
 
-type SandboxServiceWatchSandboxEventsResponse struct {
+type SandboxServiceWatchSandboxEvents2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WatchSandboxEventsResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SandboxServiceWatchSandboxEventsResponse) GetJSON200() *WatchSandboxEventsResponse {
-	return r.JSON200
-}
-
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r SandboxServiceWatchSandboxEventsResponse) GetJSONDefault() *Status {
+func (r SandboxServiceWatchSandboxEvents2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r SandboxServiceWatchSandboxEventsResponse) GetBody() []byte {
+func (r SandboxServiceWatchSandboxEvents2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r SandboxServiceWatchSandboxEventsResponse) Status() string {
+func (r SandboxServiceWatchSandboxEvents2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -10585,7 +10872,7 @@ func (r SandboxServiceWatchSandboxEventsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r SandboxServiceWatchSandboxEventsResponse) StatusCode() int {
+func (r SandboxServiceWatchSandboxEvents2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -10593,7 +10880,7 @@ func (r SandboxServiceWatchSandboxEventsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r SandboxServiceWatchSandboxEventsResponse) ContentType() string {
+func (r SandboxServiceWatchSandboxEvents2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -10795,15 +11082,8 @@ func (r SandboxServiceGetSandboxResponse) ContentType() string {
 type AgentServiceRunAgentResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *RunAgentResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r AgentServiceRunAgentResponse) GetJSON200() *RunAgentResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -10987,15 +11267,8 @@ func (r BrowserServiceStopBrowserResponse) ContentType() string {
 type SandboxServiceWatchSandboxEventsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WatchSandboxEventsResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r SandboxServiceWatchSandboxEventsResponse) GetJSON200() *WatchSandboxEventsResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11227,15 +11500,8 @@ func (r FilesystemServiceMovePathResponse) ContentType() string {
 type FilesystemServiceReadFileResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ReadFileResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r FilesystemServiceReadFileResponse) GetJSON200() *ReadFileResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11323,15 +11589,8 @@ func (r FilesystemServiceStatResponse) ContentType() string {
 type FilesystemServiceWatchDirResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *WatchDirResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r FilesystemServiceWatchDirResponse) GetJSON200() *WatchDirResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11611,15 +11870,8 @@ func (r ProcessServiceListProcessesResponse) ContentType() string {
 type ProcessServiceStartProcessResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *StartProcessResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceStartProcessResponse) GetJSON200() *StartProcessResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -11656,7 +11908,7 @@ func (r ProcessServiceStartProcessResponse) ContentType() string {
 	return ""
 }
 
-type ProcessServiceGetProcessLogsResponse struct {
+type ProcessServiceGetProcessLogs2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11666,22 +11918,22 @@ type ProcessServiceGetProcessLogsResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceGetProcessLogsResponse) GetJSON200() *GetProcessLogsResponse {
+func (r ProcessServiceGetProcessLogs2Response) GetJSON200() *GetProcessLogsResponse {
 	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ProcessServiceGetProcessLogsResponse) GetJSONDefault() *Status {
+func (r ProcessServiceGetProcessLogs2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ProcessServiceGetProcessLogsResponse) GetBody() []byte {
+func (r ProcessServiceGetProcessLogs2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProcessServiceGetProcessLogsResponse) Status() string {
+func (r ProcessServiceGetProcessLogs2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11689,7 +11941,7 @@ func (r ProcessServiceGetProcessLogsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProcessServiceGetProcessLogsResponse) StatusCode() int {
+func (r ProcessServiceGetProcessLogs2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11697,39 +11949,32 @@ func (r ProcessServiceGetProcessLogsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProcessServiceGetProcessLogsResponse) ContentType() string {
+func (r ProcessServiceGetProcessLogs2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ProcessServiceFollowProcessLogsResponse struct {
+type ProcessServiceFollowProcessLogs2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FollowProcessLogsResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceFollowProcessLogsResponse) GetJSON200() *FollowProcessLogsResponse {
-	return r.JSON200
-}
-
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ProcessServiceFollowProcessLogsResponse) GetJSONDefault() *Status {
+func (r ProcessServiceFollowProcessLogs2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ProcessServiceFollowProcessLogsResponse) GetBody() []byte {
+func (r ProcessServiceFollowProcessLogs2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProcessServiceFollowProcessLogsResponse) Status() string {
+func (r ProcessServiceFollowProcessLogs2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11737,7 +11982,7 @@ func (r ProcessServiceFollowProcessLogsResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProcessServiceFollowProcessLogsResponse) StatusCode() int {
+func (r ProcessServiceFollowProcessLogs2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11745,14 +11990,14 @@ func (r ProcessServiceFollowProcessLogsResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProcessServiceFollowProcessLogsResponse) ContentType() string {
+func (r ProcessServiceFollowProcessLogs2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ProcessServiceCloseProcessStdinResponse struct {
+type ProcessServiceCloseProcessStdin2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11762,22 +12007,22 @@ type ProcessServiceCloseProcessStdinResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceCloseProcessStdinResponse) GetJSON200() *CloseProcessStdinResponse {
+func (r ProcessServiceCloseProcessStdin2Response) GetJSON200() *CloseProcessStdinResponse {
 	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ProcessServiceCloseProcessStdinResponse) GetJSONDefault() *Status {
+func (r ProcessServiceCloseProcessStdin2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ProcessServiceCloseProcessStdinResponse) GetBody() []byte {
+func (r ProcessServiceCloseProcessStdin2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProcessServiceCloseProcessStdinResponse) Status() string {
+func (r ProcessServiceCloseProcessStdin2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11785,7 +12030,7 @@ func (r ProcessServiceCloseProcessStdinResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProcessServiceCloseProcessStdinResponse) StatusCode() int {
+func (r ProcessServiceCloseProcessStdin2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11793,39 +12038,32 @@ func (r ProcessServiceCloseProcessStdinResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProcessServiceCloseProcessStdinResponse) ContentType() string {
+func (r ProcessServiceCloseProcessStdin2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ProcessServiceConnectProcessResponse struct {
+type ProcessServiceConnectProcess2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ConnectProcessResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
 }
 
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceConnectProcessResponse) GetJSON200() *ConnectProcessResponse {
-	return r.JSON200
-}
-
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ProcessServiceConnectProcessResponse) GetJSONDefault() *Status {
+func (r ProcessServiceConnectProcess2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ProcessServiceConnectProcessResponse) GetBody() []byte {
+func (r ProcessServiceConnectProcess2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProcessServiceConnectProcessResponse) Status() string {
+func (r ProcessServiceConnectProcess2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11833,7 +12071,7 @@ func (r ProcessServiceConnectProcessResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProcessServiceConnectProcessResponse) StatusCode() int {
+func (r ProcessServiceConnectProcess2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11841,14 +12079,14 @@ func (r ProcessServiceConnectProcessResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProcessServiceConnectProcessResponse) ContentType() string {
+func (r ProcessServiceConnectProcess2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ProcessServiceSendProcessInputResponse struct {
+type ProcessServiceSendProcessInput2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11858,22 +12096,22 @@ type ProcessServiceSendProcessInputResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceSendProcessInputResponse) GetJSON200() *SendProcessInputResponse {
+func (r ProcessServiceSendProcessInput2Response) GetJSON200() *SendProcessInputResponse {
 	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ProcessServiceSendProcessInputResponse) GetJSONDefault() *Status {
+func (r ProcessServiceSendProcessInput2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ProcessServiceSendProcessInputResponse) GetBody() []byte {
+func (r ProcessServiceSendProcessInput2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProcessServiceSendProcessInputResponse) Status() string {
+func (r ProcessServiceSendProcessInput2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11881,7 +12119,7 @@ func (r ProcessServiceSendProcessInputResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProcessServiceSendProcessInputResponse) StatusCode() int {
+func (r ProcessServiceSendProcessInput2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11889,14 +12127,14 @@ func (r ProcessServiceSendProcessInputResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProcessServiceSendProcessInputResponse) ContentType() string {
+func (r ProcessServiceSendProcessInput2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ProcessServiceResizeProcessPtyResponse struct {
+type ProcessServiceResizeProcessPty2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11906,22 +12144,22 @@ type ProcessServiceResizeProcessPtyResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceResizeProcessPtyResponse) GetJSON200() *ResizeProcessPtyResponse {
+func (r ProcessServiceResizeProcessPty2Response) GetJSON200() *ResizeProcessPtyResponse {
 	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ProcessServiceResizeProcessPtyResponse) GetJSONDefault() *Status {
+func (r ProcessServiceResizeProcessPty2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ProcessServiceResizeProcessPtyResponse) GetBody() []byte {
+func (r ProcessServiceResizeProcessPty2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProcessServiceResizeProcessPtyResponse) Status() string {
+func (r ProcessServiceResizeProcessPty2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11929,7 +12167,7 @@ func (r ProcessServiceResizeProcessPtyResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProcessServiceResizeProcessPtyResponse) StatusCode() int {
+func (r ProcessServiceResizeProcessPty2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11937,14 +12175,14 @@ func (r ProcessServiceResizeProcessPtyResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProcessServiceResizeProcessPtyResponse) ContentType() string {
+func (r ProcessServiceResizeProcessPty2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
 	return ""
 }
 
-type ProcessServiceSendProcessSignalResponse struct {
+type ProcessServiceSendProcessSignal2Response struct {
 	Body         []byte
 	HTTPResponse *http.Response
 	// JSON200 the response for an HTTP 200 `application/json` response
@@ -11954,22 +12192,22 @@ type ProcessServiceSendProcessSignalResponse struct {
 }
 
 // GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceSendProcessSignalResponse) GetJSON200() *SendProcessSignalResponse {
+func (r ProcessServiceSendProcessSignal2Response) GetJSON200() *SendProcessSignalResponse {
 	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
-func (r ProcessServiceSendProcessSignalResponse) GetJSONDefault() *Status {
+func (r ProcessServiceSendProcessSignal2Response) GetJSONDefault() *Status {
 	return r.JSONDefault
 }
 
 // GetBody returns the raw response body bytes
-func (r ProcessServiceSendProcessSignalResponse) GetBody() []byte {
+func (r ProcessServiceSendProcessSignal2Response) GetBody() []byte {
 	return r.Body
 }
 
 // Status returns HTTPResponse.Status
-func (r ProcessServiceSendProcessSignalResponse) Status() string {
+func (r ProcessServiceSendProcessSignal2Response) Status() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Status
 	}
@@ -11977,7 +12215,7 @@ func (r ProcessServiceSendProcessSignalResponse) Status() string {
 }
 
 // StatusCode returns HTTPResponse.StatusCode
-func (r ProcessServiceSendProcessSignalResponse) StatusCode() int {
+func (r ProcessServiceSendProcessSignal2Response) StatusCode() int {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.StatusCode
 	}
@@ -11985,7 +12223,7 @@ func (r ProcessServiceSendProcessSignalResponse) StatusCode() int {
 }
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
-func (r ProcessServiceSendProcessSignalResponse) ContentType() string {
+func (r ProcessServiceSendProcessSignal2Response) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -12043,15 +12281,8 @@ func (r ProcessServiceGetProcessLogsResponse) ContentType() string {
 type ProcessServiceFollowProcessLogsResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *FollowProcessLogsResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceFollowProcessLogsResponse) GetJSON200() *FollowProcessLogsResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -12139,15 +12370,8 @@ func (r ProcessServiceCloseProcessStdinResponse) ContentType() string {
 type ProcessServiceConnectProcessResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
-	// JSON200 the response for an HTTP 200 `application/json` response
-	JSON200 *ConnectProcessResponse
 	// JSONDefault the response for an HTTP default `application/json` response
 	JSONDefault *Status
-}
-
-// GetJSON200 returns the response for an HTTP 200 `application/json` response
-func (r ProcessServiceConnectProcessResponse) GetJSON200() *ConnectProcessResponse {
-	return r.JSON200
 }
 
 // GetJSONDefault returns the response for an HTTP default `application/json` response
@@ -13625,19 +13849,19 @@ func (c *ClientWithResponses) ImageServiceImportImageWithResponse(ctx context.Co
 	return ParseImageServiceImportImageResponse(rsp)
 }
 
-// SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents` operationId) request.
+// SandboxServiceWatchSandboxEvents2WithResponse performs a GET /v1/sandbox-events (the `SandboxServiceWatchSandboxEvents2` operationId) request.
 //
 // Streams state changes of one sandbox, or of all the tenant's sandboxes
 //
 //	when `sandbox_id` is empty. The first message is the current state.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) SandboxServiceWatchSandboxEventsWithResponse(ctx context.Context, params *SandboxServiceWatchSandboxEventsParams, reqEditors ...RequestEditorFn) (*SandboxServiceWatchSandboxEventsResponse, error) {
-	rsp, err := c.SandboxServiceWatchSandboxEvents(ctx, params, reqEditors...)
+func (c *ClientWithResponses) SandboxServiceWatchSandboxEvents2WithResponse(ctx context.Context, params *SandboxServiceWatchSandboxEvents2Params, reqEditors ...RequestEditorFn) (*SandboxServiceWatchSandboxEvents2Response, error) {
+	rsp, err := c.SandboxServiceWatchSandboxEvents2(ctx, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseSandboxServiceWatchSandboxEventsResponse(rsp)
+	return ParseSandboxServiceWatchSandboxEvents2Response(rsp)
 }
 
 // SandboxServiceListSandboxesWithResponse performs a GET /v1/sandboxes (the `SandboxServiceListSandboxes` operationId) request.
@@ -14078,154 +14302,154 @@ func (c *ClientWithResponses) ProcessServiceStartProcessWithResponse(ctx context
 	return ParseProcessServiceStartProcessResponse(rsp)
 }
 
-// ProcessServiceGetProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+// ProcessServiceGetProcessLogs2WithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs (the `ProcessServiceGetProcessLogs2` operationId) request.
 //
 // Reads a page of a process's kept output.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ProcessServiceGetProcessLogsWithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogsParams, reqEditors ...RequestEditorFn) (*ProcessServiceGetProcessLogsResponse, error) {
-	rsp, err := c.ProcessServiceGetProcessLogs(ctx, sandboxId, processTag, params, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceGetProcessLogs2WithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceGetProcessLogs2Params, reqEditors ...RequestEditorFn) (*ProcessServiceGetProcessLogs2Response, error) {
+	rsp, err := c.ProcessServiceGetProcessLogs2(ctx, sandboxId, processTag, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceGetProcessLogsResponse(rsp)
+	return ParseProcessServiceGetProcessLogs2Response(rsp)
 }
 
-// ProcessServiceFollowProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+// ProcessServiceFollowProcessLogs2WithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}/logs:follow (the `ProcessServiceFollowProcessLogs2` operationId) request.
 //
 // Streams a process's kept output from `after_seq`, then follows it live
 //
 //	until the process exits.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ProcessServiceFollowProcessLogsWithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogsParams, reqEditors ...RequestEditorFn) (*ProcessServiceFollowProcessLogsResponse, error) {
-	rsp, err := c.ProcessServiceFollowProcessLogs(ctx, sandboxId, processTag, params, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceFollowProcessLogs2WithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceFollowProcessLogs2Params, reqEditors ...RequestEditorFn) (*ProcessServiceFollowProcessLogs2Response, error) {
+	rsp, err := c.ProcessServiceFollowProcessLogs2(ctx, sandboxId, processTag, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceFollowProcessLogsResponse(rsp)
+	return ParseProcessServiceFollowProcessLogs2Response(rsp)
 }
 
-// ProcessServiceCloseProcessStdinWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+// ProcessServiceCloseProcessStdin2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Closes a process's stdin.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ProcessServiceCloseProcessStdinWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdinResponse, error) {
-	rsp, err := c.ProcessServiceCloseProcessStdinWithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceCloseProcessStdin2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdin2Response, error) {
+	rsp, err := c.ProcessServiceCloseProcessStdin2WithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceCloseProcessStdinResponse(rsp)
+	return ParseProcessServiceCloseProcessStdin2Response(rsp)
 }
 
-// ProcessServiceCloseProcessStdinWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+// ProcessServiceCloseProcessStdin2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:closeStdin (the `ProcessServiceCloseProcessStdin2` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Closes a process's stdin.
-func (c *ClientWithResponses) ProcessServiceCloseProcessStdinWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdinJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdinResponse, error) {
-	rsp, err := c.ProcessServiceCloseProcessStdin(ctx, sandboxId, processTag, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceCloseProcessStdin2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceCloseProcessStdin2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceCloseProcessStdin2Response, error) {
+	rsp, err := c.ProcessServiceCloseProcessStdin2(ctx, sandboxId, processTag, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceCloseProcessStdinResponse(rsp)
+	return ParseProcessServiceCloseProcessStdin2Response(rsp)
 }
 
-// ProcessServiceConnectProcessWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:connect (the `ProcessServiceConnectProcess` operationId) request.
+// ProcessServiceConnectProcess2WithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:connect (the `ProcessServiceConnectProcess2` operationId) request.
 //
 // Reattaches to a running or finished process by pid or tag, replaying
 //
 //	output after `after_seq`.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ProcessServiceConnectProcessWithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcessParams, reqEditors ...RequestEditorFn) (*ProcessServiceConnectProcessResponse, error) {
-	rsp, err := c.ProcessServiceConnectProcess(ctx, sandboxId, processTag, params, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceConnectProcess2WithResponse(ctx context.Context, sandboxId string, processTag string, params *ProcessServiceConnectProcess2Params, reqEditors ...RequestEditorFn) (*ProcessServiceConnectProcess2Response, error) {
+	rsp, err := c.ProcessServiceConnectProcess2(ctx, sandboxId, processTag, params, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceConnectProcessResponse(rsp)
+	return ParseProcessServiceConnectProcess2Response(rsp)
 }
 
-// ProcessServiceSendProcessInputWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request,
+// ProcessServiceSendProcessInput2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ProcessServiceSendProcessInputWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInputResponse, error) {
-	rsp, err := c.ProcessServiceSendProcessInputWithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceSendProcessInput2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInput2Response, error) {
+	rsp, err := c.ProcessServiceSendProcessInput2WithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceSendProcessInputResponse(rsp)
+	return ParseProcessServiceSendProcessInput2Response(rsp)
 }
 
-// ProcessServiceSendProcessInputWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:input (the `ProcessServiceSendProcessInput` operationId) request.
+// ProcessServiceSendProcessInput2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:input (the `ProcessServiceSendProcessInput2` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
-func (c *ClientWithResponses) ProcessServiceSendProcessInputWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInputJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInputResponse, error) {
-	rsp, err := c.ProcessServiceSendProcessInput(ctx, sandboxId, processTag, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceSendProcessInput2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessInput2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessInput2Response, error) {
+	rsp, err := c.ProcessServiceSendProcessInput2(ctx, sandboxId, processTag, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceSendProcessInputResponse(rsp)
+	return ParseProcessServiceSendProcessInput2Response(rsp)
 }
 
-// ProcessServiceResizeProcessPtyWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+// ProcessServiceResizeProcessPty2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ProcessServiceResizeProcessPtyWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPtyResponse, error) {
-	rsp, err := c.ProcessServiceResizeProcessPtyWithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceResizeProcessPty2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPty2Response, error) {
+	rsp, err := c.ProcessServiceResizeProcessPty2WithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceResizeProcessPtyResponse(rsp)
+	return ParseProcessServiceResizeProcessPty2Response(rsp)
 }
 
-// ProcessServiceResizeProcessPtyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+// ProcessServiceResizeProcessPty2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:resize (the `ProcessServiceResizeProcessPty2` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
-func (c *ClientWithResponses) ProcessServiceResizeProcessPtyWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPtyJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPtyResponse, error) {
-	rsp, err := c.ProcessServiceResizeProcessPty(ctx, sandboxId, processTag, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceResizeProcessPty2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceResizeProcessPty2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceResizeProcessPty2Response, error) {
+	rsp, err := c.ProcessServiceResizeProcessPty2(ctx, sandboxId, processTag, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceResizeProcessPtyResponse(rsp)
+	return ParseProcessServiceResizeProcessPty2Response(rsp)
 }
 
-// ProcessServiceSendProcessSignalWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+// ProcessServiceSendProcessSignal2WithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request,
 // with any type of body and a specified content type.
 //
 // Sends a signal to a process.
 //
 // Returns a wrapper object for the known response body format(s).
-func (c *ClientWithResponses) ProcessServiceSendProcessSignalWithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignalResponse, error) {
-	rsp, err := c.ProcessServiceSendProcessSignalWithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceSendProcessSignal2WithBodyWithResponse(ctx context.Context, sandboxId string, processTag string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignal2Response, error) {
+	rsp, err := c.ProcessServiceSendProcessSignal2WithBody(ctx, sandboxId, processTag, contentType, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceSendProcessSignalResponse(rsp)
+	return ParseProcessServiceSendProcessSignal2Response(rsp)
 }
 
-// ProcessServiceSendProcessSignalWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{process.tag}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+// ProcessServiceSendProcessSignal2WithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/tags/{processTag}:signal (the `ProcessServiceSendProcessSignal2` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Sends a signal to a process.
-func (c *ClientWithResponses) ProcessServiceSendProcessSignalWithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignalJSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignalResponse, error) {
-	rsp, err := c.ProcessServiceSendProcessSignal(ctx, sandboxId, processTag, body, reqEditors...)
+func (c *ClientWithResponses) ProcessServiceSendProcessSignal2WithResponse(ctx context.Context, sandboxId string, processTag string, body ProcessServiceSendProcessSignal2JSONRequestBody, reqEditors ...RequestEditorFn) (*ProcessServiceSendProcessSignal2Response, error) {
+	rsp, err := c.ProcessServiceSendProcessSignal2(ctx, sandboxId, processTag, body, reqEditors...)
 	if err != nil {
 		return nil, err
 	}
-	return ParseProcessServiceSendProcessSignalResponse(rsp)
+	return ParseProcessServiceSendProcessSignal2Response(rsp)
 }
 
-// ProcessServiceGetProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
+// ProcessServiceGetProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs (the `ProcessServiceGetProcessLogs` operationId) request.
 //
 // Reads a page of a process's kept output.
 //
@@ -14238,7 +14462,7 @@ func (c *ClientWithResponses) ProcessServiceGetProcessLogsWithResponse(ctx conte
 	return ParseProcessServiceGetProcessLogsResponse(rsp)
 }
 
-// ProcessServiceFollowProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
+// ProcessServiceFollowProcessLogsWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}/logs:follow (the `ProcessServiceFollowProcessLogs` operationId) request.
 //
 // Streams a process's kept output from `after_seq`, then follows it live
 //
@@ -14253,7 +14477,7 @@ func (c *ClientWithResponses) ProcessServiceFollowProcessLogsWithResponse(ctx co
 	return ParseProcessServiceFollowProcessLogsResponse(rsp)
 }
 
-// ProcessServiceCloseProcessStdinWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
+// ProcessServiceCloseProcessStdinWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request,
 // with any type of body and a specified content type.
 //
 // Closes a process's stdin.
@@ -14267,7 +14491,7 @@ func (c *ClientWithResponses) ProcessServiceCloseProcessStdinWithBodyWithRespons
 	return ParseProcessServiceCloseProcessStdinResponse(rsp)
 }
 
-// ProcessServiceCloseProcessStdinWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
+// ProcessServiceCloseProcessStdinWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:closeStdin (the `ProcessServiceCloseProcessStdin` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Closes a process's stdin.
@@ -14279,7 +14503,7 @@ func (c *ClientWithResponses) ProcessServiceCloseProcessStdinWithResponse(ctx co
 	return ParseProcessServiceCloseProcessStdinResponse(rsp)
 }
 
-// ProcessServiceConnectProcessWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{process.pid}:connect (the `ProcessServiceConnectProcess` operationId) request.
+// ProcessServiceConnectProcessWithResponse performs a GET /v1/sandboxes/{sandboxId}/processes/{processPid}:connect (the `ProcessServiceConnectProcess` operationId) request.
 //
 // Reattaches to a running or finished process by pid or tag, replaying
 //
@@ -14294,7 +14518,7 @@ func (c *ClientWithResponses) ProcessServiceConnectProcessWithResponse(ctx conte
 	return ParseProcessServiceConnectProcessResponse(rsp)
 }
 
-// ProcessServiceSendProcessInputWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request,
+// ProcessServiceSendProcessInputWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request,
 // with any type of body and a specified content type.
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
@@ -14308,7 +14532,7 @@ func (c *ClientWithResponses) ProcessServiceSendProcessInputWithBodyWithResponse
 	return ParseProcessServiceSendProcessInputResponse(rsp)
 }
 
-// ProcessServiceSendProcessInputWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:input (the `ProcessServiceSendProcessInput` operationId) request.
+// ProcessServiceSendProcessInputWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:input (the `ProcessServiceSendProcessInput` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Writes to a process's stdin (or PTY). Over REST, one message per call.
@@ -14320,7 +14544,7 @@ func (c *ClientWithResponses) ProcessServiceSendProcessInputWithResponse(ctx con
 	return ParseProcessServiceSendProcessInputResponse(rsp)
 }
 
-// ProcessServiceResizeProcessPtyWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
+// ProcessServiceResizeProcessPtyWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request,
 // with any type of body and a specified content type.
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
@@ -14334,7 +14558,7 @@ func (c *ClientWithResponses) ProcessServiceResizeProcessPtyWithBodyWithResponse
 	return ParseProcessServiceResizeProcessPtyResponse(rsp)
 }
 
-// ProcessServiceResizeProcessPtyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
+// ProcessServiceResizeProcessPtyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:resize (the `ProcessServiceResizeProcessPty` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Resizes a process's PTY: the REST/SSE counterpart of PtyService.Attach.
@@ -14346,7 +14570,7 @@ func (c *ClientWithResponses) ProcessServiceResizeProcessPtyWithResponse(ctx con
 	return ParseProcessServiceResizeProcessPtyResponse(rsp)
 }
 
-// ProcessServiceSendProcessSignalWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
+// ProcessServiceSendProcessSignalWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request,
 // with any type of body and a specified content type.
 //
 // Sends a signal to a process.
@@ -14360,7 +14584,7 @@ func (c *ClientWithResponses) ProcessServiceSendProcessSignalWithBodyWithRespons
 	return ParseProcessServiceSendProcessSignalResponse(rsp)
 }
 
-// ProcessServiceSendProcessSignalWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{process.pid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
+// ProcessServiceSendProcessSignalWithResponse performs a POST /v1/sandboxes/{sandboxId}/processes/{processPid}:signal (the `ProcessServiceSendProcessSignal` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
 // Sends a signal to a process.
@@ -14377,7 +14601,7 @@ func (c *ClientWithResponses) ProcessServiceSendProcessSignalWithResponse(ctx co
 // The first message carries `sandbox_id` and `open`; later ones carry
 //
 //	input and resizes. The server answers with the pid, then output, then
-//	the exit.
+//	the exit. Open as a WebSocket: text frames carry JSON request messages (the first opens), binary frames raw input; the server sends raw output as binary frames and other messages as JSON text frames. Without a WebSocket upgrade the call is refused (400). Browsers may pass the credential as the subprotocol `bearer.<token>`.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) PtyServiceAttachWithResponse(ctx context.Context, sandboxId string, params *PtyServiceAttachParams, reqEditors ...RequestEditorFn) (*PtyServiceAttachResponse, error) {
@@ -15213,13 +15437,6 @@ func ParseImageServicePrewarmImageResponse(rsp *http.Response) (*ImageServicePre
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest PrewarmImageResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15265,27 +15482,20 @@ func ParseImageServiceImportImageResponse(rsp *http.Response) (*ImageServiceImpo
 	return response, nil
 }
 
-// ParseSandboxServiceWatchSandboxEventsResponse parses an HTTP response from a SandboxServiceWatchSandboxEventsWithResponse call
-func ParseSandboxServiceWatchSandboxEventsResponse(rsp *http.Response) (*SandboxServiceWatchSandboxEventsResponse, error) {
+// ParseSandboxServiceWatchSandboxEvents2Response parses an HTTP response from a SandboxServiceWatchSandboxEvents2WithResponse call
+func ParseSandboxServiceWatchSandboxEvents2Response(rsp *http.Response) (*SandboxServiceWatchSandboxEvents2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &SandboxServiceWatchSandboxEventsResponse{
+	response := &SandboxServiceWatchSandboxEvents2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WatchSandboxEventsResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15444,13 +15654,6 @@ func ParseAgentServiceRunAgentResponse(rsp *http.Response) (*AgentServiceRunAgen
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest RunAgentResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15576,13 +15779,6 @@ func ParseSandboxServiceWatchSandboxEventsResponse(rsp *http.Response) (*Sandbox
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WatchSandboxEventsResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15741,13 +15937,6 @@ func ParseFilesystemServiceReadFileResponse(rsp *http.Response) (*FilesystemServ
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ReadFileResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -15807,13 +15996,6 @@ func ParseFilesystemServiceWatchDirResponse(rsp *http.Response) (*FilesystemServ
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest WatchDirResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16005,13 +16187,6 @@ func ParseProcessServiceStartProcessResponse(rsp *http.Response) (*ProcessServic
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest StartProcessResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16024,15 +16199,15 @@ func ParseProcessServiceStartProcessResponse(rsp *http.Response) (*ProcessServic
 	return response, nil
 }
 
-// ParseProcessServiceGetProcessLogsResponse parses an HTTP response from a ProcessServiceGetProcessLogsWithResponse call
-func ParseProcessServiceGetProcessLogsResponse(rsp *http.Response) (*ProcessServiceGetProcessLogsResponse, error) {
+// ParseProcessServiceGetProcessLogs2Response parses an HTTP response from a ProcessServiceGetProcessLogs2WithResponse call
+func ParseProcessServiceGetProcessLogs2Response(rsp *http.Response) (*ProcessServiceGetProcessLogs2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProcessServiceGetProcessLogsResponse{
+	response := &ProcessServiceGetProcessLogs2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16057,27 +16232,20 @@ func ParseProcessServiceGetProcessLogsResponse(rsp *http.Response) (*ProcessServ
 	return response, nil
 }
 
-// ParseProcessServiceFollowProcessLogsResponse parses an HTTP response from a ProcessServiceFollowProcessLogsWithResponse call
-func ParseProcessServiceFollowProcessLogsResponse(rsp *http.Response) (*ProcessServiceFollowProcessLogsResponse, error) {
+// ParseProcessServiceFollowProcessLogs2Response parses an HTTP response from a ProcessServiceFollowProcessLogs2WithResponse call
+func ParseProcessServiceFollowProcessLogs2Response(rsp *http.Response) (*ProcessServiceFollowProcessLogs2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProcessServiceFollowProcessLogsResponse{
+	response := &ProcessServiceFollowProcessLogs2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FollowProcessLogsResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16090,15 +16258,15 @@ func ParseProcessServiceFollowProcessLogsResponse(rsp *http.Response) (*ProcessS
 	return response, nil
 }
 
-// ParseProcessServiceCloseProcessStdinResponse parses an HTTP response from a ProcessServiceCloseProcessStdinWithResponse call
-func ParseProcessServiceCloseProcessStdinResponse(rsp *http.Response) (*ProcessServiceCloseProcessStdinResponse, error) {
+// ParseProcessServiceCloseProcessStdin2Response parses an HTTP response from a ProcessServiceCloseProcessStdin2WithResponse call
+func ParseProcessServiceCloseProcessStdin2Response(rsp *http.Response) (*ProcessServiceCloseProcessStdin2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProcessServiceCloseProcessStdinResponse{
+	response := &ProcessServiceCloseProcessStdin2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16123,27 +16291,20 @@ func ParseProcessServiceCloseProcessStdinResponse(rsp *http.Response) (*ProcessS
 	return response, nil
 }
 
-// ParseProcessServiceConnectProcessResponse parses an HTTP response from a ProcessServiceConnectProcessWithResponse call
-func ParseProcessServiceConnectProcessResponse(rsp *http.Response) (*ProcessServiceConnectProcessResponse, error) {
+// ParseProcessServiceConnectProcess2Response parses an HTTP response from a ProcessServiceConnectProcess2WithResponse call
+func ParseProcessServiceConnectProcess2Response(rsp *http.Response) (*ProcessServiceConnectProcess2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProcessServiceConnectProcessResponse{
+	response := &ProcessServiceConnectProcess2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ConnectProcessResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16156,15 +16317,15 @@ func ParseProcessServiceConnectProcessResponse(rsp *http.Response) (*ProcessServ
 	return response, nil
 }
 
-// ParseProcessServiceSendProcessInputResponse parses an HTTP response from a ProcessServiceSendProcessInputWithResponse call
-func ParseProcessServiceSendProcessInputResponse(rsp *http.Response) (*ProcessServiceSendProcessInputResponse, error) {
+// ParseProcessServiceSendProcessInput2Response parses an HTTP response from a ProcessServiceSendProcessInput2WithResponse call
+func ParseProcessServiceSendProcessInput2Response(rsp *http.Response) (*ProcessServiceSendProcessInput2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProcessServiceSendProcessInputResponse{
+	response := &ProcessServiceSendProcessInput2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16189,15 +16350,15 @@ func ParseProcessServiceSendProcessInputResponse(rsp *http.Response) (*ProcessSe
 	return response, nil
 }
 
-// ParseProcessServiceResizeProcessPtyResponse parses an HTTP response from a ProcessServiceResizeProcessPtyWithResponse call
-func ParseProcessServiceResizeProcessPtyResponse(rsp *http.Response) (*ProcessServiceResizeProcessPtyResponse, error) {
+// ParseProcessServiceResizeProcessPty2Response parses an HTTP response from a ProcessServiceResizeProcessPty2WithResponse call
+func ParseProcessServiceResizeProcessPty2Response(rsp *http.Response) (*ProcessServiceResizeProcessPty2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProcessServiceResizeProcessPtyResponse{
+	response := &ProcessServiceResizeProcessPty2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16222,15 +16383,15 @@ func ParseProcessServiceResizeProcessPtyResponse(rsp *http.Response) (*ProcessSe
 	return response, nil
 }
 
-// ParseProcessServiceSendProcessSignalResponse parses an HTTP response from a ProcessServiceSendProcessSignalWithResponse call
-func ParseProcessServiceSendProcessSignalResponse(rsp *http.Response) (*ProcessServiceSendProcessSignalResponse, error) {
+// ParseProcessServiceSendProcessSignal2Response parses an HTTP response from a ProcessServiceSendProcessSignal2WithResponse call
+func ParseProcessServiceSendProcessSignal2Response(rsp *http.Response) (*ProcessServiceSendProcessSignal2Response, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
 	defer func() { _ = rsp.Body.Close() }()
 	if err != nil {
 		return nil, err
 	}
 
-	response := &ProcessServiceSendProcessSignalResponse{
+	response := &ProcessServiceSendProcessSignal2Response{
 		Body:         bodyBytes,
 		HTTPResponse: rsp,
 	}
@@ -16302,13 +16463,6 @@ func ParseProcessServiceFollowProcessLogsResponse(rsp *http.Response) (*ProcessS
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest FollowProcessLogsResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
@@ -16368,13 +16522,6 @@ func ParseProcessServiceConnectProcessResponse(rsp *http.Response) (*ProcessServ
 	}
 
 	switch {
-	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
-		var dest ConnectProcessResponse
-		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
-			return nil, err
-		}
-		response.JSON200 = &dest
-
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

@@ -1,0 +1,162 @@
+// The Go SDK against a live `talon up` (TALON_URL, TALON_API_KEY;
+// scripts/test.sh starts one).
+package talon_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	talon "github.com/talon-sandbox/talon/clients/go"
+)
+
+func client(t *testing.T) *talon.Client {
+	t.Helper()
+	if os.Getenv("TALON_API_KEY") == "" {
+		t.Skip("needs a live server: TALON_URL and TALON_API_KEY")
+	}
+	c, err := talon.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func sandbox(t *testing.T) (*talon.Sandbox, context.Context) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	s, err := client(t).Create(ctx, talon.CreateOptions{MemoryMiB: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Kill(context.Background()) })
+	return s, ctx
+}
+
+func TestRunAndErrors(t *testing.T) {
+	s, ctx := sandbox(t)
+	if s.Info.State != "running" {
+		t.Fatalf("state %q", s.Info.State)
+	}
+	r, err := s.Commands.Run(ctx, talon.Shell("echo hi; echo err >&2; exit 3"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Stdout != "hi\n" || r.Stderr != "err\n" || r.ExitCode != 3 {
+		t.Fatalf("%+v", r)
+	}
+	var mu sync.Mutex
+	var seen bytes.Buffer
+	r, err = s.Commands.Run(ctx, talon.Shell("echo $G; pwd; echo ünïcødé"), &talon.RunOptions{
+		Envs: map[string]string{"G": "hallo"}, Cwd: "/tmp",
+		OnStdout: func(b []byte) { mu.Lock(); seen.Write(b); mu.Unlock() },
+	})
+	if err != nil || r.Stdout != "hallo\n/tmp\nünïcødé\n" || seen.String() != r.Stdout {
+		t.Fatalf("%v %+v %q", err, r, seen.String())
+	}
+	r, err = s.Commands.Run(ctx, []string{"cat"}, &talon.RunOptions{Stdin: []byte("ping\n")})
+	if err != nil || r.Stdout != "ping\n" {
+		t.Fatalf("%v %+v", err, r)
+	}
+	r, err = s.Commands.Run(ctx, talon.Shell("sleep 30"), &talon.RunOptions{TimeoutSecs: 1})
+	if err != nil || !r.TimedOut {
+		t.Fatalf("%v %+v", err, r)
+	}
+	if _, err := client(t).Connect(ctx, "sbx_doesnotexist"); !errors.Is(err, talon.ErrNotFound) {
+		t.Fatalf("want not found, got %v", err)
+	}
+	bad, _ := talon.New(talon.WithAPIKey("tln_invalid0_xxxxxxxxxxxxxxxxxxxxxxxxxxxx"))
+	if _, _, err := bad.List(ctx, 10, ""); !errors.Is(err, talon.ErrUnauthenticated) {
+		t.Fatalf("want unauthenticated, got %v", err)
+	}
+}
+
+func TestBackgroundReattachAndKill(t *testing.T) {
+	s, ctx := sandbox(t)
+	h, err := s.Commands.Start(ctx, talon.Shell("for i in 1 2 3; do echo $i; sleep 0.1; done"), &talon.RunOptions{Tag: "count"})
+	if err != nil || h.PID == 0 {
+		t.Fatal(err, h)
+	}
+	again, err := s.Commands.Connect(ctx, talon.Target{Tag: "count"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := again.Wait(ctx); err != nil || r.Stdout != "1\n2\n3\n" {
+		t.Fatalf("%v %+v", err, r)
+	}
+	sl, err := s.Commands.Start(ctx, talon.Shell("sleep 60"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sl.Kill(ctx, 9); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := sl.Wait(ctx); err != nil || r.Signal != 9 {
+		t.Fatalf("%v %+v", err, r)
+	}
+}
+
+func TestFilesAndPty(t *testing.T) {
+	s, ctx := sandbox(t)
+	data := bytes.Repeat([]byte{0, 1, 2, 255}, 300_000)
+	if fi, err := s.Files.Write(ctx, "bin/d.bin", data); err != nil || fi.Size != int64(len(data)) {
+		t.Fatal(err, fi)
+	}
+	if got, err := s.Files.Read(ctx, "bin/d.bin"); err != nil || !bytes.Equal(got, data) {
+		t.Fatal("read back differs", err)
+	}
+	if err := s.Files.Rename(ctx, "bin/d.bin", "bin/e.bin"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Files.Exists(ctx, "bin/d.bin"); ok {
+		t.Fatal("old name still there")
+	}
+	if err := s.Files.MakeDir(ctx, "made/deep"); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := s.Files.Stat(ctx, "made/deep"); err != nil || fi.Type != "dir" {
+		t.Fatal(err, fi)
+	}
+	if err := s.Files.Remove(ctx, "bin", true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Files.Read(ctx, "bin/e.bin"); !errors.Is(err, talon.ErrNotFound) {
+		t.Fatalf("want not found, got %v", err)
+	}
+	if _, err := s.Files.Read(ctx, "../../etc/passwd"); !errors.Is(err, talon.ErrPermissionDenied) {
+		t.Fatalf("want permission denied, got %v", err)
+	}
+	var mu sync.Mutex
+	var screen bytes.Buffer
+	p, err := s.Pty.Create(ctx, talon.PtyOptions{Cols: 100, Rows: 40, Cmd: []string{"sh"}, OnData: func(b []byte) {
+		mu.Lock()
+		screen.Write(b)
+		mu.Unlock()
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SendStdin(ctx, []byte("stty size; echo $((6*7)); exit\n")); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := p.Wait(ctx); err != nil || r.ExitCode != 0 {
+		t.Fatal(err, r)
+	}
+	if out := screen.String(); !strings.Contains(out, "40 100") || !strings.Contains(out, "42") {
+		t.Fatalf("screen %q", out)
+	}
+	if err := s.Pause(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if i, _ := s.Refresh(ctx); i.State != "paused" {
+		t.Fatalf("state %q", i.State)
+	}
+	if err := s.Resume(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
