@@ -233,7 +233,9 @@ func (c *Client) sandbox(i SandboxInfo) *Sandbox {
 // ID is the sandbox's id.
 func (s *Sandbox) ID() string { return s.Info.ID }
 
-func (s *Sandbox) path(rest string) string { return "/v1/sandboxes/" + url.PathEscape(s.Info.ID) + rest }
+func (s *Sandbox) path(rest string) string {
+	return "/v1/sandboxes/" + url.PathEscape(s.Info.ID) + rest
+}
 
 // Create makes a sandbox and, unless NoWait, waits until it runs.
 func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) {
