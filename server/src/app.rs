@@ -19,6 +19,8 @@ pub struct SandboxEvent {
 pub struct App {
     pub db: DatabaseConnection,
     pub jwt: JwtKeys,
+    /// Signs preview links (DATA_DIR/keys/preview.key).
+    pub preview: crate::auth::preview::PreviewKeys,
     pub config: ServerConfig,
     pub hub: WorkerHub,
     pub metrics: Metrics,
@@ -42,6 +44,7 @@ impl App {
         metrics: Metrics,
         secrets_key: [u8; 32],
         worker_token: String,
+        preview: crate::auth::preview::PreviewKeys,
     ) -> Arc<Self> {
         let (events, _) = broadcast::channel(1024);
         Arc::new_cyclic(|me| App {
@@ -49,6 +52,7 @@ impl App {
             hub: WorkerHub::new(metrics.clone()),
             db,
             jwt,
+            preview,
             config,
             metrics,
             events,

@@ -22,6 +22,8 @@ pub struct ServerConfig {
     pub max_wait_timeout: Duration,
     pub worker_command_timeout: Duration,
     pub heartbeat_interval: Duration,
+    /// Where users reach the REST gateway; preview links start with it.
+    pub public_url: String,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +48,7 @@ impl ServerConfig {
             data_dir,
             grpc_listen: "127.0.0.1:7070".parse().expect("addr"),
             ops_listen: "127.0.0.1:9090".parse().expect("addr"),
+            public_url: "http://127.0.0.1:8080".into(),
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
             refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),

@@ -67,6 +67,9 @@ struct ServerArgs {
     /// The REST/JSON gateway [default with `up`: 127.0.0.1:8080; `server` runs none unless given].
     #[arg(long, env = "TALON_HTTP_LISTEN")]
     http_listen: Option<SocketAddr>,
+    /// Where users reach the REST gateway; preview links start with it [default: http://HTTP_LISTEN].
+    #[arg(long, env = "TALON_PUBLIC_URL")]
+    public_url: Option<String>,
     /// sqlite://… (default: DATA_DIR/talon.db) or postgres://…
     #[arg(long, env = "TALON_DATABASE_URL")]
     database_url: Option<String>,
@@ -187,6 +190,11 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
         c.database_url = u.clone();
     }
     c.access_token_ttl = std::time::Duration::from_secs(a.access_token_ttl_secs);
+    if let Some(u) = &a.public_url {
+        c.public_url = u.clone();
+    } else if let Some(h) = a.http_listen {
+        c.public_url = format!("http://{h}");
+    }
     c
 }
 

@@ -18,6 +18,7 @@ use talon_proto::v1::admin_service_server::AdminServiceServer;
 use talon_proto::v1::auth_service_server::AuthServiceServer;
 use talon_proto::v1::filesystem_service_server::FilesystemServiceServer;
 use talon_proto::v1::image_service_server::ImageServiceServer;
+use talon_proto::v1::preview_service_server::PreviewServiceServer;
 use talon_proto::v1::process_service_server::ProcessServiceServer;
 use talon_proto::v1::pty_service_server::PtyServiceServer;
 use talon_proto::v1::sandbox_service_server::SandboxServiceServer;
@@ -69,6 +70,9 @@ pub async fn start(
     let worker_token = secret_file(&worker_token_path(&config.data_dir), || {
         format!("wkr_{}", crate::ids::random_token(32))
     })?;
+    let preview_secret = secret_file(&config.data_dir.join("keys").join("preview.key"), || {
+        crate::ids::random_token(32)
+    })?;
     let secrets_hex = secret_file(&config.data_dir.join("keys").join("secrets.key"), || {
         let mut k = [0u8; 32];
         rand::RngCore::fill_bytes(&mut rand::rngs::OsRng, &mut k);
@@ -87,6 +91,7 @@ pub async fn start(
         metrics.clone(),
         secrets_key,
         worker_token.clone(),
+        crate::auth::preview::PreviewKeys::new(preview_secret.as_bytes()),
     );
     let bootstrap = tenants::bootstrap(&app).await?;
     if let Some(b) = &bootstrap {
@@ -122,6 +127,7 @@ pub async fn start(
         "talon.v1.AdminService",
         "talon.v1.SecretService",
         "talon.v1.ImageService",
+        "talon.v1.PreviewService",
         "talon.v1.ProcessService",
         "talon.v1.PtyService",
         "talon.v1.FilesystemService",
@@ -169,6 +175,7 @@ pub async fn start(
         )
         .add_service(ProcessServiceServer::new(proxy.clone()).max_decoding_message_size(16 << 20))
         .add_service(PtyServiceServer::new(proxy.clone()))
+        .add_service(PreviewServiceServer::new(proxy.clone()))
         .add_service(FilesystemServiceServer::new(proxy).max_decoding_message_size(16 << 20))
         .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
             app.clone(),

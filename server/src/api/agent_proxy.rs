@@ -133,6 +133,16 @@ macro_rules! server_stream {
     }};
 }
 
+impl AgentProxy {
+    /// PreviewService.ListPorts, answered by the sandbox's agent.
+    pub async fn forward_list_ports(
+        &self,
+        req: Request<pb::ListPortsRequest>,
+    ) -> Result<Response<pb::ListPortsResponse>, Status> {
+        unary!(self, req, list_ports)
+    }
+}
+
 #[tonic::async_trait]
 impl pb::process_service_server::ProcessService for AgentProxy {
     type StartProcessStream = Out<pb::StartProcessResponse>;

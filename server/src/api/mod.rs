@@ -6,6 +6,7 @@ pub mod agent_proxy;
 pub mod auth;
 pub mod convert;
 pub mod image;
+pub mod preview;
 pub mod sandbox;
 pub mod secret;
 pub mod tenant;

@@ -6,6 +6,7 @@
 pub mod apikey;
 pub mod jwt;
 pub mod password;
+pub mod preview;
 
 use crate::db::entity::{api_key, user};
 use crate::db::now_ms;

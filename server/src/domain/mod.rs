@@ -4,6 +4,7 @@
 
 pub mod images;
 pub mod policy;
+pub mod preview;
 pub mod sandboxes;
 pub mod scheduler;
 pub mod secrets;

@@ -1,0 +1,661 @@
+//! `sandboxctl`: Talon from a terminal, over the Rust SDK (gRPC).
+//!
+//! `login` keeps the endpoint in $XDG_CONFIG_HOME/talon/config.json and the
+//! API key in $XDG_CONFIG_HOME/talon/credentials (mode 0600);
+//! TALON_GRPC_URL and TALON_API_KEY override both. Every read command
+//! takes `--output json`. `exec` exits with the process's exit code
+//! (128 + signal when it was killed).
+
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::time::Duration;
+use talon_proto::v1 as pb;
+use talon_sdk::{Client, CreateOptions, Output, RunOptions, Sandbox, Target, state_name};
+
+#[derive(Parser)]
+#[command(
+    name = "sandboxctl",
+    version,
+    about = "Talon sandboxes from the command line"
+)]
+struct Cli {
+    /// The control plane's gRPC endpoint [default: from `login`, or http://127.0.0.1:7070].
+    #[arg(long, global = true, env = "TALON_GRPC_URL")]
+    url: Option<String>,
+    /// How read commands print.
+    #[arg(long, short, global = true, value_enum, default_value = "text")]
+    output: Format,
+    #[command(subcommand)]
+    command: Cmd,
+}
+
+#[derive(Clone, Copy, PartialEq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Stores the endpoint and an API key (read from stdin when not given).
+    Login {
+        #[arg(long)]
+        api_key: Option<String>,
+    },
+    /// Forgets the stored API key.
+    Logout,
+    /// Who the stored credential is.
+    Whoami,
+    /// Creates a sandbox and waits until it runs.
+    Create {
+        #[arg(long, default_value = "host")]
+        image: String,
+        /// KEY=VALUE, repeatable.
+        #[arg(long = "env")]
+        envs: Vec<String>,
+        /// Auto-pause after this many seconds.
+        #[arg(long)]
+        timeout: Option<u64>,
+        #[arg(long)]
+        cpu_millis: Option<i64>,
+        #[arg(long)]
+        memory_mib: Option<i64>,
+        #[arg(long)]
+        no_wait: bool,
+    },
+    /// Lists sandboxes.
+    List {
+        #[arg(long, default_value_t = 50)]
+        page_size: i32,
+        #[arg(long, default_value = "")]
+        page_token: String,
+    },
+    /// Shows one sandbox.
+    Get { id: String },
+    /// Deletes sandboxes.
+    Rm { ids: Vec<String> },
+    /// Runs a command; exits with its exit code.
+    Exec {
+        id: String,
+        /// Forward stdin.
+        #[arg(short, long)]
+        interactive: bool,
+        #[arg(long)]
+        tag: Option<String>,
+        #[arg(long)]
+        cwd: Option<String>,
+        #[arg(long = "env")]
+        envs: Vec<String>,
+        /// Kill it after this many seconds.
+        #[arg(long)]
+        timeout: Option<u64>,
+        #[arg(last = true, required = true)]
+        command: Vec<String>,
+    },
+    /// An interactive terminal in the sandbox.
+    Pty {
+        id: String,
+        #[arg(last = true)]
+        command: Vec<String>,
+    },
+    /// Copies a file: `cp LOCAL ID:PATH` or `cp ID:PATH LOCAL` ("-" is stdin/stdout).
+    Cp { src: String, dst: String },
+    /// A signed link to one port of a sandbox.
+    Preview {
+        id: String,
+        port: u32,
+        /// Seconds the link stays valid (3600 by default, 86400 at most).
+        #[arg(long)]
+        ttl: Option<u64>,
+    },
+    /// A process's output.
+    Logs {
+        id: String,
+        #[arg(long)]
+        pid: Option<u32>,
+        #[arg(long)]
+        tag: Option<String>,
+        /// Keep following.
+        #[arg(short, long)]
+        follow: bool,
+    },
+    /// sandboxctl's version.
+    Version,
+    /// Shell completions.
+    Completions { shell: clap_complete::Shell },
+}
+
+#[derive(serde::Serialize, serde::Deserialize, Default)]
+struct Config {
+    url: Option<String>,
+}
+
+fn config_dir() -> PathBuf {
+    std::env::var_os("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/".into())).join(".config")
+        })
+        .join("talon")
+}
+
+fn load_config() -> Config {
+    std::fs::read(config_dir().join("config.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default()
+}
+
+fn credentials_path() -> PathBuf {
+    config_dir().join("credentials")
+}
+
+fn url(cli: &Cli) -> String {
+    cli.url
+        .clone()
+        .or(load_config().url)
+        .unwrap_or_else(|| "http://127.0.0.1:7070".into())
+}
+
+async fn client(cli: &Cli) -> anyhow::Result<Client> {
+    let key = match std::env::var("TALON_API_KEY") {
+        Ok(k) if !k.is_empty() => k,
+        _ => std::fs::read_to_string(credentials_path())
+            .map(|s| s.trim().to_string())
+            .map_err(|_| {
+                anyhow::anyhow!("not logged in: run `sandboxctl login` or set TALON_API_KEY")
+            })?,
+    };
+    Ok(Client::connect(&url(cli), &key).await?)
+}
+
+fn pairs(v: &[String]) -> anyhow::Result<std::collections::HashMap<String, String>> {
+    v.iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| anyhow::anyhow!("{kv:?} is not KEY=VALUE"))
+        })
+        .collect()
+}
+
+fn sandbox_json(s: &pb::Sandbox) -> Value {
+    json!({
+        "sandbox_id": s.sandbox_id,
+        "state": state_name(s.state),
+        "image": s.image,
+        "state_message": s.state_message,
+        "worker_id": s.worker_id,
+        "resources": s.resources.as_ref().map(|r| json!({
+            "cpu_millis": r.cpu_millis, "memory_mib": r.memory_mib,
+            "disk_mib": r.disk_mib, "max_pids": r.max_pids,
+        })),
+        "labels": s.labels,
+    })
+}
+
+fn print(fmt: Format, v: &Value, text: impl FnOnce() -> String) {
+    if fmt == Format::Json {
+        println!("{}", serde_json::to_string_pretty(v).unwrap_or_default());
+    } else {
+        println!("{}", text());
+    }
+}
+
+/// `ID:PATH` → Some((ID, PATH)); a local path → None.
+fn remote(s: &str) -> Option<(&str, &str)> {
+    s.split_once(':').filter(|(id, _)| id.starts_with("sbx_"))
+}
+
+fn exit_code(x: &pb::ProcessExited) -> i32 {
+    if x.signal != 0 {
+        128 + x.signal
+    } else {
+        x.exit_code
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let cli = Cli::parse();
+    match run(&cli).await {
+        Ok(code) => std::process::exit(code),
+        Err(e) => {
+            let (code, message) = match e.downcast_ref::<talon_sdk::Error>() {
+                Some(t) => (t.code_name(), t.message()),
+                None => ("ERROR", format!("{e:#}")),
+            };
+            if cli.output == Format::Json {
+                eprintln!("{}", json!({"error": {"code": code, "message": message}}));
+            } else {
+                eprintln!("sandboxctl: {code}: {message}");
+            }
+            std::process::exit(1);
+        }
+    }
+}
+
+async fn run(cli: &Cli) -> anyhow::Result<i32> {
+    match &cli.command {
+        Cmd::Version => {
+            let v = env!("CARGO_PKG_VERSION");
+            print(cli.output, &json!({"version": v}), || {
+                format!("sandboxctl {v}")
+            });
+        }
+        Cmd::Completions { shell } => {
+            clap_complete::generate(
+                *shell,
+                &mut Cli::command(),
+                "sandboxctl",
+                &mut std::io::stdout(),
+            );
+        }
+        Cmd::Login { api_key } => {
+            let key = match api_key {
+                Some(k) => k.clone(),
+                None => {
+                    eprint!("API key: ");
+                    let mut s = String::new();
+                    std::io::stdin().read_line(&mut s)?;
+                    s.trim().to_string()
+                }
+            };
+            let u = url(cli);
+            let who = Client::connect(&u, &key).await?.whoami().await?;
+            let dir = config_dir();
+            std::fs::create_dir_all(&dir)?;
+            std::fs::write(
+                dir.join("config.json"),
+                serde_json::to_vec_pretty(&Config {
+                    url: Some(u.clone()),
+                })?,
+            )?;
+            use std::os::unix::fs::OpenOptionsExt;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(credentials_path())?;
+            f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+            f.write_all(key.as_bytes())?;
+            println!(
+                "logged in to {u} as {} (tenant {})",
+                if who.email.is_empty() {
+                    &who.api_key_id
+                } else {
+                    &who.email
+                },
+                who.tenant_id
+            );
+        }
+        Cmd::Logout => match std::fs::remove_file(credentials_path()) {
+            Ok(()) => println!("logged out"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => println!("not logged in"),
+            Err(e) => return Err(e.into()),
+        },
+        Cmd::Whoami => {
+            let w = client(cli).await?.whoami().await?;
+            let v = json!({
+                "tenant_id": w.tenant_id, "user_id": w.user_id, "email": w.email,
+                "role": pb::Role::try_from(w.role).map(|r| r.as_str_name().trim_start_matches("ROLE_").to_lowercase()).unwrap_or_default(),
+                "api_key_id": w.api_key_id, "platform_admin": w.platform_admin,
+            });
+            print(cli.output, &v, || {
+                format!(
+                    "{} {} ({})",
+                    v["email"].as_str().unwrap_or(""),
+                    v["tenant_id"].as_str().unwrap_or(""),
+                    v["role"].as_str().unwrap_or("")
+                )
+            });
+        }
+        Cmd::Create {
+            image,
+            envs,
+            timeout,
+            cpu_millis,
+            memory_mib,
+            no_wait,
+        } => {
+            let s = client(cli)
+                .await?
+                .create(CreateOptions {
+                    image: Some(image.clone()),
+                    envs: pairs(envs)?,
+                    timeout: timeout.map(Duration::from_secs),
+                    cpu_millis: *cpu_millis,
+                    memory_mib: *memory_mib,
+                    no_wait: *no_wait,
+                    ..Default::default()
+                })
+                .await?;
+            print(cli.output, &sandbox_json(&s.info), || s.id().to_string());
+        }
+        Cmd::List {
+            page_size,
+            page_token,
+        } => {
+            let (list, next) = client(cli).await?.list(*page_size, page_token).await?;
+            let v = json!({
+                "sandboxes": list.iter().map(sandbox_json).collect::<Vec<_>>(),
+                "next_page_token": next,
+            });
+            print(cli.output, &v, || {
+                let mut out = format!("{:<32} {:<10} IMAGE", "ID", "STATE");
+                for s in &list {
+                    out.push_str(&format!(
+                        "\n{:<32} {:<10} {}",
+                        s.sandbox_id,
+                        state_name(s.state),
+                        s.image
+                    ));
+                }
+                if !next.is_empty() {
+                    out.push_str(&format!("\n(more: --page-token {next})"));
+                }
+                out
+            });
+        }
+        Cmd::Get { id } => {
+            let s = client(cli).await?.get(id).await?;
+            print(cli.output, &sandbox_json(&s.info), || {
+                format!("{} {} {}", s.id(), s.state(), s.info.image)
+            });
+        }
+        Cmd::Rm { ids } => {
+            let c = client(cli).await?;
+            for id in ids {
+                c.get(id).await?.kill().await?;
+                println!("{id}");
+            }
+        }
+        Cmd::Exec {
+            id,
+            interactive,
+            tag,
+            cwd,
+            envs,
+            timeout,
+            command,
+        } => {
+            let s = client(cli).await?.get(id).await?;
+            return exec(
+                &s,
+                *interactive,
+                RunOptions {
+                    envs: pairs(envs)?,
+                    cwd: cwd.clone(),
+                    tag: tag.clone(),
+                    timeout: timeout.map(Duration::from_secs),
+                    ..Default::default()
+                },
+                command,
+            )
+            .await;
+        }
+        Cmd::Pty { id, command } => {
+            let s = client(cli).await?.get(id).await?;
+            return pty(&s, command).await;
+        }
+        Cmd::Cp { src, dst } => {
+            let c = client(cli).await?;
+            match (remote(src), remote(dst)) {
+                (None, Some((id, path))) => {
+                    let data = if src == "-" {
+                        let mut b = Vec::new();
+                        std::io::stdin().read_to_end(&mut b)?;
+                        b
+                    } else {
+                        std::fs::read(src)?
+                    };
+                    let info = c.get(id).await?.files().write(path, &data).await?;
+                    eprintln!("{} bytes to {id}:{}", info.size, info.path);
+                }
+                (Some((id, path)), None) => {
+                    let data = c.get(id).await?.files().read(path).await?;
+                    if dst == "-" {
+                        std::io::stdout().write_all(&data)?;
+                    } else {
+                        std::fs::write(dst, &data)?;
+                    }
+                }
+                _ => anyhow::bail!("one side must be ID:PATH and the other a local path"),
+            }
+        }
+        Cmd::Preview { id, port, ttl } => {
+            let r = client(cli)
+                .await?
+                .get(id)
+                .await?
+                .preview_token(*port, ttl.map(Duration::from_secs))
+                .await?;
+            let v = json!({"url": r.url, "token": r.token, "expire_time": r.expire_time.map(|t| t.seconds)});
+            print(cli.output, &v, || r.url.clone());
+        }
+        Cmd::Logs {
+            id,
+            pid,
+            tag,
+            follow,
+        } => {
+            let s = client(cli).await?.get(id).await?;
+            let t = match (pid, tag) {
+                (Some(p), _) => Target::Pid(*p),
+                (None, Some(t)) => Target::Tag(t.clone()),
+                _ => anyhow::bail!("name the process with --pid or --tag"),
+            };
+            if *follow {
+                let mut st = s.commands().follow_logs(&t).await?;
+                while let Some(m) = st.message().await? {
+                    if let Some(e) = m.entry {
+                        write_stream(e.stream, &e.data)?;
+                    }
+                    if let Some(x) = m.exited {
+                        return Ok(exit_code(&x));
+                    }
+                }
+            } else {
+                let mut h = s.commands().connect(&t, 0).await?;
+                while let Some(o) = h.next().await? {
+                    match o {
+                        Output::Stdout(d) => write_stream(1, &d)?,
+                        Output::Stderr(d) => write_stream(2, &d)?,
+                        Output::Exited(_) | Output::Started(_) => {}
+                    }
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
+fn write_stream(stream: i32, data: &[u8]) -> std::io::Result<()> {
+    if stream == pb::OutputStream::Stderr as i32 {
+        let mut e = std::io::stderr();
+        e.write_all(data)?;
+        e.flush()
+    } else {
+        let mut o = std::io::stdout();
+        o.write_all(data)?;
+        o.flush()
+    }
+}
+
+async fn exec(
+    s: &Sandbox,
+    interactive: bool,
+    mut o: RunOptions,
+    command: &[String],
+) -> anyhow::Result<i32> {
+    o.open_stdin = interactive;
+    let mut h = s.commands().start(command, o).await?;
+    if interactive {
+        let target = Target::Pid(h.pid);
+        let s2 = s.clone();
+        tokio::spawn(async move {
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                let n = match tokio::task::block_in_place(|| std::io::stdin().read(&mut buf)) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => n,
+                };
+                if s2
+                    .commands()
+                    .send_stdin(&target, buf[..n].to_vec())
+                    .await
+                    .is_err()
+                {
+                    break;
+                }
+            }
+            let _ = s2.commands().close_stdin(&target).await;
+        });
+    }
+    let mut code = 1;
+    while let Some(out) = h.next().await? {
+        match out {
+            Output::Stdout(d) => write_stream(1, &d)?,
+            Output::Stderr(d) => write_stream(2, &d)?,
+            Output::Exited(x) => code = exit_code(&x),
+            Output::Started(_) => {}
+        }
+    }
+    Ok(code)
+}
+
+/// The terminal's size, or 80×24.
+fn term_size() -> (u32, u32) {
+    let mut ws = libc::winsize {
+        ws_row: 0,
+        ws_col: 0,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCGWINSZ fills a winsize we own.
+    let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0;
+    if ok && ws.ws_col > 0 {
+        (u32::from(ws.ws_col), u32::from(ws.ws_row))
+    } else {
+        (80, 24)
+    }
+}
+
+/// Puts the terminal in raw mode until dropped.
+struct RawMode(Option<libc::termios>);
+
+impl RawMode {
+    fn enter() -> RawMode {
+        // SAFETY: tcgetattr/tcsetattr on stdin with termios we own.
+        unsafe {
+            if libc::isatty(0) != 1 {
+                return RawMode(None);
+            }
+            let mut t: libc::termios = std::mem::zeroed();
+            if libc::tcgetattr(0, &mut t) != 0 {
+                return RawMode(None);
+            }
+            let saved = t;
+            libc::cfmakeraw(&mut t);
+            libc::tcsetattr(0, libc::TCSANOW, &t);
+            RawMode(Some(saved))
+        }
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        if let Some(t) = self.0 {
+            // SAFETY: restores the attributes saved above.
+            unsafe { libc::tcsetattr(0, libc::TCSANOW, &t) };
+        }
+    }
+}
+
+async fn pty(s: &Sandbox, command: &[String]) -> anyhow::Result<i32> {
+    use pb::attach_request::Message as In;
+    use pb::attach_response::Message as OutMsg;
+    let (cols, rows) = term_size();
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::AttachRequest>(64);
+    tx.send(pb::AttachRequest {
+        sandbox_id: s.id().into(),
+        message: Some(In::Open(pb::PtyOpen {
+            target: Some(pb::pty_open::Target::Command(pb::PtyCommand {
+                command: command.to_vec(),
+                ..Default::default()
+            })),
+            size: Some(pb::PtySize { rows, cols }),
+        })),
+    })
+    .await?;
+    let mut out = s
+        .client()
+        .pty()
+        .attach(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await?
+        .into_inner();
+    let _raw = RawMode::enter();
+    let input = tx.clone();
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 4096];
+        loop {
+            let n = match tokio::task::spawn_blocking(move || {
+                let r = std::io::stdin().read(&mut buf);
+                (r, buf)
+            })
+            .await
+            {
+                Ok((Ok(n), b)) if n > 0 => {
+                    buf = b;
+                    n
+                }
+                _ => break,
+            };
+            let msg = pb::AttachRequest {
+                sandbox_id: String::new(),
+                message: Some(In::Input(buf[..n].to_vec())),
+            };
+            if input.send(msg).await.is_err() {
+                break;
+            }
+        }
+    });
+    let resize = tx.clone();
+    tokio::spawn(async move {
+        let Ok(mut winch) =
+            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
+        else {
+            return;
+        };
+        while winch.recv().await.is_some() {
+            let (cols, rows) = term_size();
+            let msg = pb::AttachRequest {
+                sandbox_id: String::new(),
+                message: Some(In::Resize(pb::PtySize { rows, cols })),
+            };
+            if resize.send(msg).await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut code = 0;
+    while let Some(m) = out.message().await? {
+        match m.message {
+            Some(OutMsg::Output(d)) => {
+                let mut o = std::io::stdout();
+                o.write_all(&d)?;
+                o.flush()?;
+            }
+            Some(OutMsg::Exited(x)) => {
+                code = exit_code(&x);
+                break;
+            }
+            _ => {}
+        }
+    }
+    Ok(code)
+}
