@@ -79,6 +79,9 @@ struct ServerArgs {
     /// Most sandboxes the embedded worker takes (`up` only).
     #[arg(long, default_value_t = 500)]
     worker_max_sandboxes: i64,
+    /// The embedded worker offers its cores times this as cpu (`up` only).
+    #[arg(long, env = "TALON_CPU_OVERCOMMIT", default_value_t = 4.0)]
+    cpu_overcommit: f64,
     /// Container runtime of the embedded worker: libcontainer, runc, crun or none (`up` only).
     #[arg(long, env = "TALON_RUNTIME", default_value = "libcontainer")]
     runtime: String,
@@ -127,6 +130,9 @@ struct WorkerArgs {
     /// Most sandboxes this worker takes.
     #[arg(long, default_value_t = 500)]
     max_sandboxes: i64,
+    /// Offer the host's cores times this as cpu (cpu limits are time shares).
+    #[arg(long, env = "TALON_CPU_OVERCOMMIT", default_value_t = 4.0)]
+    cpu_overcommit: f64,
     /// Container runtime: libcontainer, runc, crun or none.
     #[arg(long, env = "TALON_RUNTIME", default_value = "libcontainer")]
     runtime: String,
@@ -286,6 +292,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             token: started.worker_token.clone(),
             data_dir: config.data_dir.join("worker"),
             max_sandboxes: args.worker_max_sandboxes,
+            cpu_overcommit: args.cpu_overcommit,
             runtime: args.runtime.clone(),
             agent_path: args.agent_path.clone(),
             data_listen: "127.0.0.1:0".parse().expect("addr"),
@@ -333,6 +340,7 @@ async fn run() -> anyhow::Result<()> {
                 token,
                 data_dir: a.data_dir,
                 max_sandboxes: a.max_sandboxes,
+                cpu_overcommit: a.cpu_overcommit,
                 runtime: a.runtime,
                 agent_path: a.agent_path,
                 data_listen: a.data_listen,

@@ -42,12 +42,15 @@ pub struct WorkerConfig {
     pub data_dir: PathBuf,
     /// Most sandboxes this worker takes.
     pub max_sandboxes: i64,
+    /// How many times its cores the worker offers as cpu.
+    pub cpu_overcommit: f64,
     /// How sandboxes are built: rootfs mode, image size limit.
     pub host: host::HostOptions,
 }
 
-/// This host's capacity: all its cores and memory.
-pub fn host_capacity(max_sandboxes: i64) -> wpb::Capacity {
+/// This host's capacity: its cores times `cpu_overcommit` (cpu limits are
+/// shares of time, and most sandboxes idle), and its memory as it is.
+pub fn host_capacity(max_sandboxes: i64, cpu_overcommit: f64) -> wpb::Capacity {
     let cpus = std::thread::available_parallelism()
         .map(|n| n.get())
         .unwrap_or(1) as i64;
@@ -61,7 +64,7 @@ pub fn host_capacity(max_sandboxes: i64) -> wpb::Capacity {
         })
         .unwrap_or(0);
     wpb::Capacity {
-        cpu_millis: cpus * 1000,
+        cpu_millis: (cpus as f64 * 1000.0 * cpu_overcommit.max(0.1)) as i64,
         memory_mib: mem_kib / 1024,
         sandboxes: max_sandboxes,
     }
@@ -301,7 +304,7 @@ async fn session(
         message: Some(wpb::session_request::Message::Register(wpb::Register {
             worker_id: id.to_string(),
             hostname: hostname(),
-            capacity: Some(host_capacity(config.max_sandboxes)),
+            capacity: Some(host_capacity(config.max_sandboxes, config.cpu_overcommit)),
             runtimes: host.iter().map(|h| h.runtime_name().to_string()).collect(),
             images: host.as_ref().map(|h| h.image_names()).unwrap_or_default(),
             version: env!("CARGO_PKG_VERSION").to_string(),
@@ -367,8 +370,9 @@ mod tests {
 
     #[test]
     fn capacity_reads_the_host() {
-        let c = host_capacity(10);
+        let c = host_capacity(10, 1.0);
         assert!(c.cpu_millis >= 1000);
+        assert_eq!(host_capacity(10, 4.0).cpu_millis, 4 * c.cpu_millis);
         assert!(c.memory_mib > 0);
         assert_eq!(c.sandboxes, 10);
     }
