@@ -908,3 +908,33 @@ func (p *Pty) Create(ctx context.Context, o PtyOptions) (*CommandHandle, error) 
 	}
 	return p.s.Commands.handle(ctx, resp, ro, o.Tag)
 }
+
+// Identity is who a credential is.
+type Identity struct {
+	TenantID      string
+	UserID        string
+	Email         string
+	Role          string
+	APIKeyID      string
+	PlatformAdmin bool
+}
+
+// WhoAmI says who the client's credential is.
+func (c *Client) WhoAmI(ctx context.Context) (Identity, error) {
+	r, err := c.api.AuthServiceWhoAmIWithResponse(ctx)
+	if err != nil {
+		return Identity{}, err
+	}
+	if err := check(r.HTTPResponse, r.Body); err != nil {
+		return Identity{}, err
+	}
+	w := r.JSON200
+	return Identity{
+		TenantID:      deref(w.TenantId),
+		UserID:        deref(w.UserId),
+		Email:         deref(w.Email),
+		Role:          strings.ToLower(strings.TrimPrefix(string(deref(w.Role)), "ROLE_")),
+		APIKeyID:      deref(w.ApiKeyId),
+		PlatformAdmin: deref(w.PlatformAdmin),
+	}, nil
+}

@@ -79,6 +79,8 @@ pub fn code_name(c: tonic::Code) -> &'static str {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+pub use tonic::Code;
+
 /// Adds the bearer credential to every call.
 #[derive(Clone)]
 pub struct Bearer(MetadataValue<tonic::metadata::Ascii>);
@@ -631,6 +633,22 @@ impl Commands<'_> {
             })
             .await?;
         Ok(())
+    }
+
+    /// A page of a process's kept output after `after_seq`.
+    pub async fn logs(&self, t: &Target, after_seq: u64) -> Result<pb::GetProcessLogsResponse> {
+        Ok(self
+            .s
+            .client
+            .processes()
+            .get_process_logs(pb::GetProcessLogsRequest {
+                sandbox_id: self.s.id().into(),
+                process: t.selector(),
+                after_seq,
+                ..Default::default()
+            })
+            .await?
+            .into_inner())
     }
 
     /// Follows a process's kept output (a `logs -f`).

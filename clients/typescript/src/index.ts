@@ -669,3 +669,9 @@ export class Sandbox {
     );
   }
 }
+
+/** Who the credential is: tenant, user or API key, role. */
+export async function whoami(o: ConnectionOptions = {}) {
+  const conn = new Connection(o);
+  return conn.unwrap(conn.api.GET("/v1/auth/me", {}));
+}

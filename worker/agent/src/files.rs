@@ -148,7 +148,14 @@ impl Files {
                 shown,
             )
         };
-        let rel = rel.trim_end_matches('/');
+        // "dir/." and "." name the directory itself.
+        let mut rel = rel.trim_end_matches('/');
+        while let Some(r) = rel.strip_suffix("/.") {
+            rel = r.trim_end_matches('/');
+        }
+        if rel == "." {
+            rel = "";
+        }
         if rel.is_empty() {
             return Ok(Target {
                 base,

@@ -569,6 +569,33 @@ async fn files_round_trip_atomically() {
             "/dir/sub/blob.bin"
         ]
     );
+    // "." and "dir/." name the directory itself; ".." as the last
+    // component is still refused.
+    for (path, want) in [(".", 2), ("./", 2), ("a/.", 1), ("a/b/./.", 1)] {
+        let n = a
+            .client
+            .list_dir(pb::ListDirRequest {
+                sandbox_id: String::new(),
+                path: path.into(),
+                depth: 1,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .entries
+            .len();
+        assert_eq!(n, want, "{path}");
+    }
+    let up = a
+        .client
+        .list_dir(pb::ListDirRequest {
+            sandbox_id: String::new(),
+            path: "a/..".into(),
+            depth: 1,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(up.code(), Code::InvalidArgument);
     a.client
         .move_path(pb::MovePathRequest {
             sandbox_id: String::new(),

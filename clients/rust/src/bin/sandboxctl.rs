@@ -76,6 +76,23 @@ enum Cmd {
     Get { id: String },
     /// Deletes sandboxes.
     Rm { ids: Vec<String> },
+    /// Freezes a sandbox.
+    Pause { id: String },
+    /// Thaws a paused sandbox.
+    Resume { id: String },
+    /// Sends a signal to a process.
+    Signal {
+        id: String,
+        #[arg(long)]
+        pid: Option<u32>,
+        #[arg(long)]
+        tag: Option<String>,
+        #[arg(long, default_value_t = 15)]
+        signal: i32,
+    },
+    /// Files in a sandbox (relative paths are under /workspace).
+    #[command(subcommand)]
+    Fs(FsCmd),
     /// Runs a command; exits with its exit code.
     Exec {
         id: String,
@@ -91,12 +108,21 @@ enum Cmd {
         /// Kill it after this many seconds.
         #[arg(long)]
         timeout: Option<u64>,
+        /// Start it and return its pid without waiting (reattach with `logs -f`).
+        #[arg(short, long)]
+        detach: bool,
         #[arg(last = true, required = true)]
         command: Vec<String>,
     },
     /// An interactive terminal in the sandbox.
     Pty {
         id: String,
+        /// Columns, when stdout is not a terminal (or to override it).
+        #[arg(long)]
+        cols: Option<u32>,
+        /// Rows, likewise.
+        #[arg(long)]
+        rows: Option<u32>,
         #[arg(last = true)]
         command: Vec<String>,
     },
@@ -125,6 +151,29 @@ enum Cmd {
     Version,
     /// Shell completions.
     Completions { shell: clap_complete::Shell },
+}
+
+#[derive(Subcommand)]
+enum FsCmd {
+    /// Lists a directory.
+    Ls {
+        id: String,
+        #[arg(default_value = ".")]
+        path: String,
+    },
+    /// Describes a path.
+    Stat { id: String, path: String },
+    /// Makes a directory and its parents.
+    Mkdir { id: String, path: String },
+    /// Moves a path.
+    Mv { id: String, from: String, to: String },
+    /// Removes a path.
+    Rm {
+        id: String,
+        path: String,
+        #[arg(short, long)]
+        recursive: bool,
+    },
 }
 
 #[derive(serde::Serialize, serde::Deserialize, Default)]
@@ -371,7 +420,12 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             let c = client(cli).await?;
             for id in ids {
                 c.get(id).await?.kill().await?;
-                println!("{id}");
+                if cli.output == Format::Text {
+                    println!("{id}");
+                }
+            }
+            if cli.output == Format::Json {
+                println!("{}", json!({ "deleted": ids }));
             }
         }
         Cmd::Exec {
@@ -381,26 +435,45 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             cwd,
             envs,
             timeout,
+            detach,
             command,
         } => {
             let s = client(cli).await?.get(id).await?;
-            return exec(
-                &s,
-                *interactive,
-                RunOptions {
-                    envs: pairs(envs)?,
-                    cwd: cwd.clone(),
-                    tag: tag.clone(),
-                    timeout: timeout.map(Duration::from_secs),
-                    ..Default::default()
-                },
-                command,
-            )
-            .await;
+            let o = RunOptions {
+                envs: pairs(envs)?,
+                cwd: cwd.clone(),
+                tag: tag.clone(),
+                timeout: timeout.map(Duration::from_secs),
+                ..Default::default()
+            };
+            if *detach {
+                let h = s.commands().start(command, o).await?;
+                print(cli.output, &json!({"pid": h.pid}), || h.pid.to_string());
+                return Ok(0);
+            }
+            return exec(&s, *interactive, o, command, Events(cli.output)).await;
         }
-        Cmd::Pty { id, command } => {
+        Cmd::Pause { id } => client(cli).await?.get(id).await?.pause().await?,
+        Cmd::Resume { id } => client(cli).await?.get(id).await?.resume().await?,
+        Cmd::Signal {
+            id,
+            pid,
+            tag,
+            signal,
+        } => {
             let s = client(cli).await?.get(id).await?;
-            return pty(&s, command).await;
+            s.commands().signal(&target(*pid, tag)?, *signal).await?;
+        }
+        Cmd::Fs(f) => return fs(cli, f).await,
+        Cmd::Pty {
+            id,
+            cols,
+            rows,
+            command,
+        } => {
+            let s = client(cli).await?.get(id).await?;
+            let (c, r) = term_size();
+            return pty(&s, command, (cols.unwrap_or(c), rows.unwrap_or(r))).await;
         }
         Cmd::Cp { src, dst } => {
             let c = client(cli).await?;
@@ -414,7 +487,12 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
                         std::fs::read(src)?
                     };
                     let info = c.get(id).await?.files().write(path, &data).await?;
-                    eprintln!("{} bytes to {id}:{}", info.size, info.path);
+                    let v = json!({"size": info.size, "path": info.path});
+                    if cli.output == Format::Json {
+                        println!("{v}");
+                    } else {
+                        eprintln!("{} bytes to {id}:{}", info.size, info.path);
+                    }
                 }
                 (Some((id, path)), None) => {
                     let data = c.get(id).await?.files().read(path).await?;
@@ -444,34 +522,122 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             follow,
         } => {
             let s = client(cli).await?.get(id).await?;
-            let t = match (pid, tag) {
-                (Some(p), _) => Target::Pid(*p),
-                (None, Some(t)) => Target::Tag(t.clone()),
-                _ => anyhow::bail!("name the process with --pid or --tag"),
-            };
+            let t = target(*pid, tag)?;
+            let ev = Events(cli.output);
             if *follow {
-                let mut st = s.commands().follow_logs(&t).await?;
-                while let Some(m) = st.message().await? {
-                    if let Some(e) = m.entry {
-                        write_stream(e.stream, &e.data)?;
-                    }
-                    if let Some(x) = m.exited {
-                        return Ok(exit_code(&x));
-                    }
-                }
-            } else {
+                // Everything kept so far, then live, until it exits.
                 let mut h = s.commands().connect(&t, 0).await?;
-                while let Some(o) = h.next().await? {
-                    match o {
-                        Output::Stdout(d) => write_stream(1, &d)?,
-                        Output::Stderr(d) => write_stream(2, &d)?,
-                        Output::Exited(_) | Output::Started(_) => {}
-                    }
+                return ev.drain(&mut h).await;
+            }
+            // What is kept now, page by page.
+            let mut after = 0;
+            loop {
+                let page = s.commands().logs(&t, after).await?;
+                for e in &page.entries {
+                    ev.out(e.stream, &e.data)?;
                 }
+                if !page.has_more || page.entries.is_empty() {
+                    break;
+                }
+                after = page.next_after_seq;
             }
         }
     }
     Ok(0)
+}
+
+fn target(pid: Option<u32>, tag: &Option<String>) -> anyhow::Result<Target> {
+    match (pid, tag) {
+        (Some(p), _) => Ok(Target::Pid(p)),
+        (None, Some(t)) => Ok(Target::Tag(t.clone())),
+        _ => anyhow::bail!("name the process with --pid or --tag"),
+    }
+}
+
+async fn fs(cli: &Cli, f: &FsCmd) -> anyhow::Result<i32> {
+    let c = client(cli).await?;
+    let file_json = |f: &pb::FileInfo| {
+        json!({
+            "path": f.path, "name": f.name, "size": f.size, "mode": f.mode,
+            "type": match pb::FileType::try_from(f.r#type) {
+                Ok(pb::FileType::Directory) => "dir",
+                Ok(pb::FileType::Symlink) => "symlink",
+                _ => "file",
+            },
+        })
+    };
+    match f {
+        FsCmd::Ls { id, path } => {
+            let entries = c.get(id).await?.files().list(path).await?;
+            let v = json!({"entries": entries.iter().map(file_json).collect::<Vec<_>>()});
+            print(cli.output, &v, || {
+                entries
+                    .iter()
+                    .map(|e| format!("{:>10} {}", e.size, e.name))
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        FsCmd::Stat { id, path } => {
+            let info = c.get(id).await?.files().stat(path).await?;
+            let v = file_json(&info);
+            print(cli.output, &v, || {
+                format!("{} {} {} bytes", info.path, v["type"].as_str().unwrap_or(""), info.size)
+            });
+        }
+        FsCmd::Mkdir { id, path } => c.get(id).await?.files().make_dir(path).await?,
+        FsCmd::Mv { id, from, to } => c.get(id).await?.files().rename(from, to).await?,
+        FsCmd::Rm {
+            id,
+            path,
+            recursive,
+        } => c.get(id).await?.files().remove(path, *recursive).await?,
+    }
+    Ok(0)
+}
+
+/// Process output as it comes: raw to stdout/stderr, or with
+/// `--output json` one NDJSON event per line on stdout
+/// (`{"stream", "data_b64"}`, then `{"exited": {...}}`).
+#[derive(Clone, Copy)]
+struct Events(Format);
+
+impl Events {
+    fn out(&self, stream: i32, data: &[u8]) -> std::io::Result<()> {
+        if self.0 == Format::Json {
+            use base64::Engine;
+            let name = if stream == pb::OutputStream::Stderr as i32 { "stderr" } else { "stdout" };
+            let b64 = base64::engine::general_purpose::STANDARD.encode(data);
+            println!("{}", json!({"stream": name, "data_b64": b64}));
+            Ok(())
+        } else {
+            write_stream(stream, data)
+        }
+    }
+
+    fn exited(&self, x: &pb::ProcessExited) -> i32 {
+        if self.0 == Format::Json {
+            println!(
+                "{}",
+                json!({"exited": {"exit_code": x.exit_code, "signal": x.signal, "timed_out": x.timed_out}})
+            );
+        }
+        exit_code(x)
+    }
+
+    /// Prints a process's events to its end; its exit code.
+    async fn drain(&self, h: &mut talon_sdk::CommandHandle) -> anyhow::Result<i32> {
+        let mut code = 1;
+        while let Some(o) = h.next().await? {
+            match o {
+                Output::Stdout(d) => self.out(pb::OutputStream::Stdout as i32, &d)?,
+                Output::Stderr(d) => self.out(pb::OutputStream::Stderr as i32, &d)?,
+                Output::Exited(x) => code = self.exited(&x),
+                Output::Started(_) => {}
+            }
+        }
+        Ok(code)
+    }
 }
 
 fn write_stream(stream: i32, data: &[u8]) -> std::io::Result<()> {
@@ -491,6 +657,7 @@ async fn exec(
     interactive: bool,
     mut o: RunOptions,
     command: &[String],
+    ev: Events,
 ) -> anyhow::Result<i32> {
     o.open_stdin = interactive;
     let mut h = s.commands().start(command, o).await?;
@@ -516,16 +683,7 @@ async fn exec(
             let _ = s2.commands().close_stdin(&target).await;
         });
     }
-    let mut code = 1;
-    while let Some(out) = h.next().await? {
-        match out {
-            Output::Stdout(d) => write_stream(1, &d)?,
-            Output::Stderr(d) => write_stream(2, &d)?,
-            Output::Exited(x) => code = exit_code(&x),
-            Output::Started(_) => {}
-        }
-    }
-    Ok(code)
+    ev.drain(&mut h).await
 }
 
 /// The terminal's size, or 80×24.
@@ -576,10 +734,9 @@ impl Drop for RawMode {
     }
 }
 
-async fn pty(s: &Sandbox, command: &[String]) -> anyhow::Result<i32> {
+async fn pty(s: &Sandbox, command: &[String], (cols, rows): (u32, u32)) -> anyhow::Result<i32> {
     use pb::attach_request::Message as In;
     use pb::attach_response::Message as OutMsg;
-    let (cols, rows) = term_size();
     let (tx, rx) = tokio::sync::mpsc::channel::<pb::AttachRequest>(64);
     tx.send(pb::AttachRequest {
         sandbox_id: s.id().into(),

@@ -1,0 +1,146 @@
+"""Conformance adapter for the Python SDK: runs each case's steps with
+talon_sandbox and writes what it observed. The runner judges."""
+
+import hashlib
+import json
+import os
+import sys
+import threading
+import time
+
+from talon_sandbox import Sandbox, errors
+
+KEYS = {
+    None: os.environ["TALON_API_KEY"],
+    "viewer": os.environ["TALON_VIEWER_KEY"],
+    "alt": os.environ["TALON_ALT_KEY"],
+    "invalid": "tln_invalid0_" + "x" * 32,
+}
+
+
+def generate(size, seed):
+    return bytes((((i * 2654435761) + seed) & 0xFFFFFFFF) >> 24 for i in range(size))
+
+
+class Case:
+    def __init__(self):
+        self.slots = {}
+
+    def sandbox(self, a):
+        """The sandbox of the step's slot, seen with the step's key."""
+        s = self.slots[a.get("slot", "a")]
+        key = a.get("key")
+        return s if key is None else Sandbox.connect(s.sandbox_id, api_key=KEYS[key])
+
+    def step(self, op, a):
+        key = KEYS[a.get("key")]
+        if op == "create":
+            s = Sandbox.create(a.get("image", "host"), envs=a.get("envs"), cpu_millis=250, memory_mib=256,
+                               api_key=key)
+            self.slots[a.get("slot", "a")] = s
+            return {"sandbox_id": s.sandbox_id, "state": s.info().state}
+        if op == "get":
+            sid = a.get("sandbox_id") or self.slots[a.get("slot", "a")].sandbox_id
+            return {"state": Sandbox.connect(sid, api_key=key).info().state}
+        if op in ("pause", "resume", "kill"):
+            getattr(self.sandbox(a), op)()
+            return {}
+        if op == "list_all":
+            ids, token, pages = [], None, 0
+            while True:
+                page, token = Sandbox.list(page_size=a["page_size"], page_token=token, api_key=key)
+                ids += [s.sandbox_id for s in page]
+                pages += 1
+                if not token:
+                    break
+            created = {s.sandbox_id for s in self.slots.values()}
+            return {"all_created_listed": created <= set(ids), "unique": len(ids) == len(set(ids)),
+                    "pages": pages}
+        if op == "run":
+            r = self.sandbox(a).commands.run(a["cmd"], envs=a.get("envs"), cwd=a.get("cwd"),
+                                             timeout=a.get("timeout_s"), stdin=a.get("stdin"))
+            return {"stdout": r.stdout, "stderr": r.stderr, "exit_code": r.exit_code, "signal": r.signal,
+                    "timed_out": r.timed_out}
+        if op == "run_bg":
+            h = self.sandbox(a).commands.run(a["cmd"], background=True, tag=a["tag"])
+            return {"pid": h.pid}
+        if op == "reconnect":
+            r = self.sandbox(a).commands.connect(tag=a["tag"]).wait(timeout=60)
+            return {"stdout": r.stdout, "stderr": r.stderr, "exit_code": r.exit_code, "signal": r.signal}
+        if op == "signal":
+            self.sandbox(a).commands.kill(tag=a["tag"], signal=a["signal"])
+            return {}
+        if op == "pty":
+            out = []
+            p = self.sandbox(a).pty.create(cols=a.get("cols", 80), rows=a.get("rows", 24), cmd=a.get("cmd"),
+                                           on_data=out.append)
+            p.send_stdin(a["input"])
+            r = p.wait(timeout=60)
+            return {"output": b"".join(out).decode("utf-8", "replace"), "exit_code": r.exit_code}
+        if op == "write":
+            data = generate(**a["generate"]) if "generate" in a else a["text"].encode()
+            return {"size": self.sandbox(a).files.write(a["path"], data).size}
+        if op == "read":
+            data = self.sandbox(a).files.read(a["path"], format="bytes")
+            r = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+            try:
+                r["text"] = data.decode("utf-8")
+            except UnicodeDecodeError:
+                pass
+            return r
+        if op == "list_dir":
+            return {"names": sorted(f.name for f in self.sandbox(a).files.list(a["path"]))}
+        if op == "stat":
+            f = self.sandbox(a).files.stat(a["path"])
+            return {"size": f.size, "type": f.type}
+        if op == "mkdir":
+            self.sandbox(a).files.make_dir(a["path"])
+            return {}
+        if op == "move":
+            self.sandbox(a).files.rename(a["from"], a["to"])
+            return {}
+        if op == "remove":
+            self.sandbox(a).files.remove(a["path"], recursive=a.get("recursive", False))
+            return {}
+        if op == "exists":
+            return {"exists": self.sandbox(a).files.exists(a["path"])}
+        if op == "preview_token":
+            s = self.sandbox(a)
+            r = s.preview_token(a["port"], ttl=a.get("ttl_s"))
+            return {"url": r.get("url", ""), "token_present": bool(r.get("token")),
+                    "url_names_sandbox": s.sandbox_id in r.get("url", "")}
+        if op == "whoami":
+            client_sandbox = Sandbox.__new__(Sandbox)
+            from talon_sandbox._core import Config
+
+            client_sandbox._client = Config(key).client()
+            return {"tenant_id": client_sandbox.whoami().get("tenantId", "")}
+        raise ValueError(f"unknown op {op}")
+
+    def cleanup(self):
+        for s in self.slots.values():
+            try:
+                s.kill()
+            except Exception:
+                pass
+
+
+def main():
+    cases = json.load(open(sys.argv[1]))
+    results = {}
+    for c in cases:
+        case, out = Case(), []
+        for st in c["steps"]:
+            try:
+                out.append(case.step(st["op"], st.get("args", {})))
+            except errors.TalonError as e:
+                out.append({"error": e.code, "message": e.message})
+            except Exception as e:  # noqa: BLE001 - reported, judged by the runner
+                out.append({"error": "ADAPTER", "message": f"{type(e).__name__}: {e}"})
+        case.cleanup()
+        results[c["name"]] = out
+    json.dump(results, open(sys.argv[2], "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
