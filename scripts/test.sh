@@ -24,7 +24,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf \
-  openapi-spec-validator==0.7.2
+  openapi-spec-validator==0.7.2 schemathesis==4.32.5 pyyaml pytest==8.4.2 pytest-asyncio==1.2.0
+.venv/bin/pip install --quiet --disable-pip-version-check -e clients/python
 
 if [ -z "${TALON_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ] && command -v pg_ctlcluster >/dev/null; then
   step "postgresql"
@@ -49,6 +50,13 @@ from openapi_spec_validator import validate
 validate(json.load(open(sys.argv[1])))
 print("valid OpenAPI", json.load(open(sys.argv[1]))["openapi"])' gateway-rest/openapi/openapi.json
 
+step "SDKs' generated layers: regenerated from the document, unchanged"
+./scripts/gen-clients.sh >/dev/null
+git diff --exit-code -- clients/python/src/talon_sandbox/_api clients/typescript/src/generated clients/go/internal/api || {
+  echo "the SDKs' generated code differs from what the OpenAPI document generates: run scripts/gen-clients.sh and commit" >&2
+  exit 1
+}
+
 step "cargo fmt --check"
 cargo fmt --all -- --check
 
@@ -64,13 +72,70 @@ step "test image and static agent"
 step "cargo test"
 cargo test --workspace
 
-step "python grpcio against talon up"
-cargo build --quiet --bin talon
+step "talon up for the clients"
+cargo build --quiet --bin talon -p talon-sdk -p talon-conformance
+free_port() { .venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 data=$(mktemp -d)
-port=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-ops=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-http=$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --http-listen "127.0.0.1:$http" --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
+chmod 711 "$data"
+port=$(free_port); ops=$(free_port); http=$(free_port)
+TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --http-listen "127.0.0.1:$http" \
+  --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
 up=$!
 trap 'kill $up 2>/dev/null || true; rm -rf "$data"' EXIT
+
+step "python grpcio against talon up"
 .venv/bin/python server/tests/python/reflection_check.py "127.0.0.1:$port" "$data/bootstrap-credentials.json"
+export TALON_URL="http://127.0.0.1:$http" TALON_GRPC_URL="http://127.0.0.1:$port"
+TALON_API_KEY=$(.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_key"])' "$data/bootstrap-credentials.json")
+export TALON_API_KEY
+.venv/bin/python - <<'PY'
+import json, os, time, urllib.request
+req = urllib.request.Request(os.environ["TALON_URL"] + "/v1/admin/workers")
+req.add_header("authorization", "Bearer " + os.environ["TALON_API_KEY"])
+for _ in range(300):
+    try:
+        if any(w.get("runtimes") for w in json.load(urllib.request.urlopen(req)).get("workers", [])):
+            break
+    except OSError:
+        pass
+    time.sleep(0.1)
+else:
+    raise SystemExit("the embedded worker did not come up")
+PY
+
+step "Python SDK (pytest)"
+.venv/bin/pytest -q clients/python/tests
+
+step "TypeScript SDK (node --test)"
+(cd clients/typescript && npm ci --no-audit --no-fund >/dev/null && npm test 2>&1 | tail -12)
+
+step "Go SDK (go test)"
+(cd clients/go && go test ./...)
+
+step "conformance: every case × every client"
+TALON_ADMIN_KEY=$TALON_API_KEY .venv/bin/python conformance/run.py
+
+step "the README's quickstart, as written"
+.venv/bin/python scripts/quickstart-test.py
+
+step "schemathesis against the live gateway"
+# A tenant of its own, called with its owner's access token: the fuzzer
+# may delete API keys, which would end a run made with one.
+token=$(.venv/bin/python - <<PY
+import json, urllib.request
+def call(method, path, body, key=None):
+    r = urllib.request.Request("$TALON_URL" + path, method=method, data=json.dumps(body).encode())
+    r.add_header("content-type", "application/json")
+    if key:
+        r.add_header("authorization", "Bearer " + key)
+    return json.load(urllib.request.urlopen(r))
+call("POST", "/v1/tenants", {"name": "schemathesis", "ownerEmail": "fuzz@schemathesis.test",
+                             "ownerPassword": "fuzz-password-123"}, "$TALON_API_KEY")
+print(call("POST", "/v1/auth/login", {"email": "fuzz@schemathesis.test", "password": "fuzz-password-123"})
+      ["tokens"]["accessToken"])
+PY
+)
+(cd gateway-rest/tests/schemathesis && SCHEMATHESIS_HOOKS=hooks PYTHONPATH=. ../../../.venv/bin/schemathesis run \
+  "$TALON_URL/openapi.json" -H "Authorization: Bearer $token" --max-examples 25 \
+  -c not_a_server_error,status_code_conformance,response_schema_conformance,ignored_auth \
+  --phases coverage,fuzzing,stateful --seed 1 2>&1 | tail -25)
