@@ -77,8 +77,9 @@ cargo build --quiet --bin talon -p talon-sdk -p talon-conformance
 free_port() { .venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 data=$(mktemp -d)
 chmod 711 "$data"
-port=$(free_port); ops=$(free_port); http=$(free_port)
+port=$(free_port); ops=$(free_port); http=$(free_port); page=$(free_port)
 TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --http-listen "127.0.0.1:$http" \
+  --grpc-web-origin "http://127.0.0.1:$page" \
   --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
 up=$!
 trap 'kill $up 2>/dev/null || true; rm -rf "$data"' EXIT
@@ -111,6 +112,10 @@ step "TypeScript SDK (node --test)"
 
 step "Go SDK (go test)"
 (cd clients/go && go test ./...)
+
+step "grpc-web from headless Chromium (Playwright)"
+(cd server/tests/grpc-web && npm ci --no-audit --no-fund >/dev/null && \
+  BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -8)
 
 step "conformance: every case × every client"
 TALON_ADMIN_KEY=$TALON_API_KEY .venv/bin/python conformance/run.py

@@ -24,6 +24,8 @@ pub struct ServerConfig {
     pub heartbeat_interval: Duration,
     /// Where users reach the REST gateway; preview links start with it.
     pub public_url: String,
+    /// Browser origins allowed to call gRPC-web (CORS); none by default.
+    pub grpc_web_origins: Vec<String>,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +51,7 @@ impl ServerConfig {
             grpc_listen: "127.0.0.1:7070".parse().expect("addr"),
             ops_listen: "127.0.0.1:9090".parse().expect("addr"),
             public_url: "http://127.0.0.1:8080".into(),
+            grpc_web_origins: Vec::new(),
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
             refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),

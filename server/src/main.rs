@@ -70,6 +70,9 @@ struct ServerArgs {
     /// Where users reach the REST gateway; preview links start with it [default: http://HTTP_LISTEN].
     #[arg(long, env = "TALON_PUBLIC_URL")]
     public_url: Option<String>,
+    /// A browser origin (scheme://host:port) allowed to call gRPC-web; repeatable.
+    #[arg(long = "grpc-web-origin", env = "TALON_GRPC_WEB_ORIGINS", value_delimiter = ',')]
+    grpc_web_origins: Vec<String>,
     /// sqlite://… (default: DATA_DIR/talon.db) or postgres://…
     #[arg(long, env = "TALON_DATABASE_URL")]
     database_url: Option<String>,
@@ -196,6 +199,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
         c.database_url = u.clone();
     }
     c.access_token_ttl = std::time::Duration::from_secs(a.access_token_ttl_secs);
+    c.grpc_web_origins = a.grpc_web_origins.clone();
     if let Some(u) = &a.public_url {
         c.public_url = u.clone();
     } else if let Some(h) = a.http_listen {

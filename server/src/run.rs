@@ -55,6 +55,40 @@ pub struct Started {
     pub grpc: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
+/// CORS for gRPC-web from the configured browser origins (none: the
+/// layer adds nothing, and browsers keep to their same-origin rule).
+fn grpc_web_cors(origins: &[String]) -> anyhow::Result<tower_http::cors::CorsLayer> {
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    let list = origins
+        .iter()
+        .map(|o| {
+            o.parse::<http::HeaderValue>()
+                .map_err(|_| anyhow::anyhow!("bad gRPC-web origin {o:?}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let names = |v: &[&'static str]| -> Vec<http::HeaderName> {
+        v.iter().map(|n| http::HeaderName::from_static(n)).collect()
+    };
+    Ok(CorsLayer::new()
+        .allow_origin(AllowOrigin::list(list))
+        .allow_methods([http::Method::POST, http::Method::OPTIONS])
+        .allow_headers(names(&[
+            "authorization",
+            "content-type",
+            "x-grpc-web",
+            "x-user-agent",
+            "grpc-timeout",
+            "connect-protocol-version",
+        ]))
+        .expose_headers(names(&[
+            "grpc-status",
+            "grpc-message",
+            "grpc-status-details-bin",
+            "x-request-id",
+        ]))
+        .max_age(std::time::Duration::from_secs(600)))
+}
+
 /// Starts the control plane and returns once it listens.
 pub async fn start(
     config: ServerConfig,
@@ -153,6 +187,7 @@ pub async fn start(
     let mut stop = shutdown.clone();
     let router = tonic::transport::Server::builder()
         .accept_http1(true)
+        .layer(grpc_web_cors(&config.grpc_web_origins)?)
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(access)
         .add_service(health_svc)
