@@ -71,7 +71,11 @@ struct ServerArgs {
     #[arg(long, env = "TALON_PUBLIC_URL")]
     public_url: Option<String>,
     /// A browser origin (scheme://host:port) allowed to call gRPC-web; repeatable.
-    #[arg(long = "grpc-web-origin", env = "TALON_GRPC_WEB_ORIGINS", value_delimiter = ',')]
+    #[arg(
+        long = "grpc-web-origin",
+        env = "TALON_GRPC_WEB_ORIGINS",
+        value_delimiter = ','
+    )]
     grpc_web_origins: Vec<String>,
     /// sqlite://… (default: DATA_DIR/talon.db) or postgres://…
     #[arg(long, env = "TALON_DATABASE_URL")]

@@ -166,7 +166,11 @@ enum FsCmd {
     /// Makes a directory and its parents.
     Mkdir { id: String, path: String },
     /// Moves a path.
-    Mv { id: String, from: String, to: String },
+    Mv {
+        id: String,
+        from: String,
+        to: String,
+    },
     /// Removes a path.
     Rm {
         id: String,
@@ -582,7 +586,12 @@ async fn fs(cli: &Cli, f: &FsCmd) -> anyhow::Result<i32> {
             let info = c.get(id).await?.files().stat(path).await?;
             let v = file_json(&info);
             print(cli.output, &v, || {
-                format!("{} {} {} bytes", info.path, v["type"].as_str().unwrap_or(""), info.size)
+                format!(
+                    "{} {} {} bytes",
+                    info.path,
+                    v["type"].as_str().unwrap_or(""),
+                    info.size
+                )
             });
         }
         FsCmd::Mkdir { id, path } => c.get(id).await?.files().make_dir(path).await?,
@@ -606,7 +615,11 @@ impl Events {
     fn out(&self, stream: i32, data: &[u8]) -> std::io::Result<()> {
         if self.0 == Format::Json {
             use base64::Engine;
-            let name = if stream == pb::OutputStream::Stderr as i32 { "stderr" } else { "stdout" };
+            let name = if stream == pb::OutputStream::Stderr as i32 {
+                "stderr"
+            } else {
+                "stdout"
+            };
             let b64 = base64::engine::general_purpose::STANDARD.encode(data);
             println!("{}", json!({"stream": name, "data_b64": b64}));
             Ok(())

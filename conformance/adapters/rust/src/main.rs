@@ -22,7 +22,12 @@ fn s<'a>(a: &'a Map<String, Value>, k: &str) -> &'a str {
 
 fn generate(size: u64, seed: u64) -> Vec<u8> {
     (0..size)
-        .map(|i| ((i as u32).wrapping_mul(2654435761).wrapping_add(seed as u32) >> 24) as u8)
+        .map(|i| {
+            ((i as u32)
+                .wrapping_mul(2654435761)
+                .wrapping_add(seed as u32)
+                >> 24) as u8
+        })
         .collect()
 }
 
@@ -224,7 +229,8 @@ impl Case {
             "read" => {
                 let sb = self.sandbox(a).await?;
                 let data = sb.files().read(s(a, "path")).await?;
-                let mut v = json!({"size": data.len(), "sha256": hex::encode(sha2::Sha256::digest(&data))});
+                let mut v =
+                    json!({"size": data.len(), "sha256": hex::encode(sha2::Sha256::digest(&data))});
                 if let Ok(t) = std::str::from_utf8(&data) {
                     v["text"] = t.into();
                 }
@@ -253,7 +259,11 @@ impl Case {
                 json!({"size": f.size, "type": t})
             }
             "mkdir" => {
-                self.sandbox(a).await?.files().make_dir(s(a, "path")).await?;
+                self.sandbox(a)
+                    .await?
+                    .files()
+                    .make_dir(s(a, "path"))
+                    .await?;
                 json!({})
             }
             "move" => {
@@ -324,7 +334,10 @@ async fn main() -> anyhow::Result<()> {
         for sb in case.slots.values() {
             let _ = sb.kill().await;
         }
-        results.insert(c["name"].as_str().unwrap_or("").to_string(), Value::Array(out));
+        results.insert(
+            c["name"].as_str().unwrap_or("").to_string(),
+            Value::Array(out),
+        );
     }
     std::fs::write(&args[2], serde_json::to_vec_pretty(&results)?)?;
     Ok(())
