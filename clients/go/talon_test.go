@@ -160,3 +160,33 @@ func TestFilesAndPty(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestWatch(t *testing.T) {
+	s, ctx := sandbox(t)
+	if err := s.Files.MakeDir(ctx, "watched"); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	got := make(chan talon.FileEvent, 64)
+	go func() {
+		_ = s.Files.Watch(wctx, "watched", false, func(e talon.FileEvent) { got <- e })
+	}()
+	time.Sleep(300 * time.Millisecond)
+	if _, err := s.Files.Write(ctx, "watched/a.txt", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		select {
+		case e := <-got:
+			if strings.Contains(e.Path, ".talon-write-") {
+				t.Fatalf("temp file seen: %+v", e)
+			}
+			if strings.HasSuffix(e.Path, "/a.txt") && e.Type == "write" {
+				return
+			}
+		case <-wctx.Done():
+			t.Fatal("no write event for a.txt")
+		}
+	}
+}

@@ -47,6 +47,10 @@ pub struct GatewayConfig {
     pub max_json_bytes: usize,
     /// Size of the `data` chunks a raw upload is cut into.
     pub chunk_bytes: usize,
+    /// How long a server stream's first message is waited for before the
+    /// response starts: an error in that time is an HTTP error; after it,
+    /// the stream is under way (a watch may send nothing for minutes).
+    pub first_message_wait: std::time::Duration,
 }
 
 impl GatewayConfig {
@@ -55,6 +59,7 @@ impl GatewayConfig {
             server_url: server_url.into(),
             max_json_bytes: 16 << 20,
             chunk_bytes: 1 << 20,
+            first_message_wait: std::time::Duration::from_millis(250),
         }
     }
 }
@@ -409,9 +414,13 @@ async fn server_stream(
         .server_streaming(with_metadata(msg, &md), grpc_path(route), codec)
         .await?;
     let (md, mut stream, _) = resp.into_parts();
-    // The first message decides the status: an error before any output is
-    // an HTTP error, not a 200 with an error line.
-    let first = stream.message().await?;
+    // An error before any output is an HTTP error, not a 200 with an
+    // error line; but a stream that is quiet at first (a watch) starts
+    // anyway. (Streaming::message is cancel-safe: nothing is lost.)
+    let first = match tokio::time::timeout(gw.config.first_message_wait, stream.message()).await {
+        Ok(r) => r?,
+        Err(_) => None,
+    };
     let pool = gw.pool.clone();
     let head = futures::stream::iter(first.map(Ok));
     let rest = futures::stream::unfold(Some(stream), |s| async move {

@@ -121,3 +121,21 @@ def test_async():
                 await s.files.stat("nope")
 
     asyncio.run(main())
+
+
+def test_watch_sees_writes(sbx):
+    import time
+
+    sbx.files.make_dir("watched")
+    seen = []
+    h = sbx.files.watch("watched", seen.append)
+    try:
+        sbx.files.write("watched/a.txt", "x")
+        for _ in range(50):
+            if any(e.path.endswith("/a.txt") and e.type == "write" for e in seen):
+                break
+            time.sleep(0.1)
+        assert any(e.path.endswith("/a.txt") and e.type == "write" for e in seen), seen
+        assert not any(".talon-write-" in e.path for e in seen), seen
+    finally:
+        h.stop()

@@ -81,6 +81,27 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
     await assert.rejects(sbx.files.read("../../etc/passwd"), PermissionDeniedError);
   });
 
+  it("watches a directory", async () => {
+    await sbx.files.makeDir("watched");
+    const ctl = new AbortController();
+    const seen: { type: string; path: string }[] = [];
+    const done = (async () => {
+      try {
+        for await (const e of sbx.files.watch("watched", { signal: ctl.signal })) {
+          seen.push(e);
+          if (e.path.endsWith("/a.txt") && e.type === "write") break;
+        }
+      } catch {
+        /* aborted */
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 200));
+    await sbx.files.write("watched/a.txt", "x");
+    await Promise.race([done, new Promise((r) => setTimeout(r, 5000))]);
+    ctl.abort();
+    assert.ok(seen.some((e) => e.path.endsWith("/a.txt") && e.type === "write"), JSON.stringify(seen));
+  });
+
   it("runs a PTY", async () => {
     let screen = "";
     const p = await sbx.pty.create({ cols: 100, rows: 40, cmd: ["sh"], onData: (d) => (screen += d) });

@@ -20,6 +20,8 @@ const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
 const RESOLVE_NO_SYMLINKS: u64 = 0x04;
 const RESOLVE_BENEATH: u64 = 0x08;
 const RESOLVE_IN_ROOT: u64 = 0x10;
+/// Names of the temp files atomic writes go through; watchers skip them.
+pub const TEMP_PREFIX: &str = ".talon-write-";
 /// Most entries ListDir returns.
 pub const MAX_LIST: usize = 10_000;
 const CHUNK: usize = 256 * 1024;
@@ -354,7 +356,7 @@ impl Files {
             self.open_parent(&t)?
         };
         let tmp = cstr(&format!(
-            ".talon-write-{}-{}",
+            "{TEMP_PREFIX}{}-{}",
             std::process::id(),
             rand_suffix()
         ))?;

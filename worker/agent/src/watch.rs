@@ -106,6 +106,8 @@ fn run(
     tx: mpsc::Sender<Result<pb::WatchDirResponse, Status>>,
 ) {
     let mut buf = vec![0u8; 64 * 1024];
+    // Cookies of temp files moved away: their arrival is a write.
+    let mut temp_moves: std::collections::HashSet<u32> = std::collections::HashSet::new();
     loop {
         if tx.is_closed() {
             return;
@@ -139,6 +141,17 @@ fn run(
             let Some(dir) = dirs.get(&ev.wd).cloned() else {
                 continue;
             };
+            // An atomic write's temp file is not news; its rename into
+            // place is a write of the target.
+            if name.starts_with(crate::files::TEMP_PREFIX) {
+                if ev.mask & libc::IN_MOVED_FROM != 0 {
+                    if temp_moves.len() > 1024 {
+                        temp_moves.clear();
+                    }
+                    temp_moves.insert(ev.cookie);
+                }
+                continue;
+            }
             let path = if name.is_empty() {
                 dir.clone()
             } else {
@@ -168,6 +181,8 @@ fn run(
                 pb::FileEventType::Write
             } else if ev.mask & libc::IN_DELETE != 0 {
                 pb::FileEventType::Remove
+            } else if ev.mask & libc::IN_MOVED_TO != 0 && temp_moves.remove(&ev.cookie) {
+                pb::FileEventType::Write
             } else if ev.mask & (libc::IN_MOVED_FROM | libc::IN_MOVED_TO) != 0 {
                 pb::FileEventType::Rename
             } else if ev.mask & libc::IN_ATTRIB != 0 {

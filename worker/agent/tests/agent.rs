@@ -736,6 +736,39 @@ async fn watch_reports_changes() {
         .unwrap();
     assert!(ev.path.ends_with("/new.txt"), "{ev:?}");
     assert_eq!(ev.r#type, pb::FileEventType::Create as i32);
+    // An atomic write through the API shows as a write of its target,
+    // never as its temp file.
+    let header = pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(pb::write_file_request::Message::Header(
+            pb::WriteFileHeader {
+                path: "api.txt".into(),
+                mode: 0,
+                create_parents: false,
+                no_overwrite: false,
+            },
+        )),
+    };
+    let data = pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(pb::write_file_request::Message::Data(b"y".to_vec())),
+    };
+    a.client
+        .write_file(tokio_stream::iter(vec![header, data]))
+        .await
+        .unwrap();
+    loop {
+        let ev = tokio::time::timeout(Duration::from_secs(5), w.message())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert!(!ev.path.contains(".talon-write-"), "{ev:?}");
+        if ev.path.ends_with("/api.txt") {
+            assert_eq!(ev.r#type, pb::FileEventType::Write as i32, "{ev:?}");
+            break;
+        }
+    }
 }
 
 #[tokio::test]
