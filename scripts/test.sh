@@ -73,7 +73,8 @@ step "cargo test"
 cargo test --workspace
 
 step "talon up for the clients"
-cargo build --quiet --bin talon -p talon-sdk -p talon-conformance
+cargo build --quiet -p talon-server --bin talon
+cargo build --quiet -p talon-sdk -p talon-conformance
 free_port() { .venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 data=$(mktemp -d)
 chmod 711 "$data"
