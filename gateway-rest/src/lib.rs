@@ -28,7 +28,9 @@ use axum::response::{IntoResponse, Response};
 use bytes::Bytes;
 use codec::DynCodec;
 use futures::StreamExt;
-use prost_reflect::{DescriptorPool, DynamicMessage, MessageDescriptor, Value as PValue};
+use prost_reflect::{
+    DescriptorPool, DynamicMessage, MessageDescriptor, ReflectMessage, Value as PValue,
+};
 use routes::{BodyRule, Found, Route};
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -503,6 +505,14 @@ async fn client_stream(
         if msgs.is_empty() {
             msgs.push(transcode::from_json(desc.clone(), Value::Object(binds))?);
         }
+        // An upload given as JSON gets its finish too, unless it has one.
+        if let Some((raw, _)) = transcode::raw_field(&desc)
+            && let Some(fin) = desc.get_field_by_name("finish")
+            && !msgs.iter().any(|m| m.has_field(&fin))
+        {
+            let size = msgs.iter().map(|m| transcode::raw_len(m, &raw)).sum();
+            msgs.extend(transcode::finish_message(&desc, size));
+        }
         let resp = grpc(gw)
             .await?
             .client_streaming(
@@ -535,8 +545,9 @@ async fn client_stream(
             )
             .await
     };
-    // A body that breaks off must not become a short file: the call is
-    // dropped (cancelled), not finished.
+    // A body that breaks off must not become a short file: it gets no
+    // finish message (the agent writes nothing without one), and the call
+    // is answered at once.
     let resp = tokio::select! {
         r = call => r?,
         Ok(why) = failed_rx => {
@@ -550,7 +561,9 @@ async fn client_stream(
 
 /// Reads a raw body into the request stream. With a header, the first
 /// message goes alone; without one, it rides with the first chunk and
-/// every chunk repeats its bindings. A body that fails says so on `failed`.
+/// every chunk repeats its bindings. A whole body ends with the request's
+/// finish message, when it has one; a body that fails says so on `failed`
+/// and sends no finish.
 async fn feed(
     body: Body,
     first: DynamicMessage,
@@ -562,7 +575,7 @@ async fn feed(
 ) {
     let mut body = body.into_data_stream();
     let template = if has_header {
-        DynamicMessage::new(prost_reflect::ReflectMessage::descriptor(&first))
+        DynamicMessage::new(first.descriptor())
     } else {
         first.clone()
     };
@@ -575,9 +588,13 @@ async fn feed(
     }
     let mut buf = bytes::BytesMut::new();
     let mut ended = false;
+    let mut total = 0u64;
     while !ended {
         match body.next().await {
-            Some(Ok(b)) => buf.extend_from_slice(&b),
+            Some(Ok(b)) => {
+                total += b.len() as u64;
+                buf.extend_from_slice(&b);
+            }
             Some(Err(e)) => {
                 let _ = failed.send(e.to_string());
                 return;
@@ -592,5 +609,9 @@ async fn feed(
                 return;
             }
         }
+    }
+    // The body arrived whole: say so (uploads commit only on this).
+    if let Some(fin) = transcode::finish_message(&template.descriptor(), total) {
+        let _ = tx.send(fin).await;
     }
 }

@@ -137,6 +137,30 @@ pub fn raw_field(desc: &MessageDescriptor) -> Option<(FieldDescriptor, bool)> {
     Some((f, header))
 }
 
+/// The closing message of an upload, `finish: {size}`, when the request
+/// has one (WriteFile): the gateway sends it once a body has arrived
+/// whole, so a body that breaks off never looks complete downstream.
+pub fn finish_message(desc: &MessageDescriptor, size: u64) -> Option<DynamicMessage> {
+    let f = desc.get_field_by_name("finish")?;
+    let Kind::Message(fm) = f.kind() else {
+        return None;
+    };
+    let size_field = fm.get_field_by_name("size")?;
+    let mut inner = DynamicMessage::new(fm);
+    inner.set_field(&size_field, prost_reflect::Value::I64(size as i64));
+    let mut m = DynamicMessage::new(desc.clone());
+    m.set_field(&f, prost_reflect::Value::Message(inner));
+    Some(m)
+}
+
+/// The bytes a message carries in its raw field.
+pub fn raw_len(m: &DynamicMessage, raw: &FieldDescriptor) -> u64 {
+    match m.get_field(raw).as_ref() {
+        prost_reflect::Value::Bytes(b) if m.has_field(raw) => b.len() as u64,
+        _ => 0,
+    }
+}
+
 /// The JSON of a message, or an INTERNAL status.
 pub fn json_or_status(m: &DynamicMessage) -> Result<Value, Status> {
     to_json(m).map_err(|e| Status::new(Code::Internal, format!("response to JSON: {e}")))

@@ -211,6 +211,16 @@ async fn the_rest_gateway_end_to_end() {
         .flat_map(|l| b64(&serde_json::from_str::<Value>(l).unwrap()["data"]))
         .collect();
     assert_eq!(joined, blob);
+    // A client stream as a JSON array of messages; the gateway adds the
+    // upload's finish.
+    let (st, body) = api
+        .json(
+            M::POST,
+            &format!("/v1/sandboxes/{id}/files:write"),
+            Some(json!([{"header": {"path": "j.txt"}}, {"data": "aGk="}])),
+        )
+        .await;
+    assert_eq!((st, &body["info"]["size"]), (200, &json!("2")), "{body}");
     // A download of nothing is a 404, not a 200 with an error line.
     let (st, body) = api
         .json(

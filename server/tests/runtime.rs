@@ -193,6 +193,10 @@ async fn real_sandbox(runtime: &str) {
             sandbox_id: id.clone(),
             message: Some(W::Data(b"kept".to_vec())),
         },
+        pb::WriteFileRequest {
+            sandbox_id: id.clone(),
+            message: Some(W::Finish(pb::WriteFileFinish { size: 4 })),
+        },
     ];
     fs.write_file(tokio_stream::iter(msgs)).await.unwrap();
     let (out, _, _) = exec(&mut procs, &id, &["cat", "/workspace/notes/a.txt"]).await;

@@ -247,6 +247,10 @@ async fn escape_fs_api_stays_inside() {
                 sandbox_id: String::new(),
                 message: Some(W::Data(b"x".to_vec())),
             },
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Finish(pb::WriteFileFinish { size: 1 })),
+            },
         ];
         let _ = s.agent.write_file(tokio_stream::iter(msgs)).await;
     }
@@ -292,6 +296,12 @@ async fn files_100_mib_round_trip_with_the_same_sha256() {
             message: Some(W::Data(c.to_vec())),
         });
     }
+    msgs.push(pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Finish(pb::WriteFileFinish {
+            size: data.len() as i64,
+        })),
+    });
     let info = s
         .agent
         .write_file(tokio_stream::iter(msgs))

@@ -691,6 +691,13 @@ impl Files<'_> {
             sandbox_id: String::new(),
             message: Some(M::Data(c.to_vec())),
         }));
+        // Only a finished upload is written.
+        msgs.push(pb::WriteFileRequest {
+            sandbox_id: String::new(),
+            message: Some(M::Finish(pb::WriteFileFinish {
+                size: data.len() as i64,
+            })),
+        });
         let r = self
             .s
             .client

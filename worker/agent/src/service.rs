@@ -428,16 +428,40 @@ impl SandboxAgentService for Agent {
             ));
         };
         let mut w = self.files.begin_write(&h)?;
-        while let Some(msg) = s.message().await? {
-            match msg.message {
-                Some(W::Data(d)) => w.write(&d)?,
-                Some(W::Header(_)) => {
-                    return Err(Status::invalid_argument(
-                        "only the first message is a header",
+        // Only an explicit finish commits: a stream that just ends may be
+        // a cancelled one (proxies turn a reset into a clean end), and a
+        // short file must never replace the real one.
+        let mut received: i64 = 0;
+        let finish = loop {
+            match s.message().await? {
+                Some(msg) => match msg.message {
+                    Some(W::Data(d)) => {
+                        received += d.len() as i64;
+                        w.write(&d)?;
+                    }
+                    Some(W::Finish(f)) => break f,
+                    Some(W::Header(_)) => {
+                        return Err(Status::invalid_argument(
+                            "only the first message is a header",
+                        ));
+                    }
+                    None => {}
+                },
+                None => {
+                    return Err(Status::aborted(
+                        "the upload ended without its finish message; nothing was written",
                     ));
                 }
-                None => {}
             }
+        };
+        if s.message().await?.is_some() {
+            return Err(Status::invalid_argument("nothing may follow the finish"));
+        }
+        if finish.size != received {
+            return Err(Status::invalid_argument(format!(
+                "the finish says {} bytes, {received} arrived; nothing was written",
+                finish.size
+            )));
         }
         let info = tokio::task::spawn_blocking(move || w.commit())
             .await

@@ -473,6 +473,12 @@ async fn write(
             message: Some(W::Data(c.to_vec())),
         });
     }
+    msgs.push(pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Finish(pb::WriteFileFinish {
+            size: data.len() as i64,
+        })),
+    });
     a.client
         .write_file(tokio_stream::iter(msgs))
         .await
@@ -714,6 +720,55 @@ async fn traversal_and_symlink_escapes_are_refused() {
     assert!(outside.exists());
 }
 
+/// An upload that ends without its finish (or whose finish disagrees with
+/// what arrived) writes nothing, and leaves the old file as it was.
+#[tokio::test]
+async fn only_a_finished_upload_is_written() {
+    use pb::write_file_request::Message as W;
+    let mut a = Agent::start().await;
+    write(&mut a, "kept.txt", b"original", false).await.unwrap();
+    let header = || pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Header(pb::WriteFileHeader {
+            path: "kept.txt".into(),
+            mode: 0,
+            create_parents: false,
+            no_overwrite: false,
+        })),
+    };
+    let data = || pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Data(b"short".to_vec())),
+    };
+    let finish = |size| pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Finish(pb::WriteFileFinish { size })),
+    };
+    for (msgs, want) in [
+        (vec![header(), data()], Code::Aborted),
+        (vec![header()], Code::Aborted),
+        (vec![header(), data(), finish(99)], Code::InvalidArgument),
+        (
+            vec![header(), data(), finish(5), data()],
+            Code::InvalidArgument,
+        ),
+    ] {
+        let e = a
+            .client
+            .write_file(tokio_stream::iter(msgs))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), want, "{e:?}");
+        assert_eq!(std::fs::read(a.ws().join("kept.txt")).unwrap(), b"original");
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(a.ws())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".talon-write-"))
+        .collect();
+    assert!(leftovers.is_empty(), "temp files left: {leftovers:?}");
+}
+
 #[tokio::test]
 async fn watch_reports_changes() {
     let mut a = Agent::start().await;
@@ -754,7 +809,16 @@ async fn watch_reports_changes() {
         message: Some(pb::write_file_request::Message::Data(b"y".to_vec())),
     };
     a.client
-        .write_file(tokio_stream::iter(vec![header, data]))
+        .write_file(tokio_stream::iter(vec![
+            header,
+            data,
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(pb::write_file_request::Message::Finish(
+                    pb::WriteFileFinish { size: 1 },
+                )),
+            },
+        ]))
         .await
         .unwrap();
     loop {

@@ -1995,6 +1995,15 @@ type WorkerCapacity struct {
 	Sandboxes *string `json:"sandboxes,omitempty"`
 }
 
+// WriteFileFinish The last message of a WriteFile stream. A stream that ends without it
+//
+//	(a client that went away: proxies may turn a cancelled stream into a
+//	clean end) writes nothing.
+type WriteFileFinish struct {
+	// Size Bytes of data sent; the write fails unless exactly this many arrived.
+	Size *string `json:"size,omitempty"`
+}
+
 // WriteFileHeader The header of a WriteFile stream.
 type WriteFileHeader struct {
 	// CreateParents Create missing parent directories.
@@ -2010,10 +2019,13 @@ type WriteFileHeader struct {
 	Path *string `json:"path,omitempty"`
 }
 
-// WriteFileRequest Request for WriteFile.
+// WriteFileRequest Request for WriteFile: a header, data messages, then the finish.
 type WriteFileRequest struct {
 	// Data File content.
 	Data *string `json:"data,omitempty"`
+
+	// Finish Last message only.
+	Finish *WriteFileFinish `json:"finish,omitempty"`
 
 	// Header First message only.
 	Header *WriteFileHeader `json:"header,omitempty"`
@@ -3108,14 +3120,20 @@ type ClientInterface interface {
 	// with any type of body and a specified content type.
 	//
 	// Writes a file atomically: a temp file, fsync, then rename. The first
-	//  message carries the header, the rest carry data.
+	//  message carries the header, then data, then the finish (with the byte
+	//  count); without the finish nothing is written. Over REST, a raw
+	//  `application/octet-stream` body is the data, and the gateway sends the
+	//  finish when the body is complete.
 	FilesystemServiceWriteFileWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// FilesystemServiceWriteFile performs a POST /v1/sandboxes/{sandboxId}/files:write (the `FilesystemServiceWriteFile` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Writes a file atomically: a temp file, fsync, then rename. The first
-	//  message carries the header, the rest carry data.
+	//  message carries the header, then data, then the finish (with the byte
+	//  count); without the finish nothing is written. Over REST, a raw
+	//  `application/octet-stream` body is the data, and the gateway sends the
+	//  finish when the body is complete.
 	FilesystemServiceWriteFile(ctx context.Context, sandboxId string, body FilesystemServiceWriteFileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServiceUpdateNetworkPolicyWithBody performs a PATCH /v1/sandboxes/{sandboxId}/network-policy (the `SandboxServiceUpdateNetworkPolicy` operationId) request,
@@ -4210,7 +4228,10 @@ func (c *Client) FilesystemServiceWatchDir(ctx context.Context, sandboxId string
 //
 // Writes a file atomically: a temp file, fsync, then rename. The first
 //
-//	message carries the header, the rest carry data.
+//	message carries the header, then data, then the finish (with the byte
+//	count); without the finish nothing is written. Over REST, a raw
+//	`application/octet-stream` body is the data, and the gateway sends the
+//	finish when the body is complete.
 func (c *Client) FilesystemServiceWriteFileWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewFilesystemServiceWriteFileRequestWithBody(c.Server, sandboxId, contentType, body)
 	if err != nil {
@@ -4228,7 +4249,10 @@ func (c *Client) FilesystemServiceWriteFileWithBody(ctx context.Context, sandbox
 //
 // Writes a file atomically: a temp file, fsync, then rename. The first
 //
-//	message carries the header, the rest carry data.
+//	message carries the header, then data, then the finish (with the byte
+//	count); without the finish nothing is written. Over REST, a raw
+//	`application/octet-stream` body is the data, and the gateway sends the
+//	finish when the body is complete.
 func (c *Client) FilesystemServiceWriteFile(ctx context.Context, sandboxId string, body FilesystemServiceWriteFileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewFilesystemServiceWriteFileRequest(c.Server, sandboxId, body)
 	if err != nil {
@@ -9718,7 +9742,10 @@ type ClientWithResponsesInterface interface {
 	// with any type of body and a specified content type.
 	//
 	// Writes a file atomically: a temp file, fsync, then rename. The first
-	//  message carries the header, the rest carry data.
+	//  message carries the header, then data, then the finish (with the byte
+	//  count); without the finish nothing is written. Over REST, a raw
+	//  `application/octet-stream` body is the data, and the gateway sends the
+	//  finish when the body is complete.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	FilesystemServiceWriteFileWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FilesystemServiceWriteFileResponse, error)
@@ -9727,7 +9754,10 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Writes a file atomically: a temp file, fsync, then rename. The first
-	//  message carries the header, the rest carry data.
+	//  message carries the header, then data, then the finish (with the byte
+	//  count); without the finish nothing is written. Over REST, a raw
+	//  `application/octet-stream` body is the data, and the gateway sends the
+	//  finish when the body is complete.
 	FilesystemServiceWriteFileWithResponse(ctx context.Context, sandboxId string, body FilesystemServiceWriteFileJSONRequestBody, reqEditors ...RequestEditorFn) (*FilesystemServiceWriteFileResponse, error)
 
 	// SandboxServiceUpdateNetworkPolicyWithBodyWithResponse performs a PATCH /v1/sandboxes/{sandboxId}/network-policy (the `SandboxServiceUpdateNetworkPolicy` operationId) request,
@@ -14167,7 +14197,10 @@ func (c *ClientWithResponses) FilesystemServiceWatchDirWithResponse(ctx context.
 //
 // Writes a file atomically: a temp file, fsync, then rename. The first
 //
-//	message carries the header, the rest carry data.
+//	message carries the header, then data, then the finish (with the byte
+//	count); without the finish nothing is written. Over REST, a raw
+//	`application/octet-stream` body is the data, and the gateway sends the
+//	finish when the body is complete.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) FilesystemServiceWriteFileWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FilesystemServiceWriteFileResponse, error) {
@@ -14183,7 +14216,10 @@ func (c *ClientWithResponses) FilesystemServiceWriteFileWithBodyWithResponse(ctx
 //
 // Writes a file atomically: a temp file, fsync, then rename. The first
 //
-//	message carries the header, the rest carry data.
+//	message carries the header, then data, then the finish (with the byte
+//	count); without the finish nothing is written. Over REST, a raw
+//	`application/octet-stream` body is the data, and the gateway sends the
+//	finish when the body is complete.
 func (c *ClientWithResponses) FilesystemServiceWriteFileWithResponse(ctx context.Context, sandboxId string, body FilesystemServiceWriteFileJSONRequestBody, reqEditors ...RequestEditorFn) (*FilesystemServiceWriteFileResponse, error) {
 	rsp, err := c.FilesystemServiceWriteFile(ctx, sandboxId, body, reqEditors...)
 	if err != nil {

@@ -519,7 +519,10 @@ export interface paths {
         put?: never;
         /**
          * @description Writes a file atomically: a temp file, fsync, then rename. The first
-         *      message carries the header, the rest carry data.
+         *      message carries the header, then data, then the finish (with the byte
+         *      count); without the finish nothing is written. Over REST, a raw
+         *      `application/octet-stream` body is the data, and the gateway sends the
+         *      finish when the body is complete.
          */
         post: operations["FilesystemService_WriteFile"];
         delete?: never;
@@ -2390,6 +2393,15 @@ export interface components {
             /** @description Sandboxes. */
             sandboxes?: string;
         };
+        /**
+         * @description The last message of a WriteFile stream. A stream that ends without it
+         *      (a client that went away: proxies may turn a cancelled stream into a
+         *      clean end) writes nothing.
+         */
+        WriteFileFinish: {
+            /** @description Bytes of data sent; the write fails unless exactly this many arrived. */
+            size?: string;
+        };
         /** @description The header of a WriteFile stream. */
         WriteFileHeader: {
             /** @description Create missing parent directories. */
@@ -2404,10 +2416,12 @@ export interface components {
             /** @description The file. */
             path?: string;
         };
-        /** @description Request for WriteFile. */
+        /** @description Request for WriteFile: a header, data messages, then the finish. */
         WriteFileRequest: {
             /** @description File content. */
             data?: string;
+            /** @description Last message only. */
+            finish?: components["schemas"]["WriteFileFinish"];
             /** @description First message only. */
             header?: components["schemas"]["WriteFileHeader"];
             /** @description The sandbox; required on the first message. */

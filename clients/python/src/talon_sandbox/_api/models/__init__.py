@@ -157,6 +157,7 @@ from .who_am_i_response_role import WhoAmIResponseRole
 from .worker import Worker
 from .worker_capacity import WorkerCapacity
 from .worker_state import WorkerState
+from .write_file_finish import WriteFileFinish
 from .write_file_header import WriteFileHeader
 from .write_file_request import WriteFileRequest
 from .write_file_response import WriteFileResponse
@@ -313,6 +314,7 @@ __all__ = (
     "Worker",
     "WorkerCapacity",
     "WorkerState",
+    "WriteFileFinish",
     "WriteFileHeader",
     "WriteFileRequest",
     "WriteFileResponse",

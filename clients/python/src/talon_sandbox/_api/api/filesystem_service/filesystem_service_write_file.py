@@ -74,7 +74,10 @@ def sync_detailed(
     body: list[WriteFileRequest] | WriteFileRequest | str | Unset = UNSET,
 ) -> Response[Status | WriteFileResponse]:
     """Writes a file atomically: a temp file, fsync, then rename. The first
-     message carries the header, the rest carry data.
+     message carries the header, then data, then the finish (with the byte
+     count); without the finish nothing is written. Over REST, a raw
+     `application/octet-stream` body is the data, and the gateway sends the
+     finish when the body is complete.
 
     Args:
         sandbox_id (str):
@@ -108,7 +111,10 @@ def sync(
     body: list[WriteFileRequest] | WriteFileRequest | str | Unset = UNSET,
 ) -> Status | WriteFileResponse | None:
     """Writes a file atomically: a temp file, fsync, then rename. The first
-     message carries the header, the rest carry data.
+     message carries the header, then data, then the finish (with the byte
+     count); without the finish nothing is written. Over REST, a raw
+     `application/octet-stream` body is the data, and the gateway sends the
+     finish when the body is complete.
 
     Args:
         sandbox_id (str):
@@ -137,7 +143,10 @@ async def asyncio_detailed(
     body: list[WriteFileRequest] | WriteFileRequest | str | Unset = UNSET,
 ) -> Response[Status | WriteFileResponse]:
     """Writes a file atomically: a temp file, fsync, then rename. The first
-     message carries the header, the rest carry data.
+     message carries the header, then data, then the finish (with the byte
+     count); without the finish nothing is written. Over REST, a raw
+     `application/octet-stream` body is the data, and the gateway sends the
+     finish when the body is complete.
 
     Args:
         sandbox_id (str):
@@ -169,7 +178,10 @@ async def asyncio(
     body: list[WriteFileRequest] | WriteFileRequest | str | Unset = UNSET,
 ) -> Status | WriteFileResponse | None:
     """Writes a file atomically: a temp file, fsync, then rename. The first
-     message carries the header, the rest carry data.
+     message carries the header, then data, then the finish (with the byte
+     count); without the finish nothing is written. Over REST, a raw
+     `application/octet-stream` body is the data, and the gateway sends the
+     finish when the body is complete.
 
     Args:
         sandbox_id (str):
