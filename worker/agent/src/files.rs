@@ -130,24 +130,18 @@ impl Files {
         if path.contains('\0') {
             return Err(Status::invalid_argument("path contains NUL"));
         }
-        let (base, resolve, rel, shown) = if let Some(abs) = path.strip_prefix('/') {
+        let absolute = path.starts_with('/');
+        let (base, resolve, rel) = if let Some(abs) = path.strip_prefix('/') {
             (
                 self.root_fd.as_raw_fd(),
                 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
                 abs,
-                path.to_string(),
             )
         } else {
-            let shown = if path.is_empty() {
-                self.workspace.display().to_string()
-            } else {
-                self.workspace.join(path).display().to_string()
-            };
             (
                 self.workspace_fd.as_raw_fd(),
                 RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
                 path,
-                shown,
             )
         };
         // "dir/." and "." name the directory itself.
@@ -158,6 +152,11 @@ impl Files {
         if rel == "." {
             rel = "";
         }
+        let shown = match (absolute, rel.is_empty()) {
+            (true, _) => format!("/{rel}"),
+            (false, true) => self.workspace.display().to_string(),
+            (false, false) => self.workspace.join(rel).display().to_string(),
+        };
         if rel.is_empty() {
             return Ok(Target {
                 base,

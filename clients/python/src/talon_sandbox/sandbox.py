@@ -189,13 +189,16 @@ class Commands:
 
 
 class WatchHandle:
-    def __init__(self, resp_ctx: Any, thread: threading.Thread) -> None:
-        self._ctx = resp_ctx
+    """A running watch; `stop()` ends it. It holds the stream's context:
+    were that collected, the response would close under the reader."""
+
+    def __init__(self, ctx: Any, thread: threading.Thread) -> None:
+        self._ctx = ctx
         self._thread = thread
 
     def stop(self) -> None:
         try:
-            self._ctx.close()
+            self._ctx.__exit__(None, None, None)
         except Exception:
             pass
 
@@ -269,7 +272,7 @@ class Files:
 
         t = threading.Thread(target=read, daemon=True)
         t.start()
-        return WatchHandle(resp, t)
+        return WatchHandle(ctx, t)
 
 
 class PtyHandle(CommandHandle):
