@@ -91,6 +91,7 @@ pub fn convert(
     });
     doc["security"] = json!([{"bearer": []}]);
     rename_dotted_params(&mut doc);
+    drop_unserved(&mut doc);
     let paths = doc["paths"]
         .as_object_mut()
         .ok_or_else(|| anyhow::anyhow!("no paths in the generated document"))?;
@@ -172,6 +173,30 @@ fn rename_dotted_params(doc: &mut Value) {
             }
         }
         paths.insert(new_path, item);
+    }
+}
+
+/// Paths of services the server does not serve yet go (see
+/// `routes::NOT_YET_SERVED`), and tags with no path left with them.
+fn drop_unserved(doc: &mut Value) {
+    let unserved: Vec<String> = crate::routes::NOT_YET_SERVED
+        .iter()
+        .map(|s| s.trim_start_matches("talon.v1.").to_string())
+        .collect();
+    let served_op = |op: &Value| {
+        let id = op["operationId"].as_str().unwrap_or("");
+        !unserved.iter().any(|s| id.starts_with(&format!("{s}_")))
+    };
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for item in paths.values_mut() {
+            if let Some(ops) = item.as_object_mut() {
+                ops.retain(|_, op| served_op(op));
+            }
+        }
+        paths.retain(|_, item| item.as_object().is_some_and(|o| !o.is_empty()));
+    }
+    if let Some(tags) = doc["tags"].as_array_mut() {
+        tags.retain(|t| !unserved.iter().any(|s| t["name"] == s.as_str()));
     }
 }
 

@@ -5,6 +5,12 @@
 
 use prost_reflect::{DescriptorPool, DynamicMessage, MethodDescriptor, Value};
 
+/// Services in the contract that the control plane does not serve yet:
+/// they get no route and no place in the OpenAPI document (gRPC
+/// reflection leaves them out the same way). A server test keeps this
+/// list and the served services together.
+pub const NOT_YET_SERVED: &[&str] = &["talon.v1.BrowserService", "talon.v1.AgentService"];
+
 /// One segment of a path template.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Segment {
@@ -185,7 +191,10 @@ pub fn table(pool: &DescriptorPool) -> anyhow::Result<Vec<Route>> {
         "the descriptor set has no google.api.http"
     );
     let mut routes = Vec::new();
-    for svc in pool.services().filter(|s| s.package_name() == "talon.v1") {
+    for svc in pool
+        .services()
+        .filter(|s| s.package_name() == "talon.v1" && !NOT_YET_SERVED.contains(&s.full_name()))
+    {
         for m in svc.methods() {
             for (verb, path, body) in bindings(&m) {
                 let template = Template::parse(&path)
@@ -263,7 +272,7 @@ mod tests {
         let routes = table(&pool).unwrap();
         let rpcs: usize = pool
             .services()
-            .filter(|s| s.package_name() == "talon.v1")
+            .filter(|s| s.package_name() == "talon.v1" && !NOT_YET_SERVED.contains(&s.full_name()))
             .map(|s| s.methods().len())
             .sum();
         assert!(

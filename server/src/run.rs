@@ -55,6 +55,26 @@ pub struct Started {
     pub grpc: tokio::task::JoinHandle<anyhow::Result<()>>,
 }
 
+/// The services this server serves, and so advertises by reflection; the
+/// descriptor set also holds the internal agent protocol and services of
+/// later issues (see talon_gateway::routes::NOT_YET_SERVED).
+pub const SERVED: &[&str] = &[
+    "grpc.health.v1.Health",
+    "talon.v1.SandboxService",
+    "talon.v1.AuthService",
+    "talon.v1.TenantService",
+    "talon.v1.AdminService",
+    "talon.v1.SecretService",
+    "talon.v1.ImageService",
+    "talon.v1.PreviewService",
+    "talon.v1.ProcessService",
+    "talon.v1.PtyService",
+    "talon.v1.FilesystemService",
+    "talon.worker.v1.WorkerControlService",
+    "grpc.reflection.v1.ServerReflection",
+    "grpc.reflection.v1alpha.ServerReflection",
+];
+
 /// CORS for gRPC-web from the configured browser origins (none: the
 /// layer adds nothing, and browsers keep to their same-origin rule).
 fn grpc_web_cors(origins: &[String]) -> anyhow::Result<tower_http::cors::CorsLayer> {
@@ -151,30 +171,13 @@ pub async fn start(
     health
         .set_serving::<SandboxServiceServer<api::sandbox::SandboxApi>>()
         .await;
-    // Advertise only the services this server serves; the descriptor set
-    // also holds the internal agent protocol and services of later issues.
-    let served = [
-        "grpc.health.v1.Health",
-        "talon.v1.SandboxService",
-        "talon.v1.AuthService",
-        "talon.v1.TenantService",
-        "talon.v1.AdminService",
-        "talon.v1.SecretService",
-        "talon.v1.ImageService",
-        "talon.v1.PreviewService",
-        "talon.v1.ProcessService",
-        "talon.v1.PtyService",
-        "talon.v1.FilesystemService",
-        "talon.worker.v1.WorkerControlService",
-        "grpc.reflection.v1.ServerReflection",
-        "grpc.reflection.v1alpha.ServerReflection",
-    ];
+    let served = SERVED;
     let reflection = || {
         let mut b = tonic_reflection::server::Builder::configure()
             .register_encoded_file_descriptor_set(talon_proto::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET);
         for s in served {
-            b = b.with_service_name(s);
+            b = b.with_service_name(*s);
         }
         b
     };
@@ -259,4 +262,28 @@ pub async fn start(
         worker_token,
         grpc,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    /// Every public service is either served here or on the gateway's list
+    /// of services not served yet, never both: the REST surface, the
+    /// OpenAPI document and reflection agree.
+    #[test]
+    fn served_and_not_yet_served_cover_the_contract() {
+        let fds: prost_types::FileDescriptorSet =
+            prost::Message::decode(talon_proto::FILE_DESCRIPTOR_SET).unwrap();
+        let unserved = talon_gateway::routes::NOT_YET_SERVED;
+        for f in fds.file.iter().filter(|f| f.package() == "talon.v1") {
+            for svc in &f.service {
+                let name = format!("talon.v1.{}", svc.name());
+                let served = super::SERVED.contains(&name.as_str());
+                assert!(
+                    served != unserved.contains(&name.as_str()),
+                    "{name}: served {served}, on NOT_YET_SERVED {}",
+                    unserved.contains(&name.as_str())
+                );
+            }
+        }
+    }
 }

@@ -60,9 +60,10 @@ impl SandboxService for SandboxApi {
         let p = principal(&req)?;
         let r = req.into_inner();
         let n = new_sandbox(r.sandbox.unwrap_or_default())?;
-        let wait = match &r.wait_timeout {
-            Some(d) => duration(d)?,
-            None => self.0.config.default_wait_timeout,
+        // An unset or zero wait_timeout takes the default.
+        let wait = match r.wait_timeout.as_ref().map(duration).transpose()? {
+            Some(d) if !d.is_zero() => d,
+            _ => self.0.config.default_wait_timeout,
         };
         if wait > self.0.config.max_wait_timeout {
             return Err(Error::InvalidArgument(format!(

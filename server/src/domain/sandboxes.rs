@@ -291,16 +291,21 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
         memory_mib: n.memory_mib,
         sandboxes: 1,
     };
+    // No worker at all is an outage (UNAVAILABLE, retry); workers that are
+    // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
     let worker = scheduler::place(&cands, &req).ok_or_else(|| {
-        Error::Unavailable(if cands.is_empty() {
-            if app.hub.connected().is_empty() {
+        if cands.is_empty() {
+            Error::Unavailable(if app.hub.connected().is_empty() {
                 "no worker is connected".to_string()
             } else {
                 format!("no connected, undrained worker holds image {:?}", n.image)
-            }
+            })
         } else {
-            "no worker has capacity for this sandbox".to_string()
-        })
+            Error::ResourceExhausted(
+                "no worker has capacity for this sandbox; delete or stop sandboxes, or add workers"
+                    .to_string(),
+            )
+        }
     })?;
     let now = now_ms();
     let row = sandbox::ActiveModel {
