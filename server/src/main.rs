@@ -108,14 +108,57 @@ struct HostArgs {
     /// Most bytes an imported image may unpack to (and an uploaded archive may have).
     #[arg(long, env = "TALON_MAX_IMAGE_BYTES", default_value_t = 32 << 30)]
     max_image_bytes: u64,
+    /// Sandbox networking: bridge (a veth per sandbox, NAT, egress policies in nftables) or none (lo only).
+    #[arg(long, env = "TALON_NETWORK", default_value = "bridge", value_parser = ["bridge", "none"])]
+    network: String,
+    /// The sandbox bridge, also the name of the worker's nftables tables (at most 8 characters).
+    #[arg(long, env = "TALON_BRIDGE", default_value = "talon0")]
+    bridge: String,
+    /// The sandbox address pool; its first address is the gateway and the sandboxes' DNS server.
+    #[arg(long, env = "TALON_SANDBOX_CIDR", default_value = "10.88.0.0/16")]
+    sandbox_cidr: ipnet::Ipv4Net,
+    /// Where the sandbox resolver forwards (IP or IP:PORT) [default: the host's first nameserver].
+    #[arg(long, env = "TALON_DNS_UPSTREAM")]
+    dns_upstream: Option<String>,
+    /// Destinations no sandbox may reach, besides the built-in list and the server's addresses; repeatable.
+    #[arg(long = "egress-deny", env = "TALON_EGRESS_DENY", value_delimiter = ',')]
+    egress_deny: Vec<ipnet::IpNet>,
+    /// The shortest time an allowlisted name's resolved address stays allowed, in seconds.
+    #[arg(long, env = "TALON_DNS_PIN_MIN_TTL_SECS", default_value_t = 60)]
+    dns_pin_min_ttl_secs: u64,
 }
 
 impl HostArgs {
-    fn options(&self) -> talon_worker::host::HostOptions {
-        talon_worker::host::HostOptions {
+    fn options(&self) -> anyhow::Result<talon_worker::host::HostOptions> {
+        let network = if self.network == "none" {
+            None
+        } else {
+            let dns_upstream = match &self.dns_upstream {
+                None => None,
+                Some(u) => Some(match u.parse::<SocketAddr>() {
+                    Ok(a) => a,
+                    Err(_) => SocketAddr::new(
+                        u.parse().map_err(|_| {
+                            anyhow::anyhow!("--dns-upstream {u:?}: not an IP or IP:PORT")
+                        })?,
+                        53,
+                    ),
+                }),
+            };
+            Some(talon_worker::net::NetOptions {
+                bridge: self.bridge.clone(),
+                cidr: self.sandbox_cidr,
+                dns_upstream,
+                deny: self.egress_deny.clone(),
+                pin_floor: std::time::Duration::from_secs(self.dns_pin_min_ttl_secs),
+                mtu: None,
+            })
+        };
+        Ok(talon_worker::host::HostOptions {
             rootfs_mode: self.rootfs,
             max_image_bytes: self.max_image_bytes,
-        }
+            network,
+        })
     }
 }
 
@@ -304,7 +347,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             runtime: args.runtime.clone(),
             agent_path: args.agent_path.clone(),
             data_listen: "127.0.0.1:0".parse().expect("addr"),
-            host: args.host.options(),
+            host: args.host.options()?,
         };
         let stop = stop.clone();
         tokio::spawn(async move {
@@ -352,7 +395,7 @@ async fn run() -> anyhow::Result<()> {
                 runtime: a.runtime,
                 agent_path: a.agent_path,
                 data_listen: a.data_listen,
-                host: a.host.options(),
+                host: a.host.options()?,
             };
             talon_worker::run(wc, shutdown_signal()).await
         }

@@ -355,6 +355,18 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         .uid_mappings(vec![map(b.uid_base)?])
         .gid_mappings(vec![map(b.uid_base)?])
         .namespaces(namespaces)
+        // Per-namespace: ping without raw sockets, and dev servers on low
+        // ports as any user (the sandbox's own netns, nobody else's).
+        .sysctl(std::collections::HashMap::from([
+            (
+                "net.ipv4.ping_group_range".to_string(),
+                format!("0 {}", ID_RANGE - 1),
+            ),
+            (
+                "net.ipv4.ip_unprivileged_port_start".to_string(),
+                "0".to_string(),
+            ),
+        ]))
         .resources(resources)
         .cgroups_path(PathBuf::from(format!("/talon/{}", b.sandbox_id)))
         .seccomp(crate::seccomp::profile())

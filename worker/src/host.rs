@@ -5,6 +5,7 @@
 use crate::bundle::{self, BundleSpec, Layout, Limits, RootKind};
 use crate::image::archive::ImageConfig;
 use crate::image::{HOST_IMAGE, ImageStore};
+use crate::net::{Egress, NetOptions, Network};
 use crate::rootfs::{self, RootfsMode};
 use crate::runtime::{ContainerStatus, Runtime};
 use serde::{Deserialize, Serialize};
@@ -34,6 +35,9 @@ pub struct Held {
     /// so it restarts, and its layers stay, after the image is deleted.
     #[serde(default)]
     pub image: Option<HeldImage>,
+    /// Its egress policy; what it was created with until changed.
+    #[serde(default)]
+    pub egress: Option<Egress>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -61,6 +65,9 @@ pub struct HostOptions {
     pub rootfs_mode: RootfsMode,
     /// Most bytes an imported image may unpack to.
     pub max_image_bytes: u64,
+    /// Sandbox networking; None gives sandboxes loopback only. The worker
+    /// enables it at start ([`SandboxHost::enable_network`]).
+    pub network: Option<NetOptions>,
 }
 
 impl Default for HostOptions {
@@ -68,6 +75,7 @@ impl Default for HostOptions {
         HostOptions {
             rootfs_mode: RootfsMode::Overlay,
             max_image_bytes: 32 << 30,
+            network: None,
         }
     }
 }
@@ -80,6 +88,8 @@ pub struct SandboxHost {
     rootfs_mode: RootfsMode,
     /// One lock per sandbox, so commands for one sandbox run in order.
     locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
+    /// Sandbox networking, once enabled; without it sandboxes have lo only.
+    net: std::sync::OnceLock<Arc<Network>>,
 }
 
 fn valid_id(id: &str) -> bool {
@@ -123,7 +133,73 @@ impl SandboxHost {
             images: Arc::new(images),
             rootfs_mode: opts.rootfs_mode,
             locks: Mutex::new(HashMap::new()),
+            net: std::sync::OnceLock::new(),
         })
+    }
+
+    /// Gives sandboxes a network: sets up the bridge, the tables and the
+    /// resolver, re-attaches the sandboxes held here (a restarted worker)
+    /// and removes links and rules that no held sandbox owns.
+    pub async fn enable_network(&self, opts: NetOptions) -> anyhow::Result<Arc<Network>> {
+        anyhow::ensure!(self.net.get().is_none(), "the network is already enabled");
+        let net = Network::start(opts).await?;
+        let _ = self.net.set(net.clone());
+        let mut keep = HashMap::new();
+        for h in self.all_held() {
+            if h.state != "running" && h.state != "paused" {
+                continue;
+            }
+            let lock = self.lock(&h.sandbox_id).await;
+            let _g = lock.lock().await;
+            let egress = h.egress.clone().unwrap_or(Egress::Open);
+            match self.runtime.state(&h.sandbox_id).await {
+                Ok(Some((_, pid))) if pid > 0 => {
+                    if let Err(e) = net.adopt(&h.sandbox_id, h.slot, pid, &egress).await {
+                        tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not re-attach the sandbox's network");
+                    }
+                    keep.insert(h.sandbox_id.clone(), h.slot);
+                }
+                _ => {}
+            }
+        }
+        net.sweep(&keep).await?;
+        Ok(net)
+    }
+
+    pub fn network(&self) -> Option<&Arc<Network>> {
+        self.net.get()
+    }
+
+    /// Replaces a sandbox's egress policy; a running or paused sandbox
+    /// gets it at once, a stopped one when it starts.
+    pub async fn update_network_policy(
+        &self,
+        id: &str,
+        generation: i64,
+        policy: Egress,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let mut h = self.fenced(id, generation).await?;
+        let old = h.egress.clone().unwrap_or(Egress::Open);
+        let live = h.state == "running" || h.state == "paused";
+        match self.net.get() {
+            Some(net) if live => {
+                let pid = match self.runtime.state(id).await? {
+                    Some((_, pid)) if pid > 0 => pid,
+                    _ => anyhow::bail!("the sandbox's container is gone"),
+                };
+                net.update(id, h.slot, pid, &old, &policy).await?;
+            }
+            Some(_) => {}
+            None if matches!(policy, Egress::Deny | Egress::Sealed) => {}
+            None => anyhow::bail!(
+                "this worker runs sandboxes without a network (--network none): only sealed and deny can be enforced"
+            ),
+        }
+        h.egress = Some(policy);
+        self.save(&h)?;
+        Ok(Self::status(&h, ""))
     }
 
     pub fn images(&self) -> &Arc<ImageStore> {
@@ -260,6 +336,7 @@ impl SandboxHost {
                 Ok(Some(ContainerStatus::Running | ContainerStatus::Paused)) => {}
                 Ok(_) => {
                     let _ = self.runtime.delete(&id).await;
+                    self.detach_network(&h).await;
                     h.state = "failed".into();
                     if self.save(&h).is_ok() {
                         out.push(Self::status(&h, "the sandbox's init process exited"));
@@ -269,6 +346,14 @@ impl SandboxHost {
             }
         }
         out
+    }
+
+    async fn detach_network(&self, h: &Held) {
+        if let Some(net) = self.net.get()
+            && let Err(e) = net.detach(&h.sandbox_id, h.slot).await
+        {
+            tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not remove the sandbox's network");
+        }
     }
 
     fn status(h: &Held, message: &str) -> wpb::SandboxStatus {
@@ -331,8 +416,17 @@ impl SandboxHost {
             slot,
             state: "starting".into(),
             image,
+            egress: Some(Egress::from_proto(spec.network_policy.as_ref())),
         };
-        let prepared = prepare(&layout, uid, spec, h.image.as_ref(), &self.images);
+        let nameserver = self.net.get().map(|n| n.gateway());
+        let prepared = prepare(
+            &layout,
+            uid,
+            spec,
+            h.image.as_ref(),
+            &self.images,
+            nameserver,
+        );
         if let Err(e) = prepared.and_then(|()| self.save(&h)) {
             let _ = self.teardown(id).await;
             return Err(e);
@@ -416,10 +510,19 @@ impl SandboxHost {
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             self.runtime.run(id, &layout.bundle()).await?;
+            if let Some(net) = self.net.get() {
+                let pid = match self.runtime.state(id).await? {
+                    Some((_, pid)) if pid > 0 => pid,
+                    _ => anyhow::bail!("the sandbox's init exited at once"),
+                };
+                let egress = h.egress.clone().unwrap_or(Egress::Open);
+                net.attach(id, h.slot, pid, &egress).await?;
+            }
             wait_for_agent(&layout.socket()).await
         };
         if let Err(e) = started.await {
             let _ = self.runtime.delete(id).await;
+            self.detach_network(&h).await;
             let _ = rootfs::unmount_under(&layout.rootfs());
             h.state = "failed".into();
             self.save(&h)?;
@@ -485,6 +588,7 @@ impl SandboxHost {
         }
         let _ = self.runtime.kill(id, "KILL").await;
         self.runtime.delete(id).await?;
+        self.detach_network(&h).await;
         rootfs::unmount_under(&self.layout(id).rootfs())?;
         h.state = "stopped".into();
         self.save(&h)?;
@@ -532,7 +636,11 @@ impl SandboxHost {
         let _ = self.runtime.kill(id, "KILL").await;
         self.runtime.delete(id).await?;
         let dir = self.layout(id).dir;
-        let image = self.held(id).and_then(|h| h.image);
+        let held = self.held(id);
+        if let Some(h) = &held {
+            self.detach_network(h).await;
+        }
+        let image = held.and_then(|h| h.image);
         // Nothing is removed while anything is mounted under the sandbox.
         rootfs::unmount_under(&dir)?;
         if dir.exists() {
@@ -635,6 +743,7 @@ fn prepare(
     spec: &wpb::SandboxSpec,
     image: Option<&HeldImage>,
     images: &ImageStore,
+    nameserver: Option<std::net::Ipv4Addr>,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(&l.dir)?;
     std::fs::set_permissions(&l.dir, std::fs::Permissions::from_mode(0o711))?;
@@ -658,7 +767,7 @@ fn prepare(
             std::fs::create_dir_all(&etc)?;
             chown(&etc, Some(uid), Some(uid))?;
             std::fs::set_permissions(&etc, std::fs::Permissions::from_mode(0o755))?;
-            write_worker_etc(&etc, uid)?;
+            write_worker_etc(&etc, uid, nameserver)?;
             if !has("tmp") {
                 let tmp = l.upper().join("tmp");
                 std::fs::create_dir_all(&tmp)?;
@@ -668,14 +777,14 @@ fn prepare(
         }
         Some(_) => {
             std::fs::create_dir_all(l.etc())?;
-            write_worker_etc(&l.etc(), uid)?;
+            write_worker_etc(&l.etc(), uid, nameserver)?;
         }
     }
     for (dir, _) in l.private_dirs(kind) {
         std::fs::create_dir_all(&dir)?;
     }
     if kind == RootKind::Host {
-        write_etc(l)?;
+        write_etc(l, nameserver)?;
         for e in bundle::HOST_ETC {
             let inside = l.etc().join(&e[5..]);
             let host = Path::new(e);
@@ -750,9 +859,17 @@ fn prepare_host_root(l: &Layout) -> anyhow::Result<()> {
 }
 
 /// /etc/hosts, /etc/hostname and /etc/resolv.conf, which the worker
-/// provides whatever the image.
-fn write_worker_etc(dir: &Path, uid: u32) -> anyhow::Result<()> {
-    let resolv = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+/// provides whatever the image. With a network, the only name server is
+/// the worker's resolver at the gateway.
+fn write_worker_etc(
+    dir: &Path,
+    uid: u32,
+    nameserver: Option<std::net::Ipv4Addr>,
+) -> anyhow::Result<()> {
+    let resolv = match nameserver {
+        Some(ns) => format!("nameserver {ns}\noptions timeout:2 attempts:2\n"),
+        None => std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default(),
+    };
     for (name, body) in [
         (
             "hosts",
@@ -771,7 +888,7 @@ fn write_worker_etc(dir: &Path, uid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn write_etc(l: &Layout) -> anyhow::Result<()> {
+fn write_etc(l: &Layout, nameserver: Option<std::net::Ipv4Addr>) -> anyhow::Result<()> {
     let etc = l.etc();
     std::fs::write(
         etc.join("passwd"),
@@ -785,7 +902,7 @@ fn write_etc(l: &Layout) -> anyhow::Result<()> {
         etc.join("nsswitch.conf"),
         "passwd: files\ngroup: files\nhosts: files dns\n",
     )?;
-    write_worker_etc(&etc, 0)?;
+    write_worker_etc(&etc, 0, nameserver)?;
     Ok(())
 }
 

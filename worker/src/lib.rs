@@ -13,6 +13,7 @@ pub mod dataplane;
 pub mod host;
 pub mod image;
 pub mod image_api;
+pub mod net;
 pub mod rootfs;
 pub mod runtime;
 pub mod seccomp;
@@ -161,11 +162,14 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
         Action::Pause(_) => result(cmd, host.pause(id, generation).await, None),
         Action::Resume(_) => result(cmd, host.resume(id, generation).await, None),
         Action::Delete(_) => result(cmd, host.delete(id, generation).await, None),
-        Action::UpdateNetworkPolicy(_) => result(
+        Action::UpdateNetworkPolicy(u) => result(
             cmd,
-            Err(anyhow::anyhow!(
-                "egress policies are not enforced by this worker yet; sandboxes have no network but loopback"
-            )),
+            host.update_network_policy(
+                id,
+                generation,
+                net::Egress::from_proto(u.network_policy.as_ref()),
+            )
+            .await,
             None,
         ),
     }
@@ -195,6 +199,26 @@ pub async fn agent_client(
             channel,
         ),
     )
+}
+
+/// The server's addresses, which sandboxes may not reach: what its URL's
+/// host resolves to (loopback is denied anyway).
+async fn server_addresses(url: &str) -> Vec<ipnet::IpNet> {
+    let Ok(uri) = url.parse::<http::Uri>() else {
+        return vec![];
+    };
+    let Some(host) = uri.host() else {
+        return vec![];
+    };
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let port = uri.port_u16().unwrap_or(443);
+    match tokio::net::lookup_host((host, port)).await {
+        Ok(addrs) => addrs.map(|a| ipnet::IpNet::from(a.ip())).collect(),
+        Err(e) => {
+            tracing::warn!(server = %url, error = %e, "could not resolve the server's address for the egress deny list");
+            vec![]
+        }
+    }
 }
 
 fn find_on_path(name: &str) -> Option<PathBuf> {
@@ -256,6 +280,11 @@ pub async fn run(
     let id = worker_id(&config.data_dir)?;
     let host = make_host(&config);
     let mut data_address = String::new();
+    if let (Some(h), Some(net)) = (&host, &config.host.network) {
+        let mut net = net.clone();
+        net.deny.extend(server_addresses(&config.server_url).await);
+        h.enable_network(net).await?;
+    }
     if let Some(h) = &host {
         let listener = tokio::net::TcpListener::bind(config.data_listen).await?;
         data_address = listener.local_addr()?.to_string();

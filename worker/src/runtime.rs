@@ -24,7 +24,11 @@ pub trait Runtime: Send + Sync {
     /// Removes the container (and its cgroup); a missing one is fine.
     async fn delete(&self, id: &str) -> anyhow::Result<()>;
     /// None when the runtime does not know the container.
-    async fn status(&self, id: &str) -> anyhow::Result<Option<ContainerStatus>>;
+    async fn status(&self, id: &str) -> anyhow::Result<Option<ContainerStatus>> {
+        Ok(self.state(id).await?.map(|(s, _)| s))
+    }
+    /// The container's status and the host pid of its init (0 if none).
+    async fn state(&self, id: &str) -> anyhow::Result<Option<(ContainerStatus, u32)>>;
 }
 
 /// How long a container's delete is retried while its cgroup drains.
@@ -161,16 +165,17 @@ impl Runtime for OciCli {
         }
     }
 
-    async fn status(&self, id: &str) -> anyhow::Result<Option<ContainerStatus>> {
+    async fn state(&self, id: &str) -> anyhow::Result<Option<(ContainerStatus, u32)>> {
         match self.cmd(&["state", id], None).await {
             Ok(out) => {
                 let v: serde_json::Value = serde_json::from_str(&out)?;
-                Ok(Some(match v["status"].as_str().unwrap_or("") {
+                let status = match v["status"].as_str().unwrap_or("") {
                     "created" => ContainerStatus::Created,
                     "running" => ContainerStatus::Running,
                     "paused" => ContainerStatus::Paused,
                     _ => ContainerStatus::Stopped,
-                }))
+                };
+                Ok(Some((status, v["pid"].as_u64().unwrap_or(0) as u32)))
             }
             Err(e)
                 if e.to_string().contains("does not exist")

@@ -72,7 +72,11 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
             c.refresh_status()?;
             println!(
                 "{}",
-                serde_json::json!({ "id": id, "status": status_name(c.status()) })
+                serde_json::json!({
+                    "id": id,
+                    "status": status_name(c.status()),
+                    "pid": c.pid().map_or(0, |p| p.as_raw()),
+                })
             );
             Ok(())
         }

@@ -84,6 +84,11 @@ impl Server {
                 .arg(agent_binary())
                 .arg("--http-listen")
                 .arg(format!("127.0.0.1:{h}"));
+            // Servers of one test binary run side by side: only a test
+            // that asks for a network gets one (with its own bridge).
+            if !extra.contains(&"--network") {
+                cmd.arg("--network").arg("none");
+            }
         }
         cmd.arg("--data-dir")
             .arg(dir.path())

@@ -1,0 +1,254 @@
+//! Links, addresses and routes through rtnetlink: the worker's bridge, one
+//! veth pair per sandbox, and the sandbox side configured from inside its
+//! network namespace. Nothing here shells out to `ip`.
+
+use futures::TryStreamExt;
+use rtnetlink::{Handle, LinkBridge, LinkUnspec, LinkVeth, RouteMessageBuilder};
+use std::net::{IpAddr, Ipv4Addr};
+
+const ENODEV: i32 = libc::ENODEV;
+const EEXIST: i32 = libc::EEXIST;
+
+fn errno(e: &rtnetlink::Error) -> Option<i32> {
+    match e {
+        rtnetlink::Error::NetlinkError(m) => m.code.map(|c| -c.get()),
+        _ => None,
+    }
+}
+
+/// A netlink connection in the worker's own namespace.
+pub fn connect() -> anyhow::Result<Handle> {
+    let (conn, handle, _) = rtnetlink::new_connection()?;
+    tokio::spawn(conn);
+    Ok(handle)
+}
+
+/// The index of a link by name, None when there is none.
+pub async fn index_of(h: &Handle, name: &str) -> anyhow::Result<Option<u32>> {
+    let mut s = h.link().get().match_name(name.to_string()).execute();
+    match s.try_next().await {
+        Ok(Some(l)) => Ok(Some(l.header.index)),
+        Ok(None) => Ok(None),
+        Err(e) if errno(&e) == Some(ENODEV) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Names of every link in this namespace that starts with `prefix`.
+pub async fn names_with_prefix(h: &Handle, prefix: &str) -> anyhow::Result<Vec<String>> {
+    use rtnetlink::packet_route::link::LinkAttribute;
+    let links: Vec<_> = h.link().get().execute().try_collect().await?;
+    Ok(links
+        .into_iter()
+        .filter_map(|l| {
+            l.attributes.into_iter().find_map(|a| match a {
+                LinkAttribute::IfName(n) if n.starts_with(prefix) => Some(n),
+                _ => None,
+            })
+        })
+        .collect())
+}
+
+async fn add_address(h: &Handle, index: u32, addr: Ipv4Addr, len: u8) -> anyhow::Result<()> {
+    match h
+        .address()
+        .add(index, IpAddr::V4(addr), len)
+        .execute()
+        .await
+    {
+        Err(e) if errno(&e) == Some(EEXIST) => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// Creates the bridge if it is missing, with the gateway address, and
+/// brings it up. Idempotent: a restarted worker finds it as it was.
+pub async fn ensure_bridge(
+    h: &Handle,
+    name: &str,
+    gateway: Ipv4Addr,
+    prefix_len: u8,
+    mtu: u32,
+) -> anyhow::Result<u32> {
+    if index_of(h, name).await?.is_none() {
+        match h
+            .link()
+            .add(LinkBridge::new(name).mtu(mtu).build())
+            .execute()
+            .await
+        {
+            Err(e) if errno(&e) == Some(EEXIST) => {}
+            r => r?,
+        }
+    }
+    let index = index_of(h, name)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("bridge {name} vanished"))?;
+    add_address(h, index, gateway, prefix_len).await?;
+    h.link()
+        .set(LinkUnspec::new_with_index(index).up().build())
+        .execute()
+        .await?;
+    Ok(index)
+}
+
+/// Removes a link; one that is not there is already removed.
+pub async fn delete(h: &Handle, name: &str) -> anyhow::Result<()> {
+    let Some(index) = index_of(h, name).await? else {
+        return Ok(());
+    };
+    match h.link().del(index).execute().await {
+        Err(e) if errno(&e) == Some(ENODEV) => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// How the sandbox side of a veth is set up.
+#[derive(Clone, Debug)]
+pub struct Inside {
+    pub addr: Ipv4Addr,
+    pub prefix_len: u8,
+    pub gateway: Ipv4Addr,
+    pub mac: [u8; 6],
+    pub mtu: u32,
+}
+
+/// Creates a veth pair, its host end on the bridge, and moves the other
+/// end into the namespace of `pid` as `eth0`, addressed and routed. A
+/// stale host end of the same name is replaced.
+pub async fn attach_veth(
+    h: &Handle,
+    host_name: &str,
+    bridge_index: u32,
+    pid: u32,
+    inside: &Inside,
+) -> anyhow::Result<()> {
+    delete(h, host_name).await?;
+    // The peer's temporary name only lives until it is renamed inside.
+    let peer = format!("{host_name}p");
+    anyhow::ensure!(peer.len() <= 15, "interface name {peer} too long");
+    h.link()
+        .add(LinkVeth::new(host_name, &peer).mtu(inside.mtu).build())
+        .execute()
+        .await?;
+    let set = async {
+        let peer_index = index_of(h, &peer)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("veth peer {peer} vanished"))?;
+        h.link()
+            .set(
+                LinkUnspec::new_with_index(peer_index)
+                    .address(inside.mac.to_vec())
+                    .mtu(inside.mtu)
+                    .build(),
+            )
+            .execute()
+            .await?;
+        let host_index = index_of(h, host_name)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("veth {host_name} vanished"))?;
+        h.link()
+            .set(
+                LinkUnspec::new_with_index(host_index)
+                    .controller(bridge_index)
+                    .build(),
+            )
+            .execute()
+            .await?;
+        h.link()
+            .set(LinkUnspec::new_with_index(host_index).up().build())
+            .execute()
+            .await?;
+        h.link()
+            .set(
+                LinkUnspec::new_with_index(peer_index)
+                    .setns_by_pid(pid)
+                    .build(),
+            )
+            .execute()
+            .await?;
+        configure_inside(pid, &peer, inside.clone()).await
+    };
+    if let Err(e) = set.await {
+        let _ = delete(h, host_name).await;
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Runs netlink calls inside the network namespace of `pid`: a thread
+/// joins the namespace (setns applies to one thread) and opens a netlink
+/// socket there, which stays bound to that namespace.
+async fn configure_inside(pid: u32, peer: &str, inside: Inside) -> anyhow::Result<()> {
+    let peer = peer.to_string();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("talon-netns".into())
+        .spawn(move || {
+            let r = (|| -> anyhow::Result<()> {
+                let ns = std::fs::File::open(format!("/proc/{pid}/ns/net"))?;
+                rustix::thread::move_into_link_name_space(
+                    std::os::fd::AsFd::as_fd(&ns),
+                    Some(rustix::thread::LinkNameSpaceType::Network),
+                )?;
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()?;
+                rt.block_on(inside_netns(&peer, &inside))
+            })();
+            let _ = tx.send(r);
+        })?;
+    rx.await
+        .map_err(|_| anyhow::anyhow!("netns thread panicked"))?
+}
+
+async fn inside_netns(peer: &str, inside: &Inside) -> anyhow::Result<()> {
+    let (conn, h, _) = rtnetlink::new_connection()?;
+    tokio::spawn(conn);
+    let index = index_of(&h, peer)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("{peer} did not arrive in the sandbox"))?;
+    h.link()
+        .set(
+            LinkUnspec::new_with_index(index)
+                .name("eth0".into())
+                .build(),
+        )
+        .execute()
+        .await?;
+    h.link()
+        .set(LinkUnspec::new_with_index(index).up().build())
+        .execute()
+        .await?;
+    if let Some(lo) = index_of(&h, "lo").await? {
+        h.link()
+            .set(LinkUnspec::new_with_index(lo).up().build())
+            .execute()
+            .await?;
+    }
+    add_address(&h, index, inside.addr, inside.prefix_len).await?;
+    let route = RouteMessageBuilder::<Ipv4Addr>::new()
+        .gateway(inside.gateway)
+        .output_interface(index)
+        .build();
+    match h.route().add(route).execute().await {
+        Err(e) if errno(&e) == Some(EEXIST) => Ok(()),
+        r => Ok(r?),
+    }
+}
+
+/// The MTU of the interface of the default route, which sandbox links
+/// take so their packets fit the way out; 1500 when there is none.
+pub fn uplink_mtu() -> u32 {
+    let route = std::fs::read_to_string("/proc/net/route").unwrap_or_default();
+    route
+        .lines()
+        .skip(1)
+        .find_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 2 && f[1] == "00000000").then(|| f[0].to_string())
+        })
+        .and_then(|iface| std::fs::read_to_string(format!("/sys/class/net/{iface}/mtu")).ok())
+        .and_then(|m| m.trim().parse().ok())
+        .unwrap_or(1500)
+}
