@@ -16,6 +16,7 @@
 //!
 //! It also serves `/openapi.json`, generated from the same protos.
 
+pub mod aliases;
 pub mod codec;
 pub mod error;
 pub mod openapi;

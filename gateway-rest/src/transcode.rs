@@ -15,7 +15,8 @@ pub fn to_json(m: &DynamicMessage) -> Result<Value, serde_json::Error> {
     m.serialize_with_options(serde_json::value::Serializer, &opts)
 }
 
-pub fn from_json(desc: MessageDescriptor, v: Value) -> Result<DynamicMessage, Status> {
+pub fn from_json(desc: MessageDescriptor, mut v: Value) -> Result<DynamicMessage, Status> {
+    crate::aliases::apply(&desc, &mut v);
     let opts = DeserializeOptions::new().deny_unknown_fields(true);
     DynamicMessage::deserialize_with_options(desc, v, &opts)
         .map_err(|e| Status::invalid_argument(format!("request body: {e}")))

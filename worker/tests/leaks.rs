@@ -1,7 +1,9 @@
 //! No leaks: 50 create/delete cycles (the `host` image, an imported image
-//! on an overlay root, and on a hardlink root) leave the host's counts of
-//! mounts, talon cgroups, network namespaces and sandbox processes where
-//! they started, and nothing of the sandboxes under the data directory.
+//! on an overlay root, and on a hardlink root; on a networked host, under
+//! every egress policy) leave the host's counts of mounts, talon cgroups,
+//! network namespaces, sandbox processes, sandbox links and nft objects
+//! where they started, and nothing of the sandboxes under the data
+//! directory.
 //! Its own test binary, so nothing else runs beside it. Root is required.
 
 mod common;
@@ -9,8 +11,11 @@ mod common;
 use common::{TestHost, create, spec};
 use std::collections::HashSet;
 use std::path::Path;
+use talon_proto::v1::EgressMode;
 use talon_worker::host::HostOptions;
 use talon_worker::image::pack::{Format, PackOptions, pack};
+use talon_worker::net::NetOptions;
+use talon_worker::net::nft::Census;
 use talon_worker::rootfs::RootfsMode;
 
 #[derive(Debug, PartialEq, Eq)]
@@ -23,6 +28,22 @@ struct Counts {
     cgroups: usize,
     /// Processes in those cgroups, or running as a sandbox user.
     sandbox_processes: usize,
+    /// Links of the networked host's sandboxes.
+    links: usize,
+}
+
+const BRIDGE: &str = "tlleak";
+
+fn sandbox_links() -> usize {
+    std::fs::read_dir("/sys/class/net")
+        .unwrap()
+        .flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(&format!("{BRIDGE}v"))
+        })
+        .count()
 }
 
 /// Sandbox ids of this process start with this (see common::unique_id), so
@@ -76,6 +97,7 @@ fn counts() -> Counts {
         cgroups,
         netns: netns.len(),
         sandbox_processes,
+        links: sandbox_links(),
     }
 }
 
@@ -102,6 +124,16 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
     for env in [&overlay, &hardlink] {
         env.host.images().import("tiny", &archive).unwrap();
     }
+    let net = overlay
+        .host
+        .enable_network(NetOptions {
+            bridge: BRIDGE.into(),
+            cidr: "10.85.0.0/24".parse().unwrap(),
+            dns_upstream: Some("127.0.0.1:53".parse().unwrap()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
     // One cycle first, so that lazily made things (the parent cgroups,
     // the flattened image) exist before counting.
     drop(
@@ -120,6 +152,8 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
             .unwrap(),
     );
     let before = counts();
+    let nft_before = net.tables().census().await.unwrap();
+    assert_eq!(nft_before, Census::default(), "no sandbox is in the tables");
     // The counting sees sandboxes: one running now is counted.
     let probe = create(&overlay, &spec("host", (100, 64, 32)))
         .await
@@ -138,6 +172,13 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
         during.mounts, before.mounts,
         "a host-image sandbox mounts nothing here"
     );
+    assert_eq!(during.links, before.links + 1, "a sandbox has its link");
+    let nft_during = net.tables().census().await.unwrap();
+    assert_eq!(
+        (nft_during.chains, nft_during.egress, nft_during.ports),
+        (1, 1, 1),
+        "{nft_during:?}"
+    );
     drop(probe);
 
     let started = std::time::Instant::now();
@@ -147,7 +188,18 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
             2 | 3 => (&overlay, "tiny"),
             _ => (&hardlink, "tiny"),
         };
-        let mut s = create(env, &spec(image, (100, 64, 32)))
+        let mut spec = spec(image, (100, 64, 32));
+        spec.network_policy = Some(talon_proto::v1::NetworkPolicy {
+            mode: [
+                EgressMode::Open,
+                EgressMode::Allowlist,
+                EgressMode::Sealed,
+                EgressMode::Deny,
+            ][i % 4] as i32,
+            allow_cidrs: vec!["198.51.100.0/24".into()],
+            allow_domains: vec!["example.com".into()],
+        });
+        let mut s = create(env, &spec)
             .await
             .unwrap_or_else(|e| panic!("cycle {i} ({image}): {e:#}"));
         if image == "host" {
@@ -180,6 +232,13 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
     eprintln!("50 cycles in {:?}", started.elapsed());
     let after = counts();
     assert_eq!(before, after, "host resources leaked");
+    assert_eq!(
+        net.tables().census().await.unwrap(),
+        nft_before,
+        "nft objects leaked"
+    );
+    assert!(net.policy_of("10.85.0.2".parse().unwrap()).is_none());
+    net.remove().await;
     assert_eq!((after.cgroups, after.sandbox_processes), (0, 0));
     for env in [&overlay, &hardlink] {
         let left: Vec<_> = std::fs::read_dir(env.data().join("sandboxes"))

@@ -140,6 +140,16 @@ fn pin_set_of(id: &str) -> String {
     format!("pin_{id}")
 }
 
+/// Per-sandbox objects in a worker's tables.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Census {
+    pub chains: usize,
+    pub sets: usize,
+    pub egress: usize,
+    pub dns_ok: usize,
+    pub ports: usize,
+}
+
 /// What a sandbox may reach, as rules.
 #[derive(Clone, Debug)]
 pub enum Verdict {
@@ -629,6 +639,37 @@ impl Tables {
                 tracing::warn!(error = %e, "nft sweep step failed");
             }
         }
+    }
+
+    /// How many per-sandbox objects the tables hold: chains and sets, and
+    /// elements of the egress map, the DNS set and the ports set.
+    pub async fn census(&self) -> anyhow::Result<Census> {
+        let inet = self.list().await?;
+        let bridge: Value = serde_json::from_str(
+            &run_nft(&["-j", "list", "table", "bridge", &self.name], None).await?,
+        )?;
+        let mut c = Census::default();
+        let elems = |o: &Value| o["elem"].as_array().map_or(0, Vec::len);
+        for o in inet["nftables"].as_array().into_iter().flatten() {
+            if let Some(n) = o["chain"]["name"].as_str() {
+                c.chains += usize::from(n.starts_with("sb_"));
+            }
+            if let Some(n) = o["set"]["name"].as_str() {
+                c.sets += usize::from(n.starts_with("ac_") || n.starts_with("pin_"));
+                if n == "dns_ok" {
+                    c.dns_ok = elems(&o["set"]);
+                }
+            }
+            if o["map"]["name"] == "egress" {
+                c.egress = elems(&o["map"]);
+            }
+        }
+        for o in bridge["nftables"].as_array().into_iter().flatten() {
+            if o["set"]["name"] == "ports" {
+                c.ports = elems(&o["set"]);
+            }
+        }
+        Ok(c)
     }
 
     /// Removes both tables (a worker leaving for good, or tests).

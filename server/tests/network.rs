@@ -1,0 +1,179 @@
+//! Egress policies through a real `talon up` with a sandbox network: the
+//! REST surface's policy names (the seed's aliases included) reach the
+//! worker, which gives or takes the sandbox's interface and rules at run
+//! time. The worker-level egress truth table is in
+//! worker/tests/network.rs. Needs root and nft (CI has both).
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+
+const BRIDGE: &str = "tlsrv";
+
+struct Cleanup;
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        // The worker keeps its bridge and tables across restarts on
+        // purpose; this test's are removed once its server is gone.
+        let _ = std::process::Command::new("ip")
+            .args(["link", "del", BRIDGE])
+            .status();
+        for family in ["inet", "bridge"] {
+            let _ = std::process::Command::new("nft")
+                .args(["delete", "table", family, BRIDGE])
+                .status();
+        }
+    }
+}
+
+async fn call(
+    c: &reqwest::Client,
+    key: &str,
+    m: reqwest::Method,
+    url: String,
+    body: Option<Value>,
+) -> (u16, Value) {
+    let mut r = c.request(m, url).bearer_auth(key);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let resp = r.send().await.unwrap();
+    let st = resp.status().as_u16();
+    (st, resp.json().await.unwrap_or(Value::Null))
+}
+
+/// Runs a shell command in the sandbox through REST; its stdout.
+async fn sh(c: &reqwest::Client, key: &str, base: &str, id: &str, script: &str) -> String {
+    let text = c
+        .post(format!("{base}/v1/sandboxes/{id}/processes"))
+        .bearer_auth(key)
+        .json(&json!({"command": ["sh", "-c", script]}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let mut out = Vec::new();
+    for l in text.lines() {
+        let e: Value = serde_json::from_str(l).unwrap();
+        if let Some(d) = e["event"]["output"]["data"].as_str() {
+            use base64::Engine;
+            out.extend(base64::engine::general_purpose::STANDARD.decode(d).unwrap());
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn policies_by_name_reach_the_sandbox_at_run_time() {
+    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    let _cleanup = Cleanup;
+    let s = Server::up_with(&[
+        "--network",
+        "bridge",
+        "--bridge",
+        BRIDGE,
+        "--sandbox-cidr",
+        "10.84.0.0/24",
+        "--dns-upstream",
+        "127.0.0.1:9",
+    ])
+    .await;
+    let t = tenant(&s, "net").await;
+    let mut admin = s.admin().await;
+    until_worker(&mut admin, true).await;
+    let c = reqwest::Client::new();
+    let key = t.developer.clone();
+    use reqwest::Method as M;
+
+    // The seed's short form: `network: sealed`.
+    let (st, created) = call(
+        &c,
+        &key,
+        M::POST,
+        format!("{}/v1/sandboxes?wait_until_running=true", s.http),
+        Some(json!({"network": "sealed", "resources": {"cpuMillis": 500, "memoryMib": 128}})),
+    )
+    .await;
+    assert_eq!(st, 200, "{created}");
+    assert_eq!(
+        created["sandbox"]["networkPolicy"]["mode"],
+        "EGRESS_MODE_SEALED"
+    );
+    let id = created["sandbox"]["sandboxId"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let links = sh(&c, &key, &s.http, &id, "ls /sys/class/net").await;
+    assert_eq!(links.split_whitespace().collect::<Vec<_>>(), ["eth0", "lo"]);
+    let resolv = sh(&c, &key, &s.http, &id, "cat /etc/resolv.conf").await;
+    assert!(resolv.contains("nameserver 10.84.0.1"), "{resolv}");
+
+    let policy = format!("{}/v1/sandboxes/{id}/network-policy", s.http);
+    // A bare mode as the body: deny takes the interface away.
+    let (st, r) = call(&c, &key, M::PATCH, policy.clone(), Some(json!("deny"))).await;
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(r["sandbox"]["networkPolicy"]["mode"], "EGRESS_MODE_DENY");
+    let links = sh(&c, &key, &s.http, &id, "ls /sys/class/net").await;
+    assert_eq!(links.split_whitespace().collect::<Vec<_>>(), ["lo"]);
+
+    // The older name, with CIDRs: the interface is back.
+    let (st, r) = call(
+        &c,
+        &key,
+        M::PATCH,
+        policy.clone(),
+        Some(json!({"mode": "restricted-egress", "allowCidrs": ["198.51.100.0/24"], "allowDomains": ["example.com"]})),
+    )
+    .await;
+    assert_eq!(st, 200, "{r}");
+    assert_eq!(
+        r["sandbox"]["networkPolicy"]["mode"],
+        "EGRESS_MODE_ALLOWLIST"
+    );
+    assert_eq!(
+        r["sandbox"]["networkPolicy"]["allowCidrs"],
+        json!(["198.51.100.0/24"])
+    );
+    let links = sh(&c, &key, &s.http, &id, "ls /sys/class/net").await;
+    assert_eq!(links.split_whitespace().collect::<Vec<_>>(), ["eth0", "lo"]);
+
+    // Bad input is refused and changes nothing.
+    for bad in [
+        json!({"mode": "wide-open"}),
+        json!({"mode": "allowlist", "allowCidrs": ["10.0.0.0/33"]}),
+        json!({"mode": "allowlist", "allowDomains": ["-bad-.example"]}),
+    ] {
+        let (st, r) = call(&c, &key, M::PATCH, policy.clone(), Some(bad.clone())).await;
+        assert_eq!(st, 400, "{bad}: {r}");
+    }
+    let (_, got) = call(
+        &c,
+        &key,
+        M::GET,
+        format!("{}/v1/sandboxes/{id}", s.http),
+        None,
+    )
+    .await;
+    assert_eq!(
+        got["sandbox"]["networkPolicy"]["mode"],
+        "EGRESS_MODE_ALLOWLIST"
+    );
+
+    // A viewer may not change it.
+    let (st, _) = call(&c, &t.viewer, M::PATCH, policy, Some(json!("open"))).await;
+    assert_eq!(st, 403);
+
+    let (st, _) = call(
+        &c,
+        &key,
+        M::DELETE,
+        format!("{}/v1/sandboxes/{id}", s.http),
+        None,
+    )
+    .await;
+    assert_eq!(st, 200);
+    drop(s);
+}
