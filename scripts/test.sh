@@ -79,11 +79,29 @@ free_port() { .venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("12
 data=$(mktemp -d)
 chmod 711 "$data"
 port=$(free_port); ops=$(free_port); http=$(free_port); page=$(free_port)
+# Sandboxes with a network, on a bridge of this run's own (a `talon up` on
+# the defaults may be running beside it).
+net_args=()
+if command -v nft >/dev/null; then
+  net_args=(--network bridge --bridge tlci --sandbox-cidr 10.83.0.0/24)
+else
+  net_args=(--network none)
+fi
 TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --http-listen "127.0.0.1:$http" \
-  --grpc-web-origin "http://127.0.0.1:$page" \
+  --grpc-web-origin "http://127.0.0.1:$page" "${net_args[@]}" \
   --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
 up=$!
-trap 'kill $up 2>/dev/null || true; rm -rf "$data"' EXIT
+cleanup() {
+  kill $up 2>/dev/null || true
+  wait $up 2>/dev/null || true
+  rm -rf "$data"
+  if [ "${net_args[1]}" = bridge ]; then
+    ip link del tlci 2>/dev/null || true
+    nft delete table inet tlci 2>/dev/null || true
+    nft delete table bridge tlci 2>/dev/null || true
+  fi
+}
+trap cleanup EXIT
 
 step "python grpcio against talon up"
 .venv/bin/python server/tests/python/reflection_check.py "127.0.0.1:$port" "$data/bootstrap-credentials.json"

@@ -2,7 +2,7 @@
 # Sets up and runs Talon on the embedded defaults: installs what the build
 # and the runtimes need when missing (as root, from Debian's packages:
 # libseccomp-dev and pkg-config for libcontainer, runc as the alternative
-# adapter), builds `talon` and a static `talon-agent`, and starts `talon up`
+# adapter, nftables for sandbox egress), builds `talon` and a static `talon-agent`, and starts `talon up`
 # (control plane + embedded worker). Extra arguments go to `talon up`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,6 +10,8 @@ need=()
 dpkg -s libseccomp-dev >/dev/null 2>&1 || need+=(libseccomp-dev)
 command -v pkg-config >/dev/null || need+=(pkg-config)
 command -v runc >/dev/null || need+=(runc)
+# Sandbox egress rules (docs/networking.md).
+command -v nft >/dev/null || need+=(nftables)
 if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null; }
