@@ -162,6 +162,44 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
         "EGRESS_MODE_ALLOWLIST"
     );
 
+    // Changed while stopped, it is in force when the sandbox starts.
+    let (st, r) = call(
+        &c,
+        &key,
+        M::POST,
+        format!("{}/v1/sandboxes/{id}:stop", s.http),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(st, 200, "{r}");
+    let (st, r) = call(&c, &key, M::PATCH, policy.clone(), Some(json!("deny"))).await;
+    assert_eq!(st, 200, "{r}");
+    let (st, r) = call(
+        &c,
+        &key,
+        M::POST,
+        format!("{}/v1/sandboxes/{id}:start", s.http),
+        Some(json!({})),
+    )
+    .await;
+    assert_eq!(st, 200, "{r}");
+    for _ in 0..100 {
+        let (_, got) = call(
+            &c,
+            &key,
+            M::GET,
+            format!("{}/v1/sandboxes/{id}", s.http),
+            None,
+        )
+        .await;
+        if got["sandbox"]["state"] == "SANDBOX_STATE_RUNNING" {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let links = sh(&c, &key, &s.http, &id, "ls /sys/class/net").await;
+    assert_eq!(links.split_whitespace().collect::<Vec<_>>(), ["lo"]);
+
     // A viewer may not change it.
     let (st, _) = call(&c, &t.viewer, M::PATCH, policy, Some(json!("open"))).await;
     assert_eq!(st, 403);

@@ -595,10 +595,20 @@ impl SandboxHost {
         Ok(Self::status(&h, ""))
     }
 
-    pub async fn start(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+    /// Starts a stopped sandbox again, under `egress` when given (the
+    /// server's policy, which may have changed while it was stopped).
+    pub async fn start(
+        &self,
+        id: &str,
+        generation: i64,
+        egress: Option<Egress>,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
-        let h = self.fenced(id, generation).await?;
+        let mut h = self.fenced(id, generation).await?;
+        if egress.is_some() {
+            h.egress = egress;
+        }
         let layout = self.layout(id);
         let spec: wpb::SandboxSpec =
             prost::Message::decode(std::fs::read(layout.dir.join("spec.bin"))?.as_slice())?;

@@ -153,9 +153,16 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
                 Some(SandboxState::Failed),
             )
         }
-        Action::Start(_) => result(
+        Action::Start(st) => result(
             cmd,
-            host.start(id, generation).await,
+            host.start(
+                id,
+                generation,
+                st.network_policy
+                    .as_ref()
+                    .map(|p| net::Egress::from_proto(Some(p))),
+            )
+            .await,
             Some(SandboxState::Failed),
         ),
         Action::Stop(_) => result(cmd, host.stop(id, generation).await, None),

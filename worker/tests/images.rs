@@ -137,7 +137,7 @@ async fn the_overlay_root_is_writable_private_and_survives_stop_and_start() {
         talon_worker::rootfs::mounts_under(&a.dir()).is_empty(),
         "a stopped sandbox keeps no mount"
     );
-    env.host.start(&id, 1).await.unwrap();
+    env.host.start(&id, 1, None).await.unwrap();
     a.agent = talon_worker::agent_client(&env.host.socket(&id).unwrap())
         .await
         .unwrap();

@@ -728,10 +728,11 @@ pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sand
     .await?;
     drop(guard);
     let row = reset_expiry(app, row).await?;
+    let network_policy = Some(crate::api::convert::policy_to_pb(&policy_of(&row)));
     drive(
         app,
         row,
-        wpb::command::Action::Start(wpb::StartSandboxCommand {}),
+        wpb::command::Action::Start(wpb::StartSandboxCommand { network_policy }),
     )
     .await
 }
