@@ -90,6 +90,8 @@ pub struct SandboxHost {
     locks: Mutex<HashMap<String, Arc<Mutex<()>>>>,
     /// Sandbox networking, once enabled; without it sandboxes have lo only.
     net: std::sync::OnceLock<Arc<Network>>,
+    /// Held while a new sandbox takes its slot.
+    slots: Mutex<()>,
 }
 
 fn valid_id(id: &str) -> bool {
@@ -134,6 +136,7 @@ impl SandboxHost {
             rootfs_mode: opts.rootfs_mode,
             locks: Mutex::new(HashMap::new()),
             net: std::sync::OnceLock::new(),
+            slots: Mutex::new(()),
         })
     }
 
@@ -407,17 +410,29 @@ impl SandboxHost {
                 config: r.config,
             })
         };
-        let slot = self.free_slot();
-        let uid = UID_BASE + slot * bundle::ID_RANGE;
         let layout = self.layout(id);
-        let h = Held {
-            sandbox_id: id.into(),
-            generation,
-            slot,
-            state: "starting".into(),
-            image,
-            egress: Some(Egress::from_proto(spec.network_policy.as_ref())),
+        // The slot (uid range, address) is taken and recorded under one
+        // host-wide lock: two creates at once must never share one.
+        let h = {
+            let _slots = self.slots.lock().await;
+            let h = Held {
+                sandbox_id: id.into(),
+                generation,
+                slot: self.free_slot(),
+                state: "starting".into(),
+                image,
+                egress: Some(Egress::from_proto(spec.network_policy.as_ref())),
+            };
+            let saved = std::fs::create_dir_all(&layout.dir)
+                .map_err(anyhow::Error::from)
+                .and_then(|()| self.save(&h));
+            if let Err(e) = saved {
+                let _ = self.teardown(id).await;
+                return Err(e);
+            }
+            h
         };
+        let uid = UID_BASE + h.slot * bundle::ID_RANGE;
         let nameserver = self.net.get().map(|n| n.gateway());
         let prepared = prepare(
             &layout,
@@ -427,7 +442,7 @@ impl SandboxHost {
             &self.images,
             nameserver,
         );
-        if let Err(e) = prepared.and_then(|()| self.save(&h)) {
+        if let Err(e) = prepared {
             let _ = self.teardown(id).await;
             return Err(e);
         }

@@ -357,3 +357,40 @@ async fn escape_an_image_with_a_symlinked_proc_refuses_to_start() {
     // Nothing of it stays mounted.
     assert!(talon_worker::rootfs::mounts_under(&env.data().join("sandboxes")).is_empty());
 }
+
+/// Sandboxes created at the same moment never share a slot: a slot is a
+/// host uid range (files of one would be another's) and an address.
+/// Found when 20 concurrent creates on a networked worker collided on
+/// their address.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_concurrent_creates_never_share_a_uid_range() {
+    let env = common::TestHost::new(talon_worker::host::HostOptions::default());
+    let creates = (0..8).map(|_| {
+        let env = env.clone();
+        tokio::spawn(async move {
+            common::create(&env, &common::spec("host", (100, 64, 32)))
+                .await
+                .unwrap()
+        })
+    });
+    let sandboxes: Vec<common::Sandbox> = futures::future::join_all(creates)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let slots: std::collections::HashSet<u32> = sandboxes
+        .iter()
+        .map(|s| env.host.held(&s.id).unwrap().slot)
+        .collect();
+    assert_eq!(slots.len(), sandboxes.len(), "slots shared: {slots:?}");
+    // And their roots are different host users.
+    let owners: std::collections::HashSet<u32> = sandboxes
+        .iter()
+        .map(|s| {
+            std::os::unix::fs::MetadataExt::uid(
+                &std::fs::metadata(s.dir().join("workspace")).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(owners.len(), sandboxes.len(), "workspaces share an owner");
+}

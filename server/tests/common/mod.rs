@@ -522,6 +522,7 @@ pub fn spawn_worker(s: &Server) -> Worker {
         .arg(s.data_dir().join("w"))
         .arg("--agent-path")
         .arg(agent_binary())
+        .args(["--network", "none"])
         .env("TALON_LOG", "warn")
         .spawn()
         .unwrap();
