@@ -20,6 +20,7 @@ pub mod aliases;
 pub mod codec;
 pub mod error;
 pub mod openapi;
+pub mod preview;
 pub mod routes;
 pub mod transcode;
 mod ws;
@@ -54,6 +55,12 @@ pub struct GatewayConfig {
     /// response starts: an error in that time is an HTTP error; after it,
     /// the stream is under way (a watch may send nothing for minutes).
     pub first_message_wait: std::time::Duration,
+    /// Subdomain previews: `{port}-{sandbox}.{preview_domain}`; None
+    /// serves path-prefix previews only.
+    pub preview_domain: Option<String>,
+    /// Users reach the gateway over HTTPS (through a proxy that ends TLS):
+    /// what `X-Forwarded-Proto` says to previews.
+    pub public_https: bool,
 }
 
 impl GatewayConfig {
@@ -63,6 +70,8 @@ impl GatewayConfig {
             max_json_bytes: 16 << 20,
             chunk_bytes: 1 << 20,
             first_message_wait: std::time::Duration::from_millis(250),
+            preview_domain: None,
+            public_https: false,
         }
     }
 }
@@ -102,11 +111,14 @@ pub async fn serve(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let app = axum::Router::new().fallback(handle).with_state(gw);
-    axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            let _ = shutdown.wait_for(|s| *s).await;
-        })
-        .await?;
+    axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async move {
+        let _ = shutdown.wait_for(|s| *s).await;
+    })
+    .await?;
     Ok(())
 }
 
@@ -162,6 +174,25 @@ async fn handle(
     axum::extract::State(gw): axum::extract::State<Arc<Gateway>>,
     req: http::Request<Body>,
 ) -> Response {
+    let host = req
+        .headers()
+        .get(http::header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_string);
+    if let Some(t) = preview::target(
+        gw.config.preview_domain.as_deref(),
+        host.as_deref(),
+        req.uri().path(),
+    ) {
+        let client = req
+            .extensions()
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0);
+        return match t {
+            Ok(t) => preview::handle(&gw, t, client, req).await,
+            Err(s) => error::response(&gw.pool, &s),
+        };
+    }
     let (mut parts, body) = req.into_parts();
     let path = parts.uri.path().to_string();
     if path == "/openapi.json" && parts.method == http::Method::GET {

@@ -24,6 +24,11 @@ pub mod talon {
             tonic::include_proto!("talon.agent.v1");
         }
     }
+    pub mod gateway {
+        pub mod v1 {
+            tonic::include_proto!("talon.gateway.v1");
+        }
+    }
 }
 
 pub use talon::v1;

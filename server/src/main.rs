@@ -40,6 +40,8 @@ enum Command {
         /// Where the gateway listens.
         #[arg(long, env = "TALON_HTTP_LISTEN", default_value = "127.0.0.1:8080")]
         http_listen: SocketAddr,
+        #[command(flatten)]
+        preview: PreviewArgs,
     },
     /// Image archives.
     #[command(subcommand)]
@@ -97,6 +99,19 @@ struct ServerArgs {
     agent_path: Option<PathBuf>,
     #[command(flatten)]
     host: HostArgs,
+    #[command(flatten)]
+    preview: PreviewArgs,
+}
+
+/// How the gateway serves previews.
+#[derive(Args, Clone)]
+struct PreviewArgs {
+    /// Subdomain previews at {port}-{sandbox}.DOMAIN (a wildcard DNS name pointing at the gateway); path previews (/preview/{sandbox}/{port}/) are always served.
+    #[arg(long, env = "TALON_PREVIEW_DOMAIN")]
+    preview_domain: Option<String>,
+    /// Users reach the gateway over HTTPS (a TLS proxy in front): previews are told so in X-Forwarded-Proto.
+    #[arg(long, env = "TALON_PUBLIC_HTTPS")]
+    public_https: bool,
 }
 
 /// How a worker builds sandboxes.
@@ -286,9 +301,16 @@ fn shutdown_signal() -> tokio::sync::watch::Receiver<bool> {
 async fn start_gateway(
     server_url: String,
     addr: SocketAddr,
+    preview: &PreviewArgs,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
-    let gw = talon_gateway::Gateway::new(talon_gateway::GatewayConfig::new(server_url))?;
+    let mut config = talon_gateway::GatewayConfig::new(server_url);
+    config.preview_domain = preview
+        .preview_domain
+        .as_ref()
+        .map(|d| d.trim_matches('.').to_string());
+    config.public_https = preview.public_https;
+    let gw = talon_gateway::Gateway::new(config)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("REST gateway on {addr}: {e}"))?;
@@ -308,7 +330,15 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         .http_listen
         .or(embedded_worker.then(|| "127.0.0.1:8080".parse().expect("addr")));
     if let Some(addr) = http {
-        start_gateway(format!("http://{}", config.grpc_listen), addr, stop.clone()).await?;
+        let mut preview = args.preview.clone();
+        preview.public_https |= config.public_url.starts_with("https://");
+        start_gateway(
+            format!("http://{}", config.grpc_listen),
+            addr,
+            &preview,
+            stop.clone(),
+        )
+        .await?;
     }
     println!("Talon is up.");
     println!(
@@ -402,9 +432,10 @@ async fn run() -> anyhow::Result<()> {
         Command::Gateway {
             server_url,
             http_listen,
+            preview,
         } => {
             let stop = shutdown_signal();
-            start_gateway(server_url, http_listen, stop.clone()).await?;
+            start_gateway(server_url, http_listen, &preview, stop.clone()).await?;
             println!("REST gateway on http://{http_listen}");
             let mut stop = stop;
             let _ = stop.wait_for(|s| *s).await;

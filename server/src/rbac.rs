@@ -25,7 +25,14 @@ pub enum Access {
     PlatformAdmin,
     /// A worker, with the worker token.
     Worker,
+    /// A tenant user with at least this role, or a preview token in the
+    /// `talon-preview-token` metadata, which the handler verifies against
+    /// the sandbox and port it names (the layer sees no principal then).
+    RoleOrPreviewToken(Role),
 }
+
+/// The metadata that carries a preview token to the preview tunnel.
+pub const PREVIEW_TOKEN_HEADER: &str = "talon-preview-token";
 
 /// One row of the access table.
 #[derive(Clone, Copy, Debug)]
@@ -90,6 +97,13 @@ pub const METHODS: &[MethodRule] = &[
     // PreviewService
     rule("/talon.v1.PreviewService/CreatePreviewToken", DEV, MUT),
     rule("/talon.v1.PreviewService/ListPorts", VIEW, READ),
+    // The gateway's preview tunnel: what a developer may reach with their
+    // own credentials, or what a preview token names.
+    rule(
+        "/talon.gateway.v1.PreviewTunnelService/OpenPreview",
+        Access::RoleOrPreviewToken(Role::Developer),
+        READ,
+    ),
     // BrowserService
     rule("/talon.v1.BrowserService/StartBrowser", DEV, MUT),
     rule("/talon.v1.BrowserService/GetBrowser", VIEW, READ),
@@ -170,7 +184,9 @@ pub fn authorize(rule: &MethodRule, p: &Principal) -> Result<(), Status> {
         Access::Public => true,
         Access::Worker => p.credential == Credential::Worker,
         Access::PlatformAdmin => p.credential != Credential::Worker && p.platform_admin,
-        Access::Role(r) => p.credential != Credential::Worker && p.role.at_least(r),
+        Access::Role(r) | Access::RoleOrPreviewToken(r) => {
+            p.credential != Credential::Worker && p.role.at_least(r)
+        }
     };
     if ok {
         Ok(())
@@ -305,7 +321,9 @@ where
                     &state,
                 );
             };
-            let principal = if rule.access == Access::Public {
+            let by_preview_token = matches!(rule.access, Access::RoleOrPreviewToken(_))
+                && req.headers().contains_key(PREVIEW_TOKEN_HEADER);
+            let principal = if rule.access == Access::Public || by_preview_token {
                 None
             } else {
                 let Some(token) = bearer(&req) else {
@@ -384,7 +402,10 @@ mod tests {
             prost::Message::decode(talon_proto::FILE_DESCRIPTOR_SET).unwrap();
         let mut contract = std::collections::HashSet::new();
         for f in &fds.file {
-            if !(f.package().starts_with("talon.v1") || f.package() == "talon.worker.v1") {
+            if !(f.package().starts_with("talon.v1")
+                || f.package() == "talon.worker.v1"
+                || f.package() == "talon.gateway.v1")
+            {
                 continue;
             }
             // Served by each worker on its data plane, never by the server:

@@ -71,6 +71,7 @@ pub const SERVED: &[&str] = &[
     "talon.v1.PtyService",
     "talon.v1.FilesystemService",
     "talon.worker.v1.WorkerControlService",
+    "talon.gateway.v1.PreviewTunnelService",
     "grpc.reflection.v1.ServerReflection",
     "grpc.reflection.v1alpha.ServerReflection",
 ];
@@ -214,6 +215,11 @@ pub async fn start(
         .add_service(ProcessServiceServer::new(proxy.clone()).max_decoding_message_size(16 << 20))
         .add_service(PtyServiceServer::new(proxy.clone()))
         .add_service(PreviewServiceServer::new(proxy.clone()))
+        .add_service(
+            talon_proto::talon::gateway::v1::preview_tunnel_service_server::PreviewTunnelServiceServer::new(
+                proxy.clone(),
+            ),
+        )
         .add_service(FilesystemServiceServer::new(proxy).max_decoding_message_size(16 << 20))
         .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
             app.clone(),

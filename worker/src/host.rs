@@ -525,11 +525,13 @@ impl SandboxHost {
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             self.runtime.run(id, &layout.bundle()).await?;
+            let pid = match self.runtime.state(id).await? {
+                Some((_, pid)) if pid > 0 => pid,
+                _ => anyhow::bail!("the sandbox's init exited at once"),
+            };
+            // Loopback always works, whatever the network and policy.
+            crate::net::link::loopback_up(pid).await?;
             if let Some(net) = self.net.get() {
-                let pid = match self.runtime.state(id).await? {
-                    Some((_, pid)) if pid > 0 => pid,
-                    _ => anyhow::bail!("the sandbox's init exited at once"),
-                };
                 let egress = h.egress.clone().unwrap_or(Egress::Open);
                 net.attach(id, h.slot, pid, &egress).await?;
             }

@@ -333,6 +333,11 @@ async fn the_egress_truth_table() {
             "{name}: interfaces {ifaces:?}"
         );
         assert!(ifaces.contains(&"lo".to_string()));
+        // Loopback works under every policy (a new netns has lo down).
+        let (lo, _, _) = s
+            .sh("python3 -c \"import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(); socket.create_connection(s.getsockname()); print('lo ok')\"")
+            .await;
+        assert_eq!(lo.trim(), "lo ok", "{name}: loopback");
         for (dest, got) in &row {
             let want = match (&policy, dest.as_str()) {
                 (Egress::Open, "allowlisted host" | "other host") => all,

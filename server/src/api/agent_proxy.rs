@@ -14,6 +14,7 @@ use crate::error::Error;
 use std::pin::Pin;
 use std::sync::Arc;
 use talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient;
+use talon_proto::talon::gateway::v1 as gpb;
 use talon_proto::v1 as pb;
 use tokio_stream::{Stream, StreamExt};
 use tonic::metadata::MetadataValue;
@@ -52,6 +53,10 @@ impl Route {
 impl AgentProxy {
     async fn route(&self, p: &Principal, sandbox_id: &str) -> Result<Route, Status> {
         let row = sandboxes::get(&self.0, p, sandbox_id).await?;
+        self.route_to(row)
+    }
+
+    fn route_to(&self, row: crate::db::entity::sandbox::Model) -> Result<Route, Status> {
         let state = state_of(&row);
         if state != SandboxState::Running {
             return Err(Error::FailedPrecondition(format!(
@@ -296,5 +301,47 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
         req: Request<pb::WatchDirRequest>,
     ) -> Result<Response<Self::WatchDirStream>, Status> {
         server_stream!(self, req, watch_dir)
+    }
+}
+
+/// The preview tunnel: authorized by the caller's credentials (the access
+/// layer checked the role) or by a preview token for exactly this sandbox
+/// and port, then forwarded to the agent, which connects inside.
+#[tonic::async_trait]
+impl gpb::preview_tunnel_service_server::PreviewTunnelService for AgentProxy {
+    type OpenPreviewStream = Out<gpb::OpenPreviewResponse>;
+
+    async fn open_preview(
+        &self,
+        req: Request<Streaming<gpb::OpenPreviewRequest>>,
+    ) -> Result<Response<Self::OpenPreviewStream>, Status> {
+        let principal = req.extensions().get::<Principal>().cloned();
+        let token = req
+            .metadata()
+            .get(crate::rbac::PREVIEW_TOKEN_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .map(String::from);
+        let (first, rest) = peek(req.into_inner()).await?;
+        let id = first.sandbox_id.clone();
+        let row = match (token, principal) {
+            (Some(t), _) => {
+                let claims = self.0.preview.verify(&t, &id, first.port)?;
+                // The token names a sandbox of its tenant; one that is gone
+                // (or the id reused elsewhere) is not found.
+                sandboxes::find(&self.0, &id)
+                    .await?
+                    .filter(|r| r.tenant_id == claims.tid)
+                    .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))?
+            }
+            (None, Some(p)) => sandboxes::get(&self.0, &p, &id).await?,
+            (None, None) => return Err(Status::unauthenticated("no credential")),
+        };
+        let mut route = self.route_to(row)?;
+        let out = tokio_stream::iter(vec![first]).chain(rest);
+        let resp = route
+            .client
+            .open_preview(route.request(out, self.token()))
+            .await?;
+        Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
     }
 }

@@ -533,6 +533,17 @@ pub async fn get(app: &App, p: &Principal, id: &str) -> Result<sandbox::Model> {
         .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))
 }
 
+/// A sandbox by id in any tenant, for callers whose credential already
+/// names the tenant (a preview token); None when there is none.
+pub async fn find(app: &App, id: &str) -> Result<Option<sandbox::Model>> {
+    if !crate::ids::valid_id("sbx", id) {
+        return Ok(None);
+    }
+    Ok(sandbox::Entity::find_by_id(id.to_string())
+        .one(&app.db)
+        .await?)
+}
+
 pub struct ListQuery {
     pub offset: u64,
     pub limit: u64,

@@ -12,6 +12,7 @@ mod logstore;
 mod ports;
 mod service;
 mod supervisor;
+mod tunnel;
 mod watch;
 
 use std::path::PathBuf;

@@ -512,6 +512,17 @@ impl SandboxAgentService for Agent {
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
+    type OpenPreviewStream = crate::tunnel::Out;
+
+    async fn open_preview(
+        &self,
+        req: Request<Streaming<talon_proto::talon::gateway::v1::OpenPreviewRequest>>,
+    ) -> Result<Response<Self::OpenPreviewStream>, Status> {
+        crate::tunnel::open(req.into_inner())
+            .await
+            .map(Response::new)
+    }
+
     async fn list_ports(
         &self,
         _req: Request<pb::ListPortsRequest>,

@@ -167,7 +167,7 @@ pub async fn attach_veth(
             )
             .execute()
             .await?;
-        configure_inside(pid, &peer, inside.clone()).await
+        configure_inside(pid, Some((peer.clone(), inside.clone()))).await
     };
     if let Err(e) = set.await {
         let _ = delete(h, host_name).await;
@@ -179,8 +179,7 @@ pub async fn attach_veth(
 /// Runs netlink calls inside the network namespace of `pid`: a thread
 /// joins the namespace (setns applies to one thread) and opens a netlink
 /// socket there, which stays bound to that namespace.
-async fn configure_inside(pid: u32, peer: &str, inside: Inside) -> anyhow::Result<()> {
-    let peer = peer.to_string();
+async fn configure_inside(pid: u32, eth0: Option<(String, Inside)>) -> anyhow::Result<()> {
     let (tx, rx) = tokio::sync::oneshot::channel();
     std::thread::Builder::new()
         .name("talon-netns".into())
@@ -194,7 +193,7 @@ async fn configure_inside(pid: u32, peer: &str, inside: Inside) -> anyhow::Resul
                 let rt = tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()?;
-                rt.block_on(inside_netns(&peer, &inside))
+                rt.block_on(inside_netns(eth0))
             })();
             let _ = tx.send(r);
         })?;
@@ -202,10 +201,26 @@ async fn configure_inside(pid: u32, peer: &str, inside: Inside) -> anyhow::Resul
         .map_err(|_| anyhow::anyhow!("netns thread panicked"))?
 }
 
-async fn inside_netns(peer: &str, inside: &Inside) -> anyhow::Result<()> {
+/// Brings up the loopback of the network namespace of `pid`: a new
+/// namespace has `lo` down, and servers on 127.0.0.1 need it, with or
+/// without a sandbox network.
+pub async fn loopback_up(pid: u32) -> anyhow::Result<()> {
+    configure_inside(pid, None).await
+}
+
+async fn inside_netns(eth0: Option<(String, Inside)>) -> anyhow::Result<()> {
     let (conn, h, _) = rtnetlink::new_connection()?;
     tokio::spawn(conn);
-    let index = index_of(&h, peer)
+    if let Some(lo) = index_of(&h, "lo").await? {
+        h.link()
+            .set(LinkUnspec::new_with_index(lo).up().build())
+            .execute()
+            .await?;
+    }
+    let Some((peer, inside)) = eth0 else {
+        return Ok(());
+    };
+    let index = index_of(&h, &peer)
         .await?
         .ok_or_else(|| anyhow::anyhow!("{peer} did not arrive in the sandbox"))?;
     h.link()
@@ -220,12 +235,6 @@ async fn inside_netns(peer: &str, inside: &Inside) -> anyhow::Result<()> {
         .set(LinkUnspec::new_with_index(index).up().build())
         .execute()
         .await?;
-    if let Some(lo) = index_of(&h, "lo").await? {
-        h.link()
-            .set(LinkUnspec::new_with_index(lo).up().build())
-            .execute()
-            .await?;
-    }
     add_address(&h, index, inside.addr, inside.prefix_len).await?;
     let route = RouteMessageBuilder::<Ipv4Addr>::new()
         .gateway(inside.gateway)

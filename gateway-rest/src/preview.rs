@@ -1,0 +1,467 @@
+//! The preview proxy: HTTP/1.1 (WebSocket upgrades and streaming bodies
+//! included) to a port inside a sandbox, over the server's preview tunnel
+//! (gateway → server → worker → the sandbox's agent, which connects on the
+//! sandbox's loopback). Two ways to name the target:
+//!
+//! - path-prefix mode: `/preview/{sandbox}/{port}/…` (the prefix is
+//!   removed before forwarding and sent as `X-Forwarded-Prefix`);
+//! - subdomain mode: `Host: {port}-{sandbox}.{preview-domain}`, when a
+//!   preview domain is configured; the whole path is forwarded.
+//!
+//! Credentials: a preview token (`?token=`, taken out of the URL before
+//! anything is forwarded, and then kept in a `__Host-` cookie for the
+//! page's further requests) or the caller's own `Authorization` header.
+//! The server decides; neither credential reaches the sandbox. Incoming
+//! `Forwarded`/`X-Forwarded-*`/`X-Real-IP` headers are dropped and ours set.
+
+use crate::Gateway;
+use axum::body::Body;
+use axum::response::{IntoResponse, Response};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
+use hyper_util::rt::TokioIo;
+use std::net::SocketAddr;
+use talon_proto::talon::gateway::v1 as gpb;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tonic::Status;
+
+/// Where a preview request goes.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Target {
+    pub sandbox: String,
+    pub port: u16,
+    /// The path prefix that named it (path mode), without a trailing `/`.
+    pub prefix: String,
+    /// The path to forward, from `/`.
+    pub path: String,
+}
+
+/// A sandbox id as the preview routes accept it.
+fn valid_sandbox(s: &str) -> bool {
+    (1..=128).contains(&s.len())
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+fn parse_port(s: &str) -> Option<u16> {
+    if s.is_empty() || s.len() > 5 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    s.parse().ok().filter(|p| *p != 0)
+}
+
+/// The target of a request, if it is a preview request at all: Some(Err)
+/// for one that is, but names no valid target.
+pub fn target(
+    preview_domain: Option<&str>,
+    host: Option<&str>,
+    path: &str,
+) -> Option<Result<Target, Status>> {
+    if let (Some(domain), Some(host)) = (preview_domain, host) {
+        let host = host.rsplit_once(':').map_or(host, |(h, p)| {
+            if p.bytes().all(|b| b.is_ascii_digit()) {
+                h
+            } else {
+                host
+            }
+        });
+        if let Some(label) = host
+            .to_ascii_lowercase()
+            .strip_suffix(&format!(".{}", domain.to_ascii_lowercase()))
+            .map(String::from)
+        {
+            // The label keeps the id's case from the original Host.
+            let label = &host[..label.len()];
+            let Some((port, sandbox)) = label.split_once('-') else {
+                return Some(Err(Status::not_found(format!("no preview at {host}"))));
+            };
+            return Some(match (parse_port(port), valid_sandbox(sandbox)) {
+                (Some(port), true) => Ok(Target {
+                    sandbox: sandbox.to_string(),
+                    port,
+                    prefix: String::new(),
+                    path: path.to_string(),
+                }),
+                _ => Err(Status::not_found(format!("no preview at {host}"))),
+            });
+        }
+    }
+    let rest = path.strip_prefix("/preview/")?;
+    let mut parts = rest.splitn(3, '/');
+    let (sandbox, port) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+    let tail = parts.next();
+    Some(match (valid_sandbox(sandbox), parse_port(port)) {
+        (true, Some(p)) => Ok(Target {
+            sandbox: sandbox.to_string(),
+            port: p,
+            prefix: format!("/preview/{sandbox}/{p}"),
+            path: format!("/{}", tail.unwrap_or("")),
+        }),
+        _ => Err(Status::not_found(
+            "a preview path is /preview/{sandbox}/{port}/…",
+        )),
+    })
+}
+
+/// The cookie that keeps a preview token for one sandbox and port.
+pub fn cookie_name(t: &Target) -> String {
+    format!("__Host-talon-preview-{}-{}", t.sandbox, t.port)
+}
+
+fn cookie_value(h: &HeaderMap, name: &str) -> Option<String> {
+    h.get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+}
+
+/// The query without its `token` parameter, and that token.
+fn take_token(query: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(q) = query else { return (None, None) };
+    let mut token = None;
+    let kept: Vec<&str> = q
+        .split('&')
+        .filter(|kv| match kv.split_once('=') {
+            Some(("token", v)) => {
+                token = Some(crate::transcode::decode(v).unwrap_or_default());
+                false
+            }
+            _ => *kv != "token",
+        })
+        .collect();
+    let rest = (!kept.is_empty()).then(|| kept.join("&"));
+    (rest, token)
+}
+
+enum Credential {
+    PreviewToken(String),
+    Bearer(HeaderValue),
+}
+
+/// Headers the client may not set for the sandbox's server.
+const SPOOFABLE: &[&str] = &[
+    "forwarded",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-forwarded-port",
+    "x-forwarded-prefix",
+    "x-real-ip",
+];
+
+/// Serves one preview request.
+pub async fn handle(
+    gw: &Gateway,
+    target: Target,
+    client: Option<SocketAddr>,
+    mut req: http::Request<Body>,
+) -> Response {
+    let (query, query_token) = take_token(req.uri().query());
+    let cookie = cookie_name(&target);
+    let credential = if let Some(t) = &query_token {
+        Credential::PreviewToken(t.clone())
+    } else if let Some(t) = cookie_value(req.headers(), &cookie) {
+        Credential::PreviewToken(t)
+    } else if let Some(v) = req.headers().get(header::AUTHORIZATION) {
+        Credential::Bearer(v.clone())
+    } else {
+        return crate::error::response(
+            &gw.pool,
+            &Status::unauthenticated("a preview needs ?token= or an Authorization header"),
+        );
+    };
+
+    // A token in the URL is traded for a cookie and the URL cleaned, so it
+    // stays out of the page's history, logs and Referer headers.
+    if query_token.is_some() && req.method() == http::Method::GET {
+        let mut location = format!("{}{}", target.prefix, target.path);
+        if let Some(q) = &query {
+            location.push('?');
+            location.push_str(q);
+        }
+        if let Credential::PreviewToken(t) = &credential {
+            // Checked before the cookie is set: a bad token is refused here.
+            if let Err(s) = open(gw, &target, &credential).await.map(drop) {
+                return crate::error::response(&gw.pool, &s);
+            }
+            let set = format!("{cookie}={t}; Path=/; Secure; HttpOnly; SameSite=Lax");
+            let mut r = StatusCode::SEE_OTHER.into_response();
+            let h = r.headers_mut();
+            if let (Ok(l), Ok(c)) = (
+                HeaderValue::from_str(&location),
+                HeaderValue::from_str(&set),
+            ) {
+                h.insert(header::LOCATION, l);
+                h.insert(header::SET_COOKIE, c);
+                h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+                return r;
+            }
+        }
+    }
+
+    let io = match open(gw, &target, &credential).await {
+        Ok(io) => io,
+        Err(s) => return crate::error::response(&gw.pool, &s),
+    };
+
+    // What the sandbox's server sees.
+    let original_host = req
+        .headers()
+        .get(header::HOST)
+        .cloned()
+        .or_else(|| req.uri().authority().and_then(|a| a.as_str().parse().ok()));
+    let h = req.headers_mut();
+    for name in SPOOFABLE {
+        h.remove(*name);
+    }
+    if matches!(credential, Credential::Bearer(_)) {
+        h.remove(header::AUTHORIZATION);
+    }
+    strip_cookie(h, &cookie);
+    if let Some(c) = client
+        && let Ok(v) = HeaderValue::from_str(&c.ip().to_string())
+    {
+        h.insert("x-forwarded-for", v);
+    }
+    h.insert(
+        "x-forwarded-proto",
+        HeaderValue::from_static(if gw.config.public_https {
+            "https"
+        } else {
+            "http"
+        }),
+    );
+    if let Some(v) = original_host {
+        h.insert("x-forwarded-host", v);
+    }
+    if !target.prefix.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&target.prefix)
+    {
+        h.insert("x-forwarded-prefix", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(&format!("localhost:{}", target.port)) {
+        h.insert(header::HOST, v);
+    }
+    let mut pq = target.path.clone();
+    if let Some(q) = &query {
+        pq.push('?');
+        pq.push_str(q);
+    }
+    match pq.parse() {
+        Ok(uri) => *req.uri_mut() = uri,
+        Err(_) => {
+            return crate::error::response(&gw.pool, &Status::invalid_argument("bad preview path"));
+        }
+    }
+
+    let upgrade = req.headers().contains_key(header::UPGRADE);
+    let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
+    let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(io)).await {
+        Ok(x) => x,
+        Err(e) => {
+            return crate::error::response(&gw.pool, &Status::unavailable(format!("preview: {e}")));
+        }
+    };
+    tokio::spawn(async move {
+        let _ = conn.with_upgrades().await;
+    });
+    let mut resp = match sender.send_request(req).await {
+        Ok(r) => r,
+        Err(e) => {
+            return crate::error::response(
+                &gw.pool,
+                &Status::unavailable(format!("the sandbox's server: {e}")),
+            );
+        }
+    };
+    if resp.status() == StatusCode::SWITCHING_PROTOCOLS
+        && let Some(client_upgrade) = client_upgrade
+    {
+        let upstream = hyper::upgrade::on(&mut resp);
+        tokio::spawn(async move {
+            if let (Ok(c), Ok(u)) = (client_upgrade.await, upstream.await) {
+                let _ =
+                    tokio::io::copy_bidirectional(&mut TokioIo::new(c), &mut TokioIo::new(u)).await;
+            }
+        });
+    }
+    resp.map(Body::new)
+}
+
+/// Removes one cookie from the Cookie headers, keeping the others.
+fn strip_cookie(h: &mut HeaderMap, name: &str) {
+    let kept: Vec<String> = h
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .map(str::trim)
+        .filter(|kv| !kv.is_empty() && kv.split_once('=').is_none_or(|(k, _)| k != name))
+        .map(String::from)
+        .collect();
+    h.remove(header::COOKIE);
+    if !kept.is_empty()
+        && let Ok(v) = HeaderValue::from_str(&kept.join("; "))
+    {
+        h.insert(header::COOKIE, v);
+    }
+}
+
+/// Opens the tunnel: bytes written to the returned stream reach the port,
+/// bytes read come from it. Fails with the server's verdict (401, 403,
+/// 404, 503) before any byte moves.
+async fn open(
+    gw: &Gateway,
+    target: &Target,
+    credential: &Credential,
+) -> Result<tokio::io::DuplexStream, Status> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<gpb::OpenPreviewRequest>(16);
+    tx.send(gpb::OpenPreviewRequest {
+        sandbox_id: target.sandbox.clone(),
+        port: target.port.into(),
+        ..Default::default()
+    })
+    .await
+    .map_err(|_| Status::internal("tunnel"))?;
+    let mut req = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
+    let md = req.metadata_mut();
+    match credential {
+        Credential::PreviewToken(t) => {
+            md.insert(
+                "talon-preview-token",
+                t.parse()
+                    .map_err(|_| Status::unauthenticated("malformed preview token"))?,
+            );
+        }
+        Credential::Bearer(v) => {
+            md.insert(
+                "authorization",
+                v.to_str()
+                    .ok()
+                    .and_then(|s| s.parse().ok())
+                    .ok_or_else(|| Status::unauthenticated("malformed Authorization header"))?,
+            );
+        }
+    }
+    let mut client =
+        gpb::preview_tunnel_service_client::PreviewTunnelServiceClient::new(gw.channel.clone());
+    let mut inbound = client.open_preview(req).await?.into_inner();
+    let (ours, theirs) = tokio::io::duplex(256 << 10);
+    let (mut rd, mut wr) = tokio::io::split(theirs);
+    tokio::spawn(async move {
+        let mut buf = vec![0u8; 64 << 10];
+        loop {
+            match rd.read(&mut buf).await {
+                Ok(0) | Err(_) => {
+                    let _ = tx
+                        .send(gpb::OpenPreviewRequest {
+                            close_write: true,
+                            ..Default::default()
+                        })
+                        .await;
+                    return;
+                }
+                Ok(n) => {
+                    let m = gpb::OpenPreviewRequest {
+                        data: buf[..n].to_vec(),
+                        ..Default::default()
+                    };
+                    if tx.send(m).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        }
+    });
+    tokio::spawn(async move {
+        while let Ok(Some(m)) = inbound.message().await {
+            if wr.write_all(&m.data).await.is_err() {
+                return;
+            }
+        }
+        let _ = wr.shutdown().await;
+    });
+    Ok(ours)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn both_modes_name_a_target() {
+        let t = target(None, Some("x"), "/preview/sbx_ab/3000/app/x.js")
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (
+                t.sandbox.as_str(),
+                t.port,
+                t.prefix.as_str(),
+                t.path.as_str()
+            ),
+            ("sbx_ab", 3000, "/preview/sbx_ab/3000", "/app/x.js")
+        );
+        let t = target(None, None, "/preview/sbx_ab/3000").unwrap().unwrap();
+        assert_eq!(t.path, "/");
+        let t = target(
+            Some("preview.test"),
+            Some("8080-sbx_Ab.preview.test:443"),
+            "/a?b",
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(
+            (t.sandbox.as_str(), t.port, t.path.as_str()),
+            ("sbx_Ab", 8080, "/a?b")
+        );
+        assert!(target(Some("preview.test"), Some("api.other.test"), "/v1/x").is_none());
+        assert!(target(None, None, "/v1/sandboxes").is_none());
+    }
+
+    #[test]
+    fn bad_targets_are_refused() {
+        for (host, path) in [
+            (None, "/preview/sbx a/80/"),
+            (None, "/preview/sbx_a/0/"),
+            (None, "/preview/sbx_a/65536/"),
+            (None, "/preview/sbx_a/http/"),
+            (None, "/preview//80/"),
+            (Some("80-sbx.a.preview.test"), "/"),
+            (Some("x-sbx.preview.test"), "/"),
+            (Some("80.preview.test"), "/"),
+        ] {
+            let long = "a".repeat(129);
+            let _ = long;
+            assert!(
+                matches!(target(Some("preview.test"), host, path), Some(Err(_))),
+                "{host:?} {path}"
+            );
+        }
+        let long = format!("/preview/{}/80/", "a".repeat(129));
+        assert!(matches!(target(None, None, &long), Some(Err(_))));
+    }
+
+    #[test]
+    fn the_token_leaves_the_query() {
+        assert_eq!(
+            take_token(Some("a=1&token=abc%2Ed&b=2")),
+            (Some("a=1&b=2".into()), Some("abc.d".into()))
+        );
+        assert_eq!(take_token(Some("token=x")), (None, Some("x".into())));
+        assert_eq!(take_token(Some("q=token")), (Some("q=token".into()), None));
+    }
+
+    #[test]
+    fn only_the_preview_cookie_is_removed() {
+        let mut h = HeaderMap::new();
+        h.insert(
+            header::COOKIE,
+            HeaderValue::from_static("a=1; __Host-talon-preview-sbx_a-80=tok; b=2"),
+        );
+        strip_cookie(&mut h, "__Host-talon-preview-sbx_a-80");
+        assert_eq!(h[header::COOKIE], "a=1; b=2");
+    }
+}
