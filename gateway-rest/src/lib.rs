@@ -22,6 +22,7 @@ pub mod error;
 pub mod openapi;
 pub mod preview;
 pub mod routes;
+pub mod session;
 pub mod transcode;
 mod ws;
 
@@ -61,6 +62,9 @@ pub struct GatewayConfig {
     /// Users reach the gateway over HTTPS (through a proxy that ends TLS):
     /// what `X-Forwarded-Proto` says to previews.
     pub public_https: bool,
+    /// Origins (`scheme://host[:port]`) whose pages may use a browser
+    /// session for state-changing calls and WebSockets.
+    pub browser_origins: Vec<String>,
 }
 
 impl GatewayConfig {
@@ -72,6 +76,7 @@ impl GatewayConfig {
             first_message_wait: std::time::Duration::from_millis(250),
             preview_domain: None,
             public_https: false,
+            browser_origins: Vec::new(),
         }
     }
 }
@@ -139,14 +144,20 @@ pub(crate) fn copy_metadata(md: &MetadataMap, h: &mut http::HeaderMap) {
     }
 }
 
-/// The caller's credential and request id, as gRPC metadata.
+/// The caller's credential and request id, as gRPC metadata: the
+/// credential is an explicit one (a WebSocket's bearer subprotocol, the
+/// Authorization header) or the browser session's cookie, which `handle`
+/// has checked (see `session`).
 fn request_metadata(h: &http::HeaderMap, bearer: Option<&str>) -> MetadataMap {
     let mut md = MetadataMap::new();
-    let auth = bearer.map(|t| format!("Bearer {t}")).or_else(|| {
-        h.get(http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_string)
-    });
+    let auth = bearer
+        .map(|t| format!("Bearer {t}"))
+        .or_else(|| {
+            h.get(http::header::AUTHORIZATION)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_string)
+        })
+        .or_else(|| session::credential(h).map(|t| format!("Bearer {t}")));
     if let Some(v) = auth.and_then(|a| a.parse().ok()) {
         md.insert("authorization", v);
     }
@@ -194,6 +205,16 @@ async fn handle(
         };
     }
     let (mut parts, body) = req.into_parts();
+    if let Some(cookie) = session::credential(&parts.headers)
+        && let Err(st) = session::check(
+            &gw.config.browser_origins,
+            &parts.method,
+            &parts.headers,
+            &cookie,
+        )
+    {
+        return error::response(&gw.pool, &st);
+    }
     let path = parts.uri.path().to_string();
     if path == "/openapi.json" && parts.method == http::Method::GET {
         return ([(http::header::CONTENT_TYPE, "application/json")], OPENAPI).into_response();
@@ -376,7 +397,17 @@ async fn unary(
         .unary(with_metadata(msg, &md), grpc_path(route), codec)
         .await?;
     let (md, msg, _) = resp.into_parts();
-    json_response(http::StatusCode::OK, &transcode::json_or_status(&msg)?, &md)
+    let mut body = transcode::json_or_status(&msg)?;
+    let cookie = session::on_response(route.method.full_name(), &mut body);
+    let mut r = json_response(http::StatusCode::OK, &body, &md)?;
+    if let Some(c) = cookie {
+        r.headers_mut().insert(http::header::SET_COOKIE, c);
+        r.headers_mut().insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("no-store"),
+        );
+    }
+    Ok(r)
 }
 
 /// How a server stream is framed for this client.
@@ -588,7 +619,17 @@ async fn client_stream(
     };
     feeder.abort();
     let (md, msg, _) = resp.into_parts();
-    json_response(http::StatusCode::OK, &transcode::json_or_status(&msg)?, &md)
+    let mut body = transcode::json_or_status(&msg)?;
+    let cookie = session::on_response(route.method.full_name(), &mut body);
+    let mut r = json_response(http::StatusCode::OK, &body, &md)?;
+    if let Some(c) = cookie {
+        r.headers_mut().insert(http::header::SET_COOKIE, c);
+        r.headers_mut().insert(
+            http::header::CACHE_CONTROL,
+            http::HeaderValue::from_static("no-store"),
+        );
+    }
+    Ok(r)
 }
 
 /// Reads a raw body into the request stream. With a header, the first

@@ -13,6 +13,7 @@ use serde_json::{Map, Value, json};
 pub const PUBLIC: &[&str] = &[
     "/talon.v1.AuthService/Login",
     "/talon.v1.AuthService/Refresh",
+    "/talon.v1.AuthService/CreateBrowserSession",
 ];
 
 fn method_by_operation(pool: &DescriptorPool, op: &str) -> Option<MethodDescriptor> {
@@ -87,9 +88,15 @@ pub fn convert(
             "type": "http",
             "scheme": "bearer",
             "description": "An API key (tln_…) or an access JWT from AuthService.Login.",
+        },
+        "session": {
+            "type": "apiKey",
+            "in": "cookie",
+            "name": crate::session::COOKIE,
+            "description": "A browser session from AuthService.CreateBrowserSession. Calls that change state also need its csrfToken in the X-CSRF-Token header, and a foreign Origin is refused.",
         }
     });
-    doc["security"] = json!([{"bearer": []}]);
+    doc["security"] = json!([{"bearer": []}, {"session": []}]);
     rename_dotted_params(&mut doc);
     drop_unserved(&mut doc);
     let paths = doc["paths"]

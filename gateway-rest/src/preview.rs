@@ -107,16 +107,6 @@ pub fn cookie_name(t: &Target) -> String {
     format!("__Host-talon-preview-{}-{}", t.sandbox, t.port)
 }
 
-fn cookie_value(h: &HeaderMap, name: &str) -> Option<String> {
-    h.get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .filter_map(|kv| kv.trim().split_once('='))
-        .find(|(k, _)| *k == name)
-        .map(|(_, v)| v.to_string())
-}
-
 /// The query without its `token` parameter, and that token.
 fn take_token(query: Option<&str>) -> (Option<String>, Option<String>) {
     let Some(q) = query else { return (None, None) };
@@ -162,7 +152,7 @@ pub async fn handle(
     let cookie = cookie_name(&target);
     let credential = if let Some(t) = &query_token {
         Credential::PreviewToken(t.clone())
-    } else if let Some(t) = cookie_value(req.headers(), &cookie) {
+    } else if let Some(t) = crate::session::cookie(req.headers(), &cookie) {
         Credential::PreviewToken(t)
     } else if let Some(v) = req.headers().get(header::AUTHORIZATION) {
         Credential::Bearer(v.clone())
@@ -220,6 +210,8 @@ pub async fn handle(
         h.remove(header::AUTHORIZATION);
     }
     strip_cookie(h, &cookie);
+    // The caller's browser session is for the API, never for a preview.
+    strip_cookie(h, crate::session::COOKIE);
     if let Some(c) = client
         && let Ok(v) = HeaderValue::from_str(&c.ip().to_string())
     {

@@ -13,6 +13,8 @@ pub struct ServerConfig {
     pub database_url: String,
     pub access_token_ttl: Duration,
     pub refresh_token_ttl: Duration,
+    /// Lifetime of a browser session (its cookie and its CSRF token).
+    pub browser_session_ttl: Duration,
     pub default_quota: Quota,
     pub default_resources: Resources,
     pub max_resources: Resources,
@@ -55,6 +57,7 @@ impl ServerConfig {
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
             refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
+            browser_session_ttl: Duration::from_secs(8 * 3600),
             default_quota: Quota {
                 max_sandboxes: 20,
                 max_cpu_millis: 16_000,

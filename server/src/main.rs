@@ -40,6 +40,9 @@ enum Command {
         /// Where the gateway listens.
         #[arg(long, env = "TALON_HTTP_LISTEN", default_value = "127.0.0.1:8080")]
         http_listen: SocketAddr,
+        /// Where users reach the gateway; its origin may use browser sessions [default: http://HTTP_LISTEN].
+        #[arg(long, env = "TALON_PUBLIC_URL")]
+        public_url: Option<String>,
         #[command(flatten)]
         preview: PreviewArgs,
     },
@@ -101,6 +104,18 @@ struct ServerArgs {
     host: HostArgs,
     #[command(flatten)]
     preview: PreviewArgs,
+}
+
+/// `scheme://host[:port]` of a URL, as browsers send it in `Origin`.
+fn origin_of(url: &str) -> String {
+    match url.parse::<http::Uri>() {
+        Ok(u) => format!(
+            "{}://{}",
+            u.scheme_str().unwrap_or("http"),
+            u.authority().map(|a| a.as_str()).unwrap_or("")
+        ),
+        Err(_) => url.trim_end_matches('/').to_string(),
+    }
 }
 
 /// How the gateway serves previews.
@@ -302,6 +317,7 @@ async fn start_gateway(
     server_url: String,
     addr: SocketAddr,
     preview: &PreviewArgs,
+    browser_origins: &[String],
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let mut config = talon_gateway::GatewayConfig::new(server_url);
@@ -310,6 +326,7 @@ async fn start_gateway(
         .as_ref()
         .map(|d| d.trim_matches('.').to_string());
     config.public_https = preview.public_https;
+    config.browser_origins = browser_origins.to_vec();
     let gw = talon_gateway::Gateway::new(config)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -332,10 +349,15 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     if let Some(addr) = http {
         let mut preview = args.preview.clone();
         preview.public_https |= config.public_url.starts_with("https://");
+        // Browser sessions may be used by pages of the public URL and of
+        // the gRPC-web origins.
+        let mut origins = vec![origin_of(&config.public_url)];
+        origins.extend(config.grpc_web_origins.iter().cloned());
         start_gateway(
             format!("http://{}", config.grpc_listen),
             addr,
             &preview,
+            &origins,
             stop.clone(),
         )
         .await?;
@@ -432,10 +454,13 @@ async fn run() -> anyhow::Result<()> {
         Command::Gateway {
             server_url,
             http_listen,
+            public_url,
             preview,
         } => {
             let stop = shutdown_signal();
-            start_gateway(server_url, http_listen, &preview, stop.clone()).await?;
+            let public_url = public_url.unwrap_or_else(|| format!("http://{http_listen}"));
+            let origins = vec![origin_of(&public_url)];
+            start_gateway(server_url, http_listen, &preview, &origins, stop.clone()).await?;
             println!("REST gateway on http://{http_listen}");
             let mut stop = stop;
             let _ = stop.wait_for(|s| *s).await;

@@ -113,6 +113,8 @@ pub const METHODS: &[MethodRule] = &[
     // AuthService
     rule("/talon.v1.AuthService/Login", Public, READ),
     rule("/talon.v1.AuthService/Refresh", Public, READ),
+    rule("/talon.v1.AuthService/CreateBrowserSession", Public, READ),
+    rule("/talon.v1.AuthService/DeleteBrowserSession", VIEW, MUT),
     rule("/talon.v1.AuthService/Logout", VIEW, MUT),
     rule("/talon.v1.AuthService/WhoAmI", VIEW, READ),
     // TenantService. Anyone may hold keys for themselves, never above

@@ -136,7 +136,10 @@ async fn the_preview_proxy_end_to_end() {
     let pair = cookie.split(';').next().unwrap().to_string();
     let r = c
         .get(format!("{}{location}", s.http))
-        .header("cookie", format!("theirs=1; {pair}"))
+        .header(
+            "cookie",
+            format!("theirs=1; {pair}; __Host-talon-session=s"),
+        )
         .header("x-forwarded-for", "6.6.6.6")
         .header("x-forwarded-host", "evil.test")
         .header("forwarded", "for=6.6.6.6")

@@ -37,6 +37,36 @@ impl AuthService for AuthApi {
         }))
     }
 
+    async fn create_browser_session(
+        &self,
+        req: Request<pb::CreateBrowserSessionRequest>,
+    ) -> Result<Response<pb::CreateBrowserSessionResponse>, Status> {
+        let r = req.into_inner();
+        let (session_token, csrf_token, exp) =
+            sessions::browser_session(&self.0, &r.email, &r.password).await?;
+        Ok(Response::new(pb::CreateBrowserSessionResponse {
+            session_token,
+            csrf_token,
+            expires_at: Some(prost_types::Timestamp {
+                seconds: exp as i64,
+                nanos: 0,
+            }),
+        }))
+    }
+
+    /// Sessions are signed tokens with a lifetime (8 h): ending one is the
+    /// gateway clearing its cookie; nothing is kept here to revoke.
+    async fn delete_browser_session(
+        &self,
+        req: Request<pb::DeleteBrowserSessionRequest>,
+    ) -> Result<Response<pb::DeleteBrowserSessionResponse>, Status> {
+        let p = principal(&req)?;
+        Ok(crate::audit::with_resource(
+            Response::new(pb::DeleteBrowserSessionResponse {}),
+            p.user_id,
+        ))
+    }
+
     async fn refresh(
         &self,
         req: Request<pb::RefreshRequest>,

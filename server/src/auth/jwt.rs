@@ -21,9 +21,13 @@ pub struct AccessClaims {
     pub exp: u64,
     pub iat: u64,
     pub jti: String,
-    /// Always "access"; keeps other token kinds signed with the same key
-    /// from being accepted here.
+    /// "access", or "session" for a browser session; keeps other token
+    /// kinds signed with the same key from being accepted here.
     pub typ: String,
+    /// A browser session's CSRF token, hashed (SHA-256, hex): the gateway
+    /// holds the `X-CSRF-Token` header against it (signed double submit).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub csrf: Option<String>,
 }
 
 #[derive(Clone)]
@@ -48,8 +52,32 @@ impl JwtKeys {
         tenant_id: &str,
         role: &str,
     ) -> Result<(String, u64)> {
+        self.issue(user_id, tenant_id, role, self.access_ttl_secs, None)
+    }
+
+    /// A browser session: an access token of its own lifetime that carries
+    /// the hash of its CSRF token.
+    pub fn issue_session(
+        &self,
+        user_id: &str,
+        tenant_id: &str,
+        role: &str,
+        ttl_secs: u64,
+        csrf_hash: String,
+    ) -> Result<(String, u64)> {
+        self.issue(user_id, tenant_id, role, ttl_secs, Some(csrf_hash))
+    }
+
+    fn issue(
+        &self,
+        user_id: &str,
+        tenant_id: &str,
+        role: &str,
+        ttl_secs: u64,
+        csrf: Option<String>,
+    ) -> Result<(String, u64)> {
         let now = unix_now();
-        let exp = now + self.access_ttl_secs;
+        let exp = now + ttl_secs;
         let claims = AccessClaims {
             sub: user_id.into(),
             tid: tenant_id.into(),
@@ -59,7 +87,8 @@ impl JwtKeys {
             exp,
             iat: now,
             jti: crate::ids::random_token(10),
-            typ: "access".into(),
+            typ: if csrf.is_some() { "session" } else { "access" }.into(),
+            csrf,
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| Error::Internal(format!("jwt: {e}")))?;
@@ -75,7 +104,7 @@ impl JwtKeys {
         v.validate_exp = true;
         let data = jsonwebtoken::decode::<AccessClaims>(token, &self.decoding, &v)
             .map_err(|e| Error::Unauthenticated(format!("invalid token: {e}")))?;
-        if data.claims.typ != "access" {
+        if data.claims.typ != "access" && data.claims.typ != "session" {
             return Err(Error::Unauthenticated(
                 "invalid token: not an access token".into(),
             ));

@@ -18,6 +18,25 @@ pub struct Tokens {
 const BAD_LOGIN: &str = "invalid email or password";
 
 pub async fn login(app: &App, email: &str, pass: &str) -> Result<Tokens> {
+    let u = check_password(app, email, pass).await?;
+    issue(app, &u).await
+}
+
+/// A browser session: (session token, CSRF token, expiry in unix seconds).
+pub async fn browser_session(app: &App, email: &str, pass: &str) -> Result<(String, String, u64)> {
+    let u = check_password(app, email, pass).await?;
+    let csrf = crate::ids::random_token(32);
+    let (token, exp) = app.jwt.issue_session(
+        &u.id,
+        &u.tenant_id,
+        &u.role,
+        app.config.browser_session_ttl.as_secs(),
+        sha256_hex(&csrf),
+    )?;
+    Ok((token, csrf, exp))
+}
+
+async fn check_password(app: &App, email: &str, pass: &str) -> Result<user::Model> {
     let email = email.trim().to_ascii_lowercase();
     let found = user::Entity::find()
         .filter(user::Column::Email.eq(&email))
@@ -31,7 +50,7 @@ pub async fn login(app: &App, email: &str, pass: &str) -> Result<Tokens> {
     if !password::verify(pass, &u.password_hash) || u.disabled {
         return Err(Error::Unauthenticated(BAD_LOGIN.into()));
     }
-    issue(app, &u).await
+    Ok(u)
 }
 
 async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {

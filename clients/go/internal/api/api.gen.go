@@ -776,6 +776,29 @@ type CreateApiKeyResponse struct {
 	Secret *string `json:"secret,omitempty"`
 }
 
+// CreateBrowserSessionRequest Request for CreateBrowserSession.
+type CreateBrowserSessionRequest struct {
+	// Email The user's email.
+	Email *string `json:"email,omitempty"`
+
+	// Password The user's password.
+	Password *string `json:"password,omitempty"`
+}
+
+// CreateBrowserSessionResponse Response of CreateBrowserSession.
+type CreateBrowserSessionResponse struct {
+	// CsrfToken Send this as `X-CSRF-Token` on every state-changing call made with the
+	//  session cookie. It is bound to the session (its hash is signed into it).
+	CsrfToken *string `json:"csrfToken,omitempty"`
+
+	// ExpiresAt When the session ends.
+	ExpiresAt *time.Time `json:"expiresAt,omitempty"`
+
+	// SessionToken The session credential. Empty over REST: it is in the cookie, out of
+	//  reach of scripts.
+	SessionToken *string `json:"sessionToken,omitempty"`
+}
+
 // CreatePreviewTokenRequest Request for CreatePreviewToken.
 type CreatePreviewTokenRequest struct {
 	// Port The port inside the sandbox.
@@ -856,6 +879,9 @@ type CreateUserResponse struct {
 
 // DeleteApiKeyResponse Response of DeleteApiKey.
 type DeleteApiKeyResponse = map[string]interface{}
+
+// DeleteBrowserSessionResponse Response of DeleteBrowserSession.
+type DeleteBrowserSessionResponse = map[string]interface{}
 
 // DeleteImageResponse Response of DeleteImage.
 type DeleteImageResponse = map[string]interface{}
@@ -2362,6 +2388,9 @@ type AdminServiceReassignSandboxJSONRequestBody = ReassignSandboxRequest
 // AdminServiceDrainWorkerJSONRequestBody defines body for AdminServiceDrainWorker for application/json ContentType.
 type AdminServiceDrainWorkerJSONRequestBody = DrainWorkerRequest
 
+// AuthServiceCreateBrowserSessionJSONRequestBody defines body for AuthServiceCreateBrowserSession for application/json ContentType.
+type AuthServiceCreateBrowserSessionJSONRequestBody = CreateBrowserSessionRequest
+
 // AuthServiceLoginJSONRequestBody defines body for AuthServiceLogin for application/json ContentType.
 type AuthServiceLoginJSONRequestBody = LoginRequest
 
@@ -2885,6 +2914,33 @@ type ClientInterface interface {
 	//
 	// Stops placing new sandboxes on a worker; or, with `undrain`, resumes.
 	AdminServiceDrainWorker(ctx context.Context, workerId string, body AdminServiceDrainWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthServiceDeleteBrowserSession performs a DELETE /v1/auth/browser-session (the `AuthServiceDeleteBrowserSession` operationId) request.
+	//
+	// Ends a browser session: over REST the gateway clears the cookie.
+	AuthServiceDeleteBrowserSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthServiceCreateBrowserSessionWithBody performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts a browser session from an email and password. Over REST the
+	//  gateway puts the session into a `__Host-talon-session` cookie
+	//  (HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+	//  body; every state-changing call authenticated by that cookie must then
+	//  carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+	//  is refused. Unauthenticated.
+	AuthServiceCreateBrowserSessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthServiceCreateBrowserSession performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Starts a browser session from an email and password. Over REST the
+	//  gateway puts the session into a `__Host-talon-session` cookie
+	//  (HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+	//  body; every state-changing call authenticated by that cookie must then
+	//  carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+	//  is refused. Unauthenticated.
+	AuthServiceCreateBrowserSession(ctx context.Context, body AuthServiceCreateBrowserSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthServiceLoginWithBody performs a POST /v1/auth/login (the `AuthServiceLogin` operationId) request,
 	// with any type of body and a specified content type.
@@ -3558,6 +3614,65 @@ func (c *Client) AdminServiceDrainWorkerWithBody(ctx context.Context, workerId s
 // Stops placing new sandboxes on a worker; or, with `undrain`, resumes.
 func (c *Client) AdminServiceDrainWorker(ctx context.Context, workerId string, body AdminServiceDrainWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminServiceDrainWorkerRequest(c.Server, workerId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthServiceDeleteBrowserSession performs a DELETE /v1/auth/browser-session (the `AuthServiceDeleteBrowserSession` operationId) request.
+//
+// Ends a browser session: over REST the gateway clears the cookie.
+func (c *Client) AuthServiceDeleteBrowserSession(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthServiceDeleteBrowserSessionRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthServiceCreateBrowserSessionWithBody performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts a browser session from an email and password. Over REST the
+//
+//	gateway puts the session into a `__Host-talon-session` cookie
+//	(HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+//	body; every state-changing call authenticated by that cookie must then
+//	carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+//	is refused. Unauthenticated.
+func (c *Client) AuthServiceCreateBrowserSessionWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthServiceCreateBrowserSessionRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthServiceCreateBrowserSession performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Starts a browser session from an email and password. Over REST the
+//
+//	gateway puts the session into a `__Host-talon-session` cookie
+//	(HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+//	body; every state-changing call authenticated by that cookie must then
+//	carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+//	is refused. Unauthenticated.
+func (c *Client) AuthServiceCreateBrowserSession(ctx context.Context, body AuthServiceCreateBrowserSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthServiceCreateBrowserSessionRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -5375,6 +5490,73 @@ func NewAdminServiceDrainWorkerRequestWithBody(server string, workerId string, c
 	}
 
 	operationPath := fmt.Sprintf("/v1/admin/workers/%s:drain", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAuthServiceDeleteBrowserSessionRequest constructs an http.Request for the AuthServiceDeleteBrowserSession method
+func NewAuthServiceDeleteBrowserSessionRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/browser-session")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAuthServiceCreateBrowserSessionRequest calls the generic AuthServiceCreateBrowserSession builder with application/json body
+func NewAuthServiceCreateBrowserSessionRequest(server string, body AuthServiceCreateBrowserSessionJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAuthServiceCreateBrowserSessionRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAuthServiceCreateBrowserSessionRequestWithBody constructs an http.Request for the AuthServiceCreateBrowserSession method, with any body, and a specified content type
+func NewAuthServiceCreateBrowserSessionRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/browser-session")
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -9123,6 +9305,37 @@ type ClientWithResponsesInterface interface {
 	// Stops placing new sandboxes on a worker; or, with `undrain`, resumes.
 	AdminServiceDrainWorkerWithResponse(ctx context.Context, workerId string, body AdminServiceDrainWorkerJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminServiceDrainWorkerResponse, error)
 
+	// AuthServiceDeleteBrowserSessionWithResponse performs a DELETE /v1/auth/browser-session (the `AuthServiceDeleteBrowserSession` operationId) request.
+	//
+	// Ends a browser session: over REST the gateway clears the cookie.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AuthServiceDeleteBrowserSessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthServiceDeleteBrowserSessionResponse, error)
+
+	// AuthServiceCreateBrowserSessionWithBodyWithResponse performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts a browser session from an email and password. Over REST the
+	//  gateway puts the session into a `__Host-talon-session` cookie
+	//  (HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+	//  body; every state-changing call authenticated by that cookie must then
+	//  carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+	//  is refused. Unauthenticated.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AuthServiceCreateBrowserSessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthServiceCreateBrowserSessionResponse, error)
+
+	// AuthServiceCreateBrowserSessionWithResponse performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Starts a browser session from an email and password. Over REST the
+	//  gateway puts the session into a `__Host-talon-session` cookie
+	//  (HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+	//  body; every state-changing call authenticated by that cookie must then
+	//  carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+	//  is refused. Unauthenticated.
+	AuthServiceCreateBrowserSessionWithResponse(ctx context.Context, body AuthServiceCreateBrowserSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthServiceCreateBrowserSessionResponse, error)
+
 	// AuthServiceLoginWithBodyWithResponse performs a POST /v1/auth/login (the `AuthServiceLogin` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -10052,6 +10265,102 @@ func (r AdminServiceDrainWorkerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminServiceDrainWorkerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AuthServiceDeleteBrowserSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeleteBrowserSessionResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthServiceDeleteBrowserSessionResponse) GetJSON200() *DeleteBrowserSessionResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AuthServiceDeleteBrowserSessionResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthServiceDeleteBrowserSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthServiceDeleteBrowserSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthServiceDeleteBrowserSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthServiceDeleteBrowserSessionResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AuthServiceCreateBrowserSessionResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateBrowserSessionResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthServiceCreateBrowserSessionResponse) GetJSON200() *CreateBrowserSessionResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AuthServiceCreateBrowserSessionResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthServiceCreateBrowserSessionResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthServiceCreateBrowserSessionResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthServiceCreateBrowserSessionResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthServiceCreateBrowserSessionResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13107,6 +13416,57 @@ func (c *ClientWithResponses) AdminServiceDrainWorkerWithResponse(ctx context.Co
 	return ParseAdminServiceDrainWorkerResponse(rsp)
 }
 
+// AuthServiceDeleteBrowserSessionWithResponse performs a DELETE /v1/auth/browser-session (the `AuthServiceDeleteBrowserSession` operationId) request.
+//
+// Ends a browser session: over REST the gateway clears the cookie.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AuthServiceDeleteBrowserSessionWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthServiceDeleteBrowserSessionResponse, error) {
+	rsp, err := c.AuthServiceDeleteBrowserSession(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthServiceDeleteBrowserSessionResponse(rsp)
+}
+
+// AuthServiceCreateBrowserSessionWithBodyWithResponse performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts a browser session from an email and password. Over REST the
+//
+//	gateway puts the session into a `__Host-talon-session` cookie
+//	(HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+//	body; every state-changing call authenticated by that cookie must then
+//	carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+//	is refused. Unauthenticated.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AuthServiceCreateBrowserSessionWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthServiceCreateBrowserSessionResponse, error) {
+	rsp, err := c.AuthServiceCreateBrowserSessionWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthServiceCreateBrowserSessionResponse(rsp)
+}
+
+// AuthServiceCreateBrowserSessionWithResponse performs a POST /v1/auth/browser-session (the `AuthServiceCreateBrowserSession` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Starts a browser session from an email and password. Over REST the
+//
+//	gateway puts the session into a `__Host-talon-session` cookie
+//	(HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+//	body; every state-changing call authenticated by that cookie must then
+//	carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+//	is refused. Unauthenticated.
+func (c *ClientWithResponses) AuthServiceCreateBrowserSessionWithResponse(ctx context.Context, body AuthServiceCreateBrowserSessionJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthServiceCreateBrowserSessionResponse, error) {
+	rsp, err := c.AuthServiceCreateBrowserSession(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthServiceCreateBrowserSessionResponse(rsp)
+}
+
 // AuthServiceLoginWithBodyWithResponse performs a POST /v1/auth/login (the `AuthServiceLogin` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -14538,6 +14898,72 @@ func ParseAdminServiceDrainWorkerResponse(rsp *http.Response) (*AdminServiceDrai
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest DrainWorkerResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAuthServiceDeleteBrowserSessionResponse parses an HTTP response from a AuthServiceDeleteBrowserSessionWithResponse call
+func ParseAuthServiceDeleteBrowserSessionResponse(rsp *http.Response) (*AuthServiceDeleteBrowserSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthServiceDeleteBrowserSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeleteBrowserSessionResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAuthServiceCreateBrowserSessionResponse parses an HTTP response from a AuthServiceCreateBrowserSessionWithResponse call
+func ParseAuthServiceCreateBrowserSessionResponse(rsp *http.Response) (*AuthServiceCreateBrowserSessionResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthServiceCreateBrowserSessionResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateBrowserSessionResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -92,6 +92,31 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/browser-session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Starts a browser session from an email and password. Over REST the
+         *      gateway puts the session into a `__Host-talon-session` cookie
+         *      (HttpOnly, Secure, SameSite=Lax) and blanks `session_token` in the
+         *      body; every state-changing call authenticated by that cookie must then
+         *      carry `csrf_token` in an `X-CSRF-Token` header, and a foreign `Origin`
+         *      is refused. Unauthenticated.
+         */
+        post: operations["AuthService_CreateBrowserSession"];
+        /** @description Ends a browser session: over REST the gateway clears the cookie. */
+        delete: operations["AuthService_DeleteBrowserSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/login": {
         parameters: {
             query?: never;
@@ -1227,6 +1252,31 @@ export interface components {
             /** @description The whole key. Shown only here. */
             secret?: string;
         };
+        /** @description Request for CreateBrowserSession. */
+        CreateBrowserSessionRequest: {
+            /** @description The user's email. */
+            email?: string;
+            /** @description The user's password. */
+            password?: string;
+        };
+        /** @description Response of CreateBrowserSession. */
+        CreateBrowserSessionResponse: {
+            /**
+             * @description Send this as `X-CSRF-Token` on every state-changing call made with the
+             *      session cookie. It is bound to the session (its hash is signed into it).
+             */
+            csrfToken?: string;
+            /**
+             * Format: date-time
+             * @description When the session ends.
+             */
+            expiresAt?: string;
+            /**
+             * @description The session credential. Empty over REST: it is in the cookie, out of
+             *      reach of scripts.
+             */
+            sessionToken?: string;
+        };
         /** @description Request for CreatePreviewToken. */
         CreatePreviewTokenRequest: {
             /**
@@ -1296,6 +1346,8 @@ export interface components {
         };
         /** @description Response of DeleteApiKey. */
         DeleteApiKeyResponse: Record<string, never>;
+        /** @description Response of DeleteBrowserSession. */
+        DeleteBrowserSessionResponse: Record<string, never>;
         /** @description Response of DeleteImage. */
         DeleteImageResponse: Record<string, never>;
         /** @description Response of DeleteSandbox. */
@@ -2536,6 +2588,68 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DrainWorkerResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AuthService_CreateBrowserSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBrowserSessionRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateBrowserSessionResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AuthService_DeleteBrowserSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteBrowserSessionResponse"];
                 };
             };
             /** @description Default error response */

@@ -17,6 +17,8 @@ from .connect_process_response import ConnectProcessResponse
 from .create_api_key_request import CreateApiKeyRequest
 from .create_api_key_request_role import CreateApiKeyRequestRole
 from .create_api_key_response import CreateApiKeyResponse
+from .create_browser_session_request import CreateBrowserSessionRequest
+from .create_browser_session_response import CreateBrowserSessionResponse
 from .create_preview_token_request import CreatePreviewTokenRequest
 from .create_preview_token_response import CreatePreviewTokenResponse
 from .create_sandbox_response import CreateSandboxResponse
@@ -26,6 +28,7 @@ from .create_user_request import CreateUserRequest
 from .create_user_request_role import CreateUserRequestRole
 from .create_user_response import CreateUserResponse
 from .delete_api_key_response import DeleteApiKeyResponse
+from .delete_browser_session_response import DeleteBrowserSessionResponse
 from .delete_image_response import DeleteImageResponse
 from .delete_sandbox_response import DeleteSandboxResponse
 from .delete_secret_response import DeleteSecretResponse
@@ -180,6 +183,8 @@ __all__ = (
     "CreateApiKeyRequest",
     "CreateApiKeyRequestRole",
     "CreateApiKeyResponse",
+    "CreateBrowserSessionRequest",
+    "CreateBrowserSessionResponse",
     "CreatePreviewTokenRequest",
     "CreatePreviewTokenResponse",
     "CreateSandboxResponse",
@@ -189,6 +194,7 @@ __all__ = (
     "CreateUserRequestRole",
     "CreateUserResponse",
     "DeleteApiKeyResponse",
+    "DeleteBrowserSessionResponse",
     "DeleteImageResponse",
     "DeleteSandboxResponse",
     "DeleteSecretResponse",

@@ -1,0 +1,207 @@
+//! Browser sessions on the REST surface: the one place where a cookie may
+//! stand for a credential, and the rules that come with it.
+//!
+//! - `CreateBrowserSession` answers with the session in a
+//!   `__Host-talon-session` cookie (HttpOnly, Secure, SameSite=Lax, Path=/)
+//!   and a blank `sessionToken` in the body: scripts never see it.
+//! - A request with that cookie and no `Authorization` header is
+//!   authenticated by it. If it changes state (any method but GET, HEAD
+//!   and OPTIONS) it must carry `X-CSRF-Token` whose SHA-256 is the `csrf`
+//!   claim signed into the session (a signed double submit: the server
+//!   checks the signature of the very token whose claim was compared
+//!   here). A state-changing request or a WebSocket upgrade with a foreign
+//!   `Origin` is refused.
+//! - `DeleteBrowserSession` clears the cookie.
+//!
+//! Credentials never come from a query string (the preview token on the
+//! preview routes is the one exception, see `preview`).
+
+use base64::Engine;
+use http::{HeaderMap, HeaderValue, Method, header};
+use sha2::Digest;
+use tonic::Status;
+
+pub const COOKIE: &str = "__Host-talon-session";
+pub const CSRF_HEADER: &str = "x-csrf-token";
+const CREATE: &str = "talon.v1.AuthService.CreateBrowserSession";
+const DELETE: &str = "talon.v1.AuthService.DeleteBrowserSession";
+
+/// A cookie's value from the Cookie headers.
+pub fn cookie(h: &HeaderMap, name: &str) -> Option<String> {
+    h.get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .filter_map(|kv| kv.trim().split_once('='))
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| v.to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// The session the request is authenticated by: its cookie, unless it
+/// brings an explicit credential.
+pub fn credential(h: &HeaderMap) -> Option<String> {
+    if h.contains_key(header::AUTHORIZATION) {
+        return None;
+    }
+    cookie(h, COOKIE)
+}
+
+fn csrf_claim(session: &str) -> Option<String> {
+    let payload = session.split('.').nth(1)?;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&raw).ok()?;
+    v["csrf"].as_str().map(String::from)
+}
+
+fn hex_sha256(s: &str) -> String {
+    sha2::Sha256::digest(s.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Checks a request authenticated by the session cookie.
+pub fn check(
+    allowed_origins: &[String],
+    method: &Method,
+    h: &HeaderMap,
+    session: &str,
+) -> Result<(), Status> {
+    let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
+    let upgrade = h.contains_key(header::UPGRADE);
+    if (!safe || upgrade)
+        && let Some(origin) = h.get(header::ORIGIN)
+    {
+        let origin = origin.to_str().unwrap_or("null");
+        if !allowed_origins.iter().any(|o| o == origin) {
+            return Err(Status::permission_denied(format!(
+                "origin {origin} may not use this session"
+            )));
+        }
+    }
+    if safe {
+        return Ok(());
+    }
+    let Some(claim) = csrf_claim(session) else {
+        return Err(Status::unauthenticated(
+            "the session cookie is not a session",
+        ));
+    };
+    let sent = h
+        .get(CSRF_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .ok_or_else(|| Status::permission_denied("missing X-CSRF-Token"))?;
+    let ours = hex_sha256(sent);
+    let same = ours.len() == claim.len()
+        && ours
+            .bytes()
+            .zip(claim.bytes())
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+            == 0;
+    if same {
+        Ok(())
+    } else {
+        Err(Status::permission_denied(
+            "X-CSRF-Token does not match the session",
+        ))
+    }
+}
+
+/// What a session route's answer does to the cookie: the session moves
+/// from the body into it, or it is cleared. None for other routes.
+pub fn on_response(method_full_name: &str, body: &mut serde_json::Value) -> Option<HeaderValue> {
+    let attrs = "Path=/; Secure; HttpOnly; SameSite=Lax";
+    let v = match method_full_name {
+        CREATE => {
+            let token = body
+                .get_mut("sessionToken")
+                .map(std::mem::take)
+                .and_then(|t| t.as_str().map(String::from))?;
+            body["sessionToken"] = serde_json::Value::String(String::new());
+            format!("{COOKIE}={token}; {attrs}")
+        }
+        DELETE => format!("{COOKIE}=; {attrs}; Max-Age=0"),
+        _ => return None,
+    };
+    HeaderValue::from_str(&v).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(csrf: &str) -> String {
+        let payload = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .encode(serde_json::json!({"csrf": hex_sha256(csrf)}).to_string());
+        format!("h.{payload}.sig")
+    }
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn state_changes_need_the_token_and_a_known_origin() {
+        let s = session("tok");
+        let ok = vec!["https://talon.test".to_string()];
+        assert!(check(&ok, &Method::GET, &headers(&[]), &s).is_ok());
+        assert!(check(&ok, &Method::POST, &headers(&[]), &s).is_err());
+        assert!(
+            check(
+                &ok,
+                &Method::POST,
+                &headers(&[("x-csrf-token", "nope")]),
+                &s
+            )
+            .is_err()
+        );
+        assert!(check(&ok, &Method::POST, &headers(&[("x-csrf-token", "tok")]), &s).is_ok());
+        let foreign = headers(&[("x-csrf-token", "tok"), ("origin", "https://evil.test")]);
+        assert!(check(&ok, &Method::DELETE, &foreign, &s).is_err());
+        let ours = headers(&[("x-csrf-token", "tok"), ("origin", "https://talon.test")]);
+        assert!(check(&ok, &Method::PATCH, &ours, &s).is_ok());
+        let ws = headers(&[("upgrade", "websocket"), ("origin", "https://evil.test")]);
+        assert!(check(&ok, &Method::GET, &ws, &s).is_err());
+    }
+
+    #[test]
+    fn an_explicit_credential_wins_over_the_cookie() {
+        let h = headers(&[
+            ("cookie", "a=1; __Host-talon-session=s"),
+            ("authorization", "Bearer k"),
+        ]);
+        assert_eq!(credential(&h), None);
+        let h = headers(&[("cookie", "a=1; __Host-talon-session=s")]);
+        assert_eq!(credential(&h).as_deref(), Some("s"));
+    }
+
+    #[test]
+    fn the_session_leaves_the_body_for_the_cookie() {
+        let mut body = serde_json::json!({"sessionToken": "jwt", "csrfToken": "c"});
+        let c = on_response(CREATE, &mut body).unwrap();
+        assert_eq!(body["sessionToken"], "");
+        let c = c.to_str().unwrap();
+        assert!(c.starts_with("__Host-talon-session=jwt;"));
+        for a in ["Path=/", "Secure", "HttpOnly", "SameSite=Lax"] {
+            assert!(c.contains(a));
+        }
+        assert!(
+            on_response(DELETE, &mut serde_json::json!({}))
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .contains("Max-Age=0")
+        );
+        assert!(on_response("talon.v1.AuthService.Login", &mut body).is_none());
+    }
+}
