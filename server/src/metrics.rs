@@ -11,6 +11,9 @@ pub struct Metrics {
     rpc_seconds: HistogramVec,
     pub workers_connected: IntGauge,
     pub stale_events: prometheus::IntCounter,
+    /// Preview tokens by outcome: signed, verified, expired, invalid, or
+    /// denied (a good token for another sandbox or port).
+    pub preview_tokens: IntCounterVec,
 }
 
 impl Metrics {
@@ -52,12 +55,24 @@ impl Metrics {
         registry
             .register(Box::new(stale_events.clone()))
             .expect("register");
+        let preview_tokens = IntCounterVec::new(
+            prometheus::Opts::new(
+                "sandbox_preview_token_total",
+                "Preview tokens signed, and checked by outcome",
+            ),
+            &["outcome"],
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(preview_tokens.clone()))
+            .expect("register");
         Metrics {
             registry: Arc::new(registry),
             rpc_total,
             rpc_seconds,
             workers_connected,
             stale_events,
+            preview_tokens,
         }
     }
 

@@ -308,5 +308,30 @@ async fn the_preview_proxy_end_to_end() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 503);
+
+    // Every check is counted by outcome.
+    let metrics = reqwest::get(format!("{}/metrics", s.ops))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let count = |outcome: &str| -> u64 {
+        metrics
+            .lines()
+            .find(|l| {
+                l.starts_with(&format!(
+                    "sandbox_preview_token_total{{outcome=\"{outcome}\"}}"
+                ))
+            })
+            .and_then(|l| l.split_whitespace().last())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0)
+    };
+    assert_eq!(count("signed"), 2, "{metrics}");
+    assert_eq!(count("expired"), 1);
+    assert_eq!(count("denied"), 2);
+    assert!(count("invalid") >= 2, "tampered, and the user JWT");
+    assert!(count("verified") >= 3);
     drop(s);
 }

@@ -325,7 +325,13 @@ impl gpb::preview_tunnel_service_server::PreviewTunnelService for AgentProxy {
         let id = first.sandbox_id.clone();
         let row = match (token, principal) {
             (Some(t), _) => {
-                let claims = self.0.preview.verify(&t, &id, first.port)?;
+                let checked = self.0.preview.verify(&t, &id, first.port);
+                self.0
+                    .metrics
+                    .preview_tokens
+                    .with_label_values(&[crate::auth::preview::outcome(&checked)])
+                    .inc();
+                let claims = checked?;
                 // The token names a sandbox of its tenant; one that is gone
                 // (or the id reused elsewhere) is not found.
                 sandboxes::find(&self.0, &id)

@@ -14,6 +14,17 @@ pub const AUDIENCE: &str = "talon-preview";
 /// TTL when the request sets none, and the most it may ask for.
 pub const DEFAULT_TTL_SECS: u64 = 3600;
 pub const MAX_TTL_SECS: u64 = 86_400;
+const EXPIRED: &str = "the preview token has expired";
+
+/// The `outcome` label of a token check, for `sandbox_preview_token_total`.
+pub fn outcome<T>(r: &Result<T>) -> &'static str {
+    match r {
+        Ok(_) => "verified",
+        Err(Error::Unauthenticated(m)) if m == EXPIRED => "expired",
+        Err(Error::PermissionDenied(_)) => "denied",
+        Err(_) => "invalid",
+    }
+}
 
 #[derive(Debug, Serialize, Deserialize, PartialEq)]
 pub struct PreviewClaims {
@@ -74,7 +85,12 @@ impl PreviewKeys {
         v.set_audience(&[AUDIENCE]);
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let c = jsonwebtoken::decode::<PreviewClaims>(token, &self.decoding, &v)
-            .map_err(|e| Error::Unauthenticated(format!("invalid preview token: {e}")))?
+            .map_err(|e| match e.kind() {
+                jsonwebtoken::errors::ErrorKind::ExpiredSignature => {
+                    Error::Unauthenticated(EXPIRED.into())
+                }
+                _ => Error::Unauthenticated(format!("invalid preview token: {e}")),
+            })?
             .claims;
         if c.sub != sandbox_id || c.port != port {
             return Err(Error::PermissionDenied(

@@ -32,6 +32,10 @@ pub async fn create_token(
     // Tenant-scoped: another tenant's sandbox is NOT_FOUND.
     let row = sandboxes::get(app, p, sandbox_id).await?;
     let (token, exp) = app.preview.issue(&row.id, &row.tenant_id, port, ttl)?;
+    app.metrics
+        .preview_tokens
+        .with_label_values(&["signed"])
+        .inc();
     let url = format!(
         "{}/preview/{}/{port}/?token={token}",
         app.config.public_url.trim_end_matches('/'),
