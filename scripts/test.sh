@@ -94,6 +94,10 @@ up=$!
 cleanup() {
   kill $up 2>/dev/null || true
   wait $up 2>/dev/null || true
+  # Sandboxes outlive their worker by design; this run's go with it.
+  for c in "$data"/worker/runtime-state/*/; do
+    [ -d "$c" ] && target/debug/talon oci --root "$data/worker/runtime-state" delete --force "$(basename "$c")" >/dev/null 2>&1 || true
+  done
   rm -rf "$data"
   if [ "${net_args[1]}" = bridge ]; then
     ip link del tlci 2>/dev/null || true

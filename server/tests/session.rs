@@ -156,7 +156,7 @@ async fn cookie_sessions_need_the_csrf_token_and_our_origin() {
     }
     // An explicit credential is used as it is, with no CSRF token needed.
     let r = c
-        .post(format!("{}/v1/sandboxes", s.http))
+        .post(format!("{}/v1/sandboxes?wait_until_running=true", s.http))
         .bearer_auth(&t.developer)
         .header("cookie", cookie.clone())
         .json(&create)

@@ -46,6 +46,32 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        // Sandboxes outlive their worker by design; a test's are removed
+        // with its data directory, so none keeps running after it.
+        for state in [
+            self.dir.path().join("worker/runtime-state"),
+            self.dir.path().join("w/runtime-state"),
+        ] {
+            remove_containers(&state);
+        }
+    }
+}
+
+/// Deletes every container a runtime state directory knows.
+pub fn remove_containers(state: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(state) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let _ = Command::new(env!("CARGO_BIN_EXE_talon"))
+            .arg("oci")
+            .arg("--root")
+            .arg(state)
+            .args(["delete", "--force"])
+            .arg(e.file_name())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
     }
 }
 

@@ -507,32 +507,66 @@ impl Tables {
         b
     }
 
-    /// Takes a sandbox out of the tables. Each step is its own command, as
-    /// a step that finds nothing to remove must not undo the others.
+    /// Takes a sandbox out of the tables, in one transaction: everything is
+    /// added first (a no-op for what is there), then deleted, so the batch
+    /// never fails on something already gone. Should it fail anyway (an
+    /// element of that address pointing elsewhere), each delete is tried
+    /// on its own.
     pub async fn remove_member(
         &self,
         id: &str,
         addr: Option<Ipv4Addr>,
         port: Option<(&str, [u8; 6])>,
     ) {
-        let mut steps = Vec::new();
+        let chain = chain_of(id);
+        let (ac, pin) = (cidr_set_of(id), pin_set_of(id));
+        let mut ensure = Batch::default();
+        ensure.push("add", "chain", self.inet(json!({"name": chain})));
+        ensure.push(
+            "add",
+            "set",
+            self.inet(json!({"name": ac, "type": "ipv4_addr", "flags": ["interval"]})),
+        );
+        ensure.push(
+            "add",
+            "set",
+            self.inet(json!({"name": pin, "type": "ipv4_addr", "flags": ["timeout"]})),
+        );
+        let mut elements = Vec::new();
         if let Some(a) = addr {
             let a = a.to_string();
-            steps.push(("element", self.inet(json!({"name": "egress", "elem": [a]}))));
-            steps.push(("element", self.inet(json!({"name": "dns_ok", "elem": [a]}))));
+            ensure.push(
+                "add",
+                "element",
+                self.inet(json!({"name": "egress", "elem": [[a, {"jump": {"target": chain}}]]})),
+            );
+            elements.push(self.inet(json!({"name": "egress", "elem": [a]})));
+            ensure.push(
+                "add",
+                "element",
+                self.inet(json!({"name": "dns_ok", "elem": [a]})),
+            );
+            elements.push(self.inet(json!({"name": "dns_ok", "elem": [a]})));
             if let Some((port, mac)) = port {
-                steps.push((
-                    "element",
-                    self.bridge_obj(json!({
-                        "name": "ports",
-                        "elem": [{"concat": [port, mac_string(&mac), a]}],
-                    })),
-                ));
+                let e = self.bridge_obj(json!({
+                    "name": "ports",
+                    "elem": [{"concat": [port, mac_string(&mac), a]}],
+                }));
+                ensure.push("add", "element", e.clone());
+                elements.push(e);
             }
         }
-        steps.push(("chain", self.inet(json!({"name": chain_of(id)}))));
-        steps.push(("set", self.inet(json!({"name": cidr_set_of(id)}))));
-        steps.push(("set", self.inet(json!({"name": pin_set_of(id)}))));
+        let mut steps: Vec<(&str, Value)> = elements.into_iter().map(|e| ("element", e)).collect();
+        steps.push(("chain", self.inet(json!({"name": chain}))));
+        steps.push(("set", self.inet(json!({"name": ac}))));
+        steps.push(("set", self.inet(json!({"name": pin}))));
+        let mut all = ensure;
+        all.push("flush", "chain", self.inet(json!({"name": chain})));
+        for (object, body) in &steps {
+            all.push("delete", object, body.clone());
+        }
+        let Err(e) = all.run().await else { return };
+        tracing::debug!(error = %e, "nft removal in one batch failed; step by step");
         for (object, body) in steps {
             let mut b = Batch::default();
             b.push("delete", object, body);
