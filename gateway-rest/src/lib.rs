@@ -397,9 +397,19 @@ async fn unary(
         .unary(with_metadata(msg, &md), grpc_path(route), codec)
         .await?;
     let (md, msg, _) = resp.into_parts();
-    let mut body = transcode::json_or_status(&msg)?;
+    message_response(route, &md, &msg)
+}
+
+/// A single response message as JSON; a session route's answer also sets
+/// or clears the session cookie (see `session`).
+fn message_response(
+    route: &Route,
+    md: &MetadataMap,
+    msg: &DynamicMessage,
+) -> Result<Response, Status> {
+    let mut body = transcode::json_or_status(msg)?;
     let cookie = session::on_response(route.method.full_name(), &mut body);
-    let mut r = json_response(http::StatusCode::OK, &body, &md)?;
+    let mut r = json_response(http::StatusCode::OK, &body, md)?;
     if let Some(c) = cookie {
         r.headers_mut().insert(http::header::SET_COOKIE, c);
         r.headers_mut().insert(
@@ -619,17 +629,7 @@ async fn client_stream(
     };
     feeder.abort();
     let (md, msg, _) = resp.into_parts();
-    let mut body = transcode::json_or_status(&msg)?;
-    let cookie = session::on_response(route.method.full_name(), &mut body);
-    let mut r = json_response(http::StatusCode::OK, &body, &md)?;
-    if let Some(c) = cookie {
-        r.headers_mut().insert(http::header::SET_COOKIE, c);
-        r.headers_mut().insert(
-            http::header::CACHE_CONTROL,
-            http::HeaderValue::from_static("no-store"),
-        );
-    }
-    Ok(r)
+    message_response(route, &md, &msg)
 }
 
 /// Reads a raw body into the request stream. With a header, the first

@@ -425,8 +425,6 @@ mod tests {
             (Some("x-sbx.preview.test"), "/"),
             (Some("80.preview.test"), "/"),
         ] {
-            let long = "a".repeat(129);
-            let _ = long;
             assert!(
                 matches!(target(Some("preview.test"), host, path), Some(Err(_))),
                 "{host:?} {path}"

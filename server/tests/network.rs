@@ -6,7 +6,7 @@
 
 mod common;
 use common::*;
-use serde_json::{Value, json};
+use serde_json::json;
 
 const BRIDGE: &str = "tlsrv";
 
@@ -27,43 +27,9 @@ impl Drop for Cleanup {
     }
 }
 
-async fn call(
-    c: &reqwest::Client,
-    key: &str,
-    m: reqwest::Method,
-    url: String,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut r = c.request(m, url).bearer_auth(key);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    let resp = r.send().await.unwrap();
-    let st = resp.status().as_u16();
-    (st, resp.json().await.unwrap_or(Value::Null))
-}
-
 /// Runs a shell command in the sandbox through REST; its stdout.
 async fn sh(c: &reqwest::Client, key: &str, base: &str, id: &str, script: &str) -> String {
-    let text = c
-        .post(format!("{base}/v1/sandboxes/{id}/processes"))
-        .bearer_auth(key)
-        .json(&json!({"command": ["sh", "-c", script]}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    let mut out = Vec::new();
-    for l in text.lines() {
-        let e: Value = serde_json::from_str(l).unwrap();
-        if let Some(d) = e["event"]["output"]["data"].as_str() {
-            use base64::Engine;
-            out.extend(base64::engine::general_purpose::STANDARD.decode(d).unwrap());
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
+    ndjson_stdout(&rest_sh(c, key, base, id, script).await)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -89,7 +55,7 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
     use reqwest::Method as M;
 
     // The seed's short form: `network: sealed`.
-    let (st, created) = call(
+    let (st, created) = rest_json(
         &c,
         &key,
         M::POST,
@@ -113,14 +79,14 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
 
     let policy = format!("{}/v1/sandboxes/{id}/network-policy", s.http);
     // A bare mode as the body: deny takes the interface away.
-    let (st, r) = call(&c, &key, M::PATCH, policy.clone(), Some(json!("deny"))).await;
+    let (st, r) = rest_json(&c, &key, M::PATCH, policy.clone(), Some(json!("deny"))).await;
     assert_eq!(st, 200, "{r}");
     assert_eq!(r["sandbox"]["networkPolicy"]["mode"], "EGRESS_MODE_DENY");
     let links = sh(&c, &key, &s.http, &id, "ls /sys/class/net").await;
     assert_eq!(links.split_whitespace().collect::<Vec<_>>(), ["lo"]);
 
     // The older name, with CIDRs: the interface is back.
-    let (st, r) = call(
+    let (st, r) = rest_json(
         &c,
         &key,
         M::PATCH,
@@ -146,10 +112,10 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
         json!({"mode": "allowlist", "allowCidrs": ["10.0.0.0/33"]}),
         json!({"mode": "allowlist", "allowDomains": ["-bad-.example"]}),
     ] {
-        let (st, r) = call(&c, &key, M::PATCH, policy.clone(), Some(bad.clone())).await;
+        let (st, r) = rest_json(&c, &key, M::PATCH, policy.clone(), Some(bad.clone())).await;
         assert_eq!(st, 400, "{bad}: {r}");
     }
-    let (_, got) = call(
+    let (_, got) = rest_json(
         &c,
         &key,
         M::GET,
@@ -163,7 +129,7 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
     );
 
     // Changed while stopped, it is in force when the sandbox starts.
-    let (st, r) = call(
+    let (st, r) = rest_json(
         &c,
         &key,
         M::POST,
@@ -172,9 +138,9 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
     )
     .await;
     assert_eq!(st, 200, "{r}");
-    let (st, r) = call(&c, &key, M::PATCH, policy.clone(), Some(json!("deny"))).await;
+    let (st, r) = rest_json(&c, &key, M::PATCH, policy.clone(), Some(json!("deny"))).await;
     assert_eq!(st, 200, "{r}");
-    let (st, r) = call(
+    let (st, r) = rest_json(
         &c,
         &key,
         M::POST,
@@ -184,7 +150,7 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
     .await;
     assert_eq!(st, 200, "{r}");
     for _ in 0..100 {
-        let (_, got) = call(
+        let (_, got) = rest_json(
             &c,
             &key,
             M::GET,
@@ -201,10 +167,10 @@ async fn policies_by_name_reach_the_sandbox_at_run_time() {
     assert_eq!(links.split_whitespace().collect::<Vec<_>>(), ["lo"]);
 
     // A viewer may not change it.
-    let (st, _) = call(&c, &t.viewer, M::PATCH, policy, Some(json!("open"))).await;
+    let (st, _) = rest_json(&c, &t.viewer, M::PATCH, policy, Some(json!("open"))).await;
     assert_eq!(st, 403);
 
-    let (st, _) = call(
+    let (st, _) = rest_json(
         &c,
         &key,
         M::DELETE,

@@ -16,25 +16,9 @@ use tokio_tungstenite::tungstenite::{self, client::IntoClientRequest};
 const DEVSERVER: &str = include_str!("preview/devserver.py");
 const PORT: u16 = 8123;
 
-async fn rest(
-    c: &reqwest::Client,
-    key: &str,
-    m: reqwest::Method,
-    url: String,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut r = c.request(m, url).bearer_auth(key);
-    if let Some(b) = body {
-        r = r.json(&b);
-    }
-    let resp = r.send().await.unwrap();
-    let st = resp.status().as_u16();
-    (st, resp.json().await.unwrap_or(Value::Null))
-}
-
 /// A running sandbox with the dev server listening on PORT.
 async fn sandbox_with_devserver(c: &reqwest::Client, s: &Server, key: &str) -> String {
-    let (st, created) = rest(
+    let (st, created) = rest_json(
         c,
         key,
         reqwest::Method::POST,
@@ -51,16 +35,7 @@ async fn sandbox_with_devserver(c: &reqwest::Client, s: &Server, key: &str) -> S
         "cat > /workspace/dev.py <<'EOF'\n{DEVSERVER}\nEOF\nnohup python3 /workspace/dev.py {PORT} >/workspace/dev.log 2>&1 &\n\
          for i in $(seq 1 100); do grep -q ready /workspace/dev.log 2>/dev/null && exit 0; sleep 0.05; done; exit 1"
     );
-    let out = c
-        .post(format!("{}/v1/sandboxes/{id}/processes", s.http))
-        .bearer_auth(key)
-        .json(&json!({"command": ["sh", "-c", script]}))
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let out = rest_sh(c, key, &s.http, &id, &script).await;
     assert!(
         out.contains("\"exitCode\":0"),
         "the dev server did not start: {out}"
@@ -69,7 +44,7 @@ async fn sandbox_with_devserver(c: &reqwest::Client, s: &Server, key: &str) -> S
 }
 
 async fn token(c: &reqwest::Client, s: &Server, key: &str, id: &str, port: u16) -> String {
-    let (st, r) = rest(
+    let (st, r) = rest_json(
         c,
         key,
         reqwest::Method::POST,

@@ -35,9 +35,10 @@ pub struct Held {
     /// so it restarts, and its layers stay, after the image is deleted.
     #[serde(default)]
     pub image: Option<HeldImage>,
-    /// Its egress policy; what it was created with until changed.
+    /// Its egress policy; what it was created with until changed (`open`
+    /// in a state file older than networking).
     #[serde(default)]
-    pub egress: Option<Egress>,
+    pub egress: Egress,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -154,23 +155,15 @@ impl SandboxHost {
             }
             let lock = self.lock(&h.sandbox_id).await;
             let _g = lock.lock().await;
-            let egress = h.egress.clone().unwrap_or(Egress::Open);
-            match self.runtime.state(&h.sandbox_id).await {
-                Ok(Some((_, pid))) if pid > 0 => {
-                    if let Err(e) = net.adopt(&h.sandbox_id, h.slot, pid, &egress).await {
-                        tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not re-attach the sandbox's network");
-                    }
-                    keep.insert(h.sandbox_id.clone(), h.slot);
+            if let Ok(Some(pid)) = self.init_pid(&h.sandbox_id).await {
+                if let Err(e) = net.adopt(&h.sandbox_id, h.slot, pid, &h.egress).await {
+                    tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not re-attach the sandbox's network");
                 }
-                _ => {}
+                keep.insert(h.sandbox_id.clone(), h.slot);
             }
         }
         net.sweep(&keep).await?;
         Ok(net)
-    }
-
-    pub fn network(&self) -> Option<&Arc<Network>> {
-        self.net.get()
     }
 
     /// Replaces a sandbox's egress policy; a running or paused sandbox
@@ -184,15 +177,14 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
-        let old = h.egress.clone().unwrap_or(Egress::Open);
         let live = h.state == "running" || h.state == "paused";
         match self.net.get() {
             Some(net) if live => {
-                let pid = match self.runtime.state(id).await? {
-                    Some((_, pid)) if pid > 0 => pid,
-                    _ => anyhow::bail!("the sandbox's container is gone"),
-                };
-                net.update(id, h.slot, pid, &old, &policy).await?;
+                let pid = self
+                    .init_pid(id)
+                    .await?
+                    .ok_or_else(|| anyhow::anyhow!("the sandbox's container is gone"))?;
+                net.update(id, h.slot, pid, &h.egress, &policy).await?;
             }
             Some(_) => {}
             None if matches!(policy, Egress::Deny | Egress::Sealed) => {}
@@ -200,7 +192,7 @@ impl SandboxHost {
                 "this worker runs sandboxes without a network (--network none): only sealed and deny can be enforced"
             ),
         }
-        h.egress = Some(policy);
+        h.egress = policy;
         self.save(&h)?;
         Ok(Self::status(&h, ""))
     }
@@ -351,6 +343,16 @@ impl SandboxHost {
         out
     }
 
+    /// The host pid of a sandbox's init, None when its container is gone.
+    async fn init_pid(&self, id: &str) -> anyhow::Result<Option<u32>> {
+        Ok(self
+            .runtime
+            .state(id)
+            .await?
+            .map(|(_, pid)| pid)
+            .filter(|pid| *pid > 0))
+    }
+
     async fn detach_network(&self, h: &Held) {
         if let Some(net) = self.net.get()
             && let Err(e) = net.detach(&h.sandbox_id, h.slot).await
@@ -421,7 +423,7 @@ impl SandboxHost {
                 slot: self.free_slot(),
                 state: "starting".into(),
                 image,
-                egress: Some(Egress::from_proto(spec.network_policy.as_ref())),
+                egress: Egress::from_proto(spec.network_policy.as_ref()),
             };
             let saved = std::fs::create_dir_all(&layout.dir)
                 .map_err(anyhow::Error::from)
@@ -525,15 +527,14 @@ impl SandboxHost {
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             self.runtime.run(id, &layout.bundle()).await?;
-            let pid = match self.runtime.state(id).await? {
-                Some((_, pid)) if pid > 0 => pid,
-                _ => anyhow::bail!("the sandbox's init exited at once"),
-            };
+            let pid = self
+                .init_pid(id)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("the sandbox's init exited at once"))?;
             // Loopback always works, whatever the network and policy.
             crate::net::link::loopback_up(pid).await?;
             if let Some(net) = self.net.get() {
-                let egress = h.egress.clone().unwrap_or(Egress::Open);
-                net.attach(id, h.slot, pid, &egress).await?;
+                net.attach(id, h.slot, pid, &h.egress).await?;
             }
             wait_for_agent(&layout.socket()).await
         };
@@ -623,8 +624,8 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
-        if egress.is_some() {
-            h.egress = egress;
+        if let Some(e) = egress {
+            h.egress = e;
         }
         let layout = self.layout(id);
         let spec: wpb::SandboxSpec =

@@ -1,21 +1,9 @@
 //! Egress policies as the server stores them, and their validation. The
-//! worker enforces them (nftables); the always-denied ranges are listed in
-//! one place here so the worker and docs can use the same list.
+//! worker enforces them (nftables), the always-denied ranges included
+//! (`talon_worker::net::ALWAYS_DENIED`, the one list).
 
 use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
-
-/// Ranges denied before any user rule, under every policy.
-pub const ALWAYS_DENIED: &[&str] = &[
-    "10.0.0.0/8",
-    "100.64.0.0/10",
-    "127.0.0.0/8",
-    "169.254.0.0/16",
-    "172.16.0.0/12",
-    "192.168.0.0/16",
-    "fc00::/7",
-    "fe80::/10",
-];
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "lowercase")]
@@ -93,7 +81,7 @@ mod tests {
         assert!(validate_domain("*.npmjs.org").is_ok());
         assert!(validate_domain("bad_domain.org").is_err());
         assert!(validate_domain("-x.org").is_err());
-        for r in ALWAYS_DENIED {
+        for r in talon_worker::net::ALWAYS_DENIED {
             validate_cidr(r).unwrap();
         }
     }

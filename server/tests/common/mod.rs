@@ -581,3 +581,47 @@ pub fn sel_tag(tag: &str) -> Option<pb::ProcessSelector> {
         selector: Some(pb::process_selector::Selector::Tag(tag.into())),
     })
 }
+
+/// A REST call with a bearer credential: the status and the JSON body
+/// (null when there is none).
+pub async fn rest_json(
+    c: &reqwest::Client,
+    key: &str,
+    m: reqwest::Method,
+    url: String,
+    body: Option<serde_json::Value>,
+) -> (u16, serde_json::Value) {
+    let mut r = c.request(m, url).bearer_auth(key);
+    if let Some(b) = body {
+        r = r.json(&b);
+    }
+    let resp = r.send().await.unwrap();
+    let st = resp.status().as_u16();
+    (st, resp.json().await.unwrap_or(serde_json::Value::Null))
+}
+
+/// Runs a shell script in a sandbox through REST: the NDJSON events.
+pub async fn rest_sh(c: &reqwest::Client, key: &str, base: &str, id: &str, script: &str) -> String {
+    c.post(format!("{base}/v1/sandboxes/{id}/processes"))
+        .bearer_auth(key)
+        .json(&serde_json::json!({"command": ["sh", "-c", script]}))
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+}
+
+/// The standard output carried by a process's NDJSON events.
+pub fn ndjson_stdout(events: &str) -> String {
+    use base64::Engine;
+    let mut out = Vec::new();
+    for l in events.lines() {
+        let e: serde_json::Value = serde_json::from_str(l).unwrap();
+        if let Some(d) = e["event"]["output"]["data"].as_str() {
+            out.extend(base64::engine::general_purpose::STANDARD.decode(d).unwrap());
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}

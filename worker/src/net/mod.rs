@@ -71,10 +71,12 @@ impl Default for NetOptions {
     }
 }
 
-/// A sandbox's egress policy as the worker holds it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// A sandbox's egress policy as the worker holds it; `open` unless set,
+/// as the contract says.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "mode", rename_all = "lowercase")]
 pub enum Egress {
+    #[default]
     Open,
     Allowlist {
         cidrs: Vec<String>,
@@ -218,10 +220,6 @@ impl Network {
         self.gateway
     }
 
-    pub fn bridge(&self) -> &str {
-        &self.opts.bridge
-    }
-
     /// A slot's address: the pool's third address onward.
     pub fn addr_of(&self, slot: u32) -> anyhow::Result<Ipv4Addr> {
         let a = u32::from(self.opts.cidr.network()) + 2 + slot;
@@ -282,15 +280,21 @@ impl Network {
             let _ = self.detach(id, slot).await;
             return Err(e);
         }
-        self.members
-            .lock()
-            .expect("members")
-            .insert(who.addr, (id.to_string(), policy.clone()));
+        self.remember(who.addr, id, policy);
         Ok(())
     }
 
+    /// For the resolver: who is at `addr`, under which policy.
+    fn remember(&self, addr: Ipv4Addr, id: &str, policy: &Egress) {
+        self.members
+            .lock()
+            .expect("members")
+            .insert(addr, (id.to_string(), policy.clone()));
+    }
+
     /// Takes a sandbox that is already attached back (a restarted worker):
-    /// its link is kept if it is still there, its rules rewritten.
+    /// its link is kept if it is still there, its rules rewritten (pinned
+    /// addresses kept). The same as an update to the policy it has.
     pub async fn adopt(
         &self,
         id: &str,
@@ -298,19 +302,7 @@ impl Network {
         pid: u32,
         policy: &Egress,
     ) -> anyhow::Result<()> {
-        let port = self.port_of(slot);
-        match policy.verdict()? {
-            Some(verdict) if link::index_of(&self.handle, &port).await?.is_some() => {
-                let who = self.member(id, &port, slot)?;
-                self.tables.member(&who, &verdict, false).run().await?;
-                self.members
-                    .lock()
-                    .expect("members")
-                    .insert(who.addr, (id.to_string(), policy.clone()));
-                Ok(())
-            }
-            _ => self.attach(id, slot, pid, policy).await,
-        }
+        self.update(id, slot, pid, policy, policy).await
     }
 
     /// Changes a running sandbox's policy in place. From `deny` it gets a
@@ -330,10 +322,7 @@ impl Network {
             Some(verdict) if link::index_of(&self.handle, &port).await?.is_some() => {
                 let who = self.member(id, &port, slot)?;
                 self.tables.member(&who, &verdict, old != new).run().await?;
-                self.members
-                    .lock()
-                    .expect("members")
-                    .insert(who.addr, (id.to_string(), new.clone()));
+                self.remember(who.addr, id, new);
                 Ok(())
             }
             Some(_) => self.attach(id, slot, pid, new).await,

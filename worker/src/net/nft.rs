@@ -85,10 +85,6 @@ impl Batch {
         self.0.push(json!({ verb: { object: body } }));
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     pub fn to_json(&self) -> String {
         json!({"nftables": self.0}).to_string()
     }
@@ -401,19 +397,9 @@ impl Tables {
         let mut b = Batch::default();
         let chain = chain_of(who.id);
         let (ac, pin) = (cidr_set_of(who.id), pin_set_of(who.id));
-        b.push("add", "chain", self.inet(json!({"name": chain})));
+        self.add_sandbox_objects(&mut b, who.id);
         b.push("flush", "chain", self.inet(json!({"name": chain})));
-        b.push(
-            "add",
-            "set",
-            self.inet(json!({"name": ac, "type": "ipv4_addr", "flags": ["interval"]})),
-        );
         b.push("flush", "set", self.inet(json!({"name": ac})));
-        b.push(
-            "add",
-            "set",
-            self.inet(json!({"name": pin, "type": "ipv4_addr", "flags": ["timeout"]})),
-        );
         if clear_pins {
             b.push("flush", "set", self.inet(json!({"name": pin})));
         }
@@ -448,28 +434,57 @@ impl Tables {
             }
             Verdict::Sealed => b.push("add", "rule", self.rule(&chain, vec![reject()])),
         }
-        let addr = who.addr.to_string();
         b.push(
             "add",
             "element",
-            self.inet(json!({"name": "egress", "elem": [[addr, {"jump": {"target": chain}}]]})),
+            self.egress_element(who.addr, Some(&chain)),
         );
         if !matches!(verdict, Verdict::Sealed) {
-            b.push(
-                "add",
-                "element",
-                self.inet(json!({"name": "dns_ok", "elem": [addr]})),
-            );
+            b.push("add", "element", self.dns_element(who.addr));
         }
         b.push(
             "add",
             "element",
-            self.bridge_obj(json!({
-                "name": "ports",
-                "elem": [{"concat": [who.port, mac_string(&who.mac), addr]}],
-            })),
+            self.ports_element(who.port, &who.mac, who.addr),
         );
         b
+    }
+
+    /// A sandbox's chain and sets; adding them again changes nothing.
+    fn add_sandbox_objects(&self, b: &mut Batch, id: &str) {
+        b.push("add", "chain", self.inet(json!({"name": chain_of(id)})));
+        b.push(
+            "add",
+            "set",
+            self.inet(json!({"name": cidr_set_of(id), "type": "ipv4_addr", "flags": ["interval"]})),
+        );
+        b.push(
+            "add",
+            "set",
+            self.inet(json!({"name": pin_set_of(id), "type": "ipv4_addr", "flags": ["timeout"]})),
+        );
+    }
+
+    /// The egress map's element for `addr`: with its verdict (a jump to
+    /// `chain`) to add, by key alone to delete.
+    fn egress_element(&self, addr: Ipv4Addr, chain: Option<&str>) -> Value {
+        let a = addr.to_string();
+        let elem = match chain {
+            Some(c) => json!([[a, {"jump": {"target": c}}]]),
+            None => json!([a]),
+        };
+        self.inet(json!({"name": "egress", "elem": elem}))
+    }
+
+    fn dns_element(&self, addr: Ipv4Addr) -> Value {
+        self.inet(json!({"name": "dns_ok", "elem": [addr.to_string()]}))
+    }
+
+    fn ports_element(&self, port: &str, mac: &[u8; 6], addr: Ipv4Addr) -> Value {
+        self.bridge_obj(json!({
+            "name": "ports",
+            "elem": [{"concat": [port, mac_string(mac), addr.to_string()]}],
+        }))
     }
 
     /// Pins addresses a sandbox's allowlisted names resolved to.
@@ -521,37 +536,16 @@ impl Tables {
         let chain = chain_of(id);
         let (ac, pin) = (cidr_set_of(id), pin_set_of(id));
         let mut ensure = Batch::default();
-        ensure.push("add", "chain", self.inet(json!({"name": chain})));
-        ensure.push(
-            "add",
-            "set",
-            self.inet(json!({"name": ac, "type": "ipv4_addr", "flags": ["interval"]})),
-        );
-        ensure.push(
-            "add",
-            "set",
-            self.inet(json!({"name": pin, "type": "ipv4_addr", "flags": ["timeout"]})),
-        );
+        self.add_sandbox_objects(&mut ensure, id);
         let mut elements = Vec::new();
         if let Some(a) = addr {
-            let a = a.to_string();
-            ensure.push(
-                "add",
-                "element",
-                self.inet(json!({"name": "egress", "elem": [[a, {"jump": {"target": chain}}]]})),
-            );
-            elements.push(self.inet(json!({"name": "egress", "elem": [a]})));
-            ensure.push(
-                "add",
-                "element",
-                self.inet(json!({"name": "dns_ok", "elem": [a]})),
-            );
-            elements.push(self.inet(json!({"name": "dns_ok", "elem": [a]})));
+            ensure.push("add", "element", self.egress_element(a, Some(&chain)));
+            elements.push(self.egress_element(a, None));
+            let dns = self.dns_element(a);
+            ensure.push("add", "element", dns.clone());
+            elements.push(dns);
             if let Some((port, mac)) = port {
-                let e = self.bridge_obj(json!({
-                    "name": "ports",
-                    "elem": [{"concat": [port, mac_string(&mac), a]}],
-                }));
+                let e = self.ports_element(port, &mac, a);
                 ensure.push("add", "element", e.clone());
                 elements.push(e);
             }
@@ -567,18 +561,16 @@ impl Tables {
         }
         let Err(e) = all.run().await else { return };
         tracing::debug!(error = %e, "nft removal in one batch failed; step by step");
-        for (object, body) in steps {
-            let mut b = Batch::default();
-            b.push("delete", object, body);
-            if let Err(e) = b.run().await {
-                tracing::debug!(error = %e, "nft delete found nothing");
-            }
-        }
+        delete_each(steps).await;
     }
 
     /// The inet table as nft prints it.
     pub async fn list(&self) -> anyhow::Result<Value> {
-        let out = run_nft(&["-j", "list", "table", "inet", &self.name], None).await?;
+        self.list_family("inet").await
+    }
+
+    async fn list_family(&self, family: &str) -> anyhow::Result<Value> {
+        let out = run_nft(&["-j", "list", "table", family, &self.name], None).await?;
         Ok(serde_json::from_str(&out)?)
     }
 
@@ -603,19 +595,17 @@ impl Tables {
         let Ok(inet) = self.list().await else { return };
         let items: Vec<Value> = inet["nftables"].as_array().cloned().unwrap_or_default();
         let mut steps: Vec<(&str, Value)> = Vec::new();
-        let stale_addr = |v: &Value| {
+        // An address in a listing that no held sandbox has.
+        let stale = |v: &Value| {
             v.as_str()
                 .and_then(|a| a.parse::<Ipv4Addr>().ok())
-                .is_some_and(|a| !addrs.contains(&a))
+                .filter(|a| !addrs.contains(a))
         };
         for o in &items {
             if let Some(map) = o.get("map").filter(|m| m["name"] == "egress") {
                 for e in map["elem"].as_array().into_iter().flatten() {
-                    if stale_addr(&e[0]) {
-                        steps.push((
-                            "element",
-                            self.inet(json!({"name": "egress", "elem": [e[0]]})),
-                        ));
+                    if let Some(a) = stale(&e[0]) {
+                        steps.push(("element", self.egress_element(a, None)));
                     }
                 }
             }
@@ -623,11 +613,8 @@ impl Tables {
                 let name = set["name"].as_str().unwrap_or("");
                 if name == "dns_ok" {
                     for e in set["elem"].as_array().into_iter().flatten() {
-                        if stale_addr(e) {
-                            steps.push((
-                                "element",
-                                self.inet(json!({"name": "dns_ok", "elem": [e]})),
-                            ));
+                        if let Some(a) = stale(e) {
+                            steps.push(("element", self.dns_element(a)));
                         }
                     }
                 }
@@ -650,13 +637,11 @@ impl Tables {
                 }
             }
         }
-        if let Ok(out) = run_nft(&["-j", "list", "table", "bridge", &self.name], None).await
-            && let Ok(v) = serde_json::from_str::<Value>(&out)
-        {
+        if let Ok(v) = self.list_family("bridge").await {
             for o in v["nftables"].as_array().into_iter().flatten() {
                 if let Some(set) = o.get("set").filter(|s| s["name"] == "ports") {
                     for e in set["elem"].as_array().into_iter().flatten() {
-                        if stale_addr(&e["concat"][2]) {
+                        if stale(&e["concat"][2]).is_some() {
                             steps.push((
                                 "element",
                                 self.bridge_obj(json!({"name": "ports", "elem": [e]})),
@@ -666,22 +651,14 @@ impl Tables {
                 }
             }
         }
-        for (object, body) in steps {
-            let mut b = Batch::default();
-            b.push("delete", object, body);
-            if let Err(e) = b.run().await {
-                tracing::warn!(error = %e, "nft sweep step failed");
-            }
-        }
+        delete_each(steps).await;
     }
 
     /// How many per-sandbox objects the tables hold: chains and sets, and
     /// elements of the egress map, the DNS set and the ports set.
     pub async fn census(&self) -> anyhow::Result<Census> {
         let inet = self.list().await?;
-        let bridge: Value = serde_json::from_str(
-            &run_nft(&["-j", "list", "table", "bridge", &self.name], None).await?,
-        )?;
+        let bridge = self.list_family("bridge").await?;
         let mut c = Census::default();
         let elems = |o: &Value| o["elem"].as_array().map_or(0, Vec::len);
         for o in inet["nftables"].as_array().into_iter().flatten() {
@@ -710,6 +687,18 @@ impl Tables {
     pub async fn remove_all(&self) {
         for family in ["inet", "bridge"] {
             let _ = run_nft(&["delete", "table", family, &self.name], None).await;
+        }
+    }
+}
+
+/// Runs each delete on its own, so one that finds nothing to remove does
+/// not undo the others.
+async fn delete_each(steps: Vec<(&str, Value)>) {
+    for (object, body) in steps {
+        let mut b = Batch::default();
+        b.push("delete", object, body);
+        if let Err(e) = b.run().await {
+            tracing::debug!(error = %e, "nft delete found nothing");
         }
     }
 }
