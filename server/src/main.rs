@@ -156,6 +156,18 @@ struct HostArgs {
     /// The shortest time an allowlisted name's resolved address stays allowed, in seconds.
     #[arg(long, env = "TALON_DNS_PIN_MIN_TTL_SECS", default_value_t = 60)]
     dns_pin_min_ttl_secs: u64,
+    /// Prewarmed sandboxes kept ready per image and resource shape; 0 turns the pool off.
+    #[arg(long, env = "TALON_PREWARM_POOL_SIZE", default_value_t = 2)]
+    prewarm_pool_size: usize,
+    /// Image and resource shapes pooled at once (least recently used give way).
+    #[arg(long, env = "TALON_PREWARM_MAX_POOLS", default_value_t = 4)]
+    prewarm_max_pools: usize,
+    /// Least time between two pooled builds, in milliseconds.
+    #[arg(long, env = "TALON_PREWARM_REFILL_MS", default_value_t = 200)]
+    prewarm_refill_ms: u64,
+    /// A pool no create has used for this long is emptied, in seconds.
+    #[arg(long, env = "TALON_PREWARM_IDLE_SECS", default_value_t = 600)]
+    prewarm_idle_secs: u64,
 }
 
 impl HostArgs {
@@ -188,6 +200,12 @@ impl HostArgs {
             rootfs_mode: self.rootfs,
             max_image_bytes: self.max_image_bytes,
             network,
+            pool: talon_worker::pool::PoolOptions {
+                size: self.prewarm_pool_size,
+                max_pools: self.prewarm_max_pools,
+                refill_interval: std::time::Duration::from_millis(self.prewarm_refill_ms),
+                idle: std::time::Duration::from_secs(self.prewarm_idle_secs),
+            },
         })
     }
 }

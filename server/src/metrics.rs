@@ -1,6 +1,6 @@
 //! Prometheus metrics, served on the ops port.
 
-use prometheus::{HistogramVec, IntCounterVec, IntGauge, Registry};
+use prometheus::{HistogramVec, IntCounterVec, IntGauge, IntGaugeVec, Registry};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +14,11 @@ pub struct Metrics {
     /// Preview tokens by outcome: signed, verified, expired, invalid, or
     /// denied (a good token for another sandbox or port).
     pub preview_tokens: IntCounterVec,
+    pool_ready: IntGaugeVec,
+    pool_target: IntGaugeVec,
+    pool_hits: IntCounterVec,
+    pool_misses: IntCounterVec,
+    pool_reclaimed: IntCounterVec,
 }
 
 impl Metrics {
@@ -66,7 +71,46 @@ impl Metrics {
         registry
             .register(Box::new(preview_tokens.clone()))
             .expect("register");
+        let gauge = |name: &str, help: &str| {
+            let g =
+                IntGaugeVec::new(prometheus::Opts::new(name, help), &["worker"]).expect("metric");
+            registry.register(Box::new(g.clone())).expect("register");
+            g
+        };
+        let counter = |name: &str, help: &str, labels: &[&str]| {
+            let c = IntCounterVec::new(prometheus::Opts::new(name, help), labels).expect("metric");
+            registry.register(Box::new(c.clone())).expect("register");
+            c
+        };
+        let pool_ready = gauge(
+            "sandbox_prewarm_pool_ready",
+            "Pooled sandboxes ready to be claimed, per worker",
+        );
+        let pool_target = gauge(
+            "sandbox_prewarm_pool_target",
+            "Pooled sandboxes each worker aims to keep",
+        );
+        let pool_hits = counter(
+            "sandbox_prewarm_hits_total",
+            "Creates served from a worker's prewarm pool",
+            &["worker"],
+        );
+        let pool_misses = counter(
+            "sandbox_prewarm_misses_total",
+            "Creates built cold while the pool was on",
+            &["worker"],
+        );
+        let pool_reclaimed = counter(
+            "sandbox_prewarm_reclaimed_total",
+            "Pooled sandboxes found at a worker's start: kept, removed or failed",
+            &["worker", "outcome"],
+        );
         Metrics {
+            pool_ready,
+            pool_target,
+            pool_hits,
+            pool_misses,
+            pool_reclaimed,
             registry: Arc::new(registry),
             rpc_total,
             rpc_seconds,
@@ -83,6 +127,34 @@ impl Metrics {
         self.rpc_seconds
             .with_label_values(&[method])
             .observe(took.as_secs_f64());
+    }
+
+    /// A worker's pool figures from its heartbeat; its counters count from
+    /// its start, so the increase since `last` (all of it after a restart)
+    /// is added.
+    pub fn pool(
+        &self,
+        worker: &str,
+        last: &talon_proto::talon::worker::v1::PoolStats,
+        now: &talon_proto::talon::worker::v1::PoolStats,
+    ) {
+        let delta = |n: i64, l: i64| (if n >= l { n - l } else { n }).max(0) as u64;
+        self.pool_ready.with_label_values(&[worker]).set(now.ready);
+        self.pool_target
+            .with_label_values(&[worker])
+            .set(now.target);
+        self.pool_hits
+            .with_label_values(&[worker])
+            .inc_by(delta(now.hits, last.hits));
+        self.pool_misses
+            .with_label_values(&[worker])
+            .inc_by(delta(now.misses, last.misses));
+        for (outcome, n) in &now.reclaimed {
+            let l = last.reclaimed.get(outcome).copied().unwrap_or(0);
+            self.pool_reclaimed
+                .with_label_values(&[worker, outcome])
+                .inc_by(delta(*n, l));
+        }
     }
 
     pub fn render(&self) -> String {

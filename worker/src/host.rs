@@ -6,6 +6,7 @@ use crate::bundle::{self, BundleSpec, Layout, Limits, RootKind};
 use crate::image::archive::ImageConfig;
 use crate::image::{HOST_IMAGE, ImageStore};
 use crate::net::{Egress, NetOptions, Network};
+use crate::pool::{Pool, PoolOptions, Shape};
 use crate::rootfs::{self, RootfsMode};
 use crate::runtime::{ContainerStatus, Runtime};
 use serde::{Deserialize, Serialize};
@@ -21,6 +22,8 @@ use tokio::sync::Mutex;
 
 /// The first host uid given to sandboxes; each takes a range of 65536.
 pub const UID_BASE: u32 = 1_000_000;
+/// Pooled sandboxes' ids start so; a create may not use one.
+pub const POOL_PREFIX: &str = "sbx_pool_";
 /// How long a new sandbox's agent has to answer.
 pub const AGENT_READY_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -39,6 +42,21 @@ pub struct Held {
     /// in a state file older than networking).
     #[serde(default)]
     pub egress: Egress,
+    /// The runtime's name for its container (and its cgroup's and nft
+    /// chain's), when not the sandbox id: a sandbox claimed from the pool
+    /// keeps the container it was built as until it is restarted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// Set while the sandbox waits in the prewarm pool, unclaimed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pooled: Option<Shape>,
+}
+
+impl Held {
+    /// The container's id in the runtime (and the network's name for it).
+    pub fn cid(&self) -> &str {
+        self.container.as_deref().unwrap_or(&self.sandbox_id)
+    }
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -69,6 +87,8 @@ pub struct HostOptions {
     /// Sandbox networking; None gives sandboxes loopback only. The worker
     /// enables it at start ([`SandboxHost::enable_network`]).
     pub network: Option<NetOptions>,
+    /// The prewarm pool; size 0 turns it off.
+    pub pool: PoolOptions,
 }
 
 impl Default for HostOptions {
@@ -77,6 +97,10 @@ impl Default for HostOptions {
             rootfs_mode: RootfsMode::Overlay,
             max_image_bytes: 32 << 30,
             network: None,
+            pool: PoolOptions {
+                size: 0,
+                ..Default::default()
+            },
         }
     }
 }
@@ -93,6 +117,8 @@ pub struct SandboxHost {
     net: std::sync::OnceLock<Arc<Network>>,
     /// Held while a new sandbox takes its slot.
     slots: Mutex<()>,
+    /// Sandboxes built ahead, claimed by creates of their shape.
+    pool: Arc<Pool>,
 }
 
 fn valid_id(id: &str) -> bool {
@@ -138,6 +164,7 @@ impl SandboxHost {
             locks: Mutex::new(HashMap::new()),
             net: std::sync::OnceLock::new(),
             slots: Mutex::new(()),
+            pool: Arc::new(Pool::new(opts.pool)),
         })
     }
 
@@ -150,16 +177,16 @@ impl SandboxHost {
         let _ = self.net.set(net.clone());
         let mut keep = HashMap::new();
         for h in self.all_held() {
-            if h.state != "running" && h.state != "paused" {
+            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
                 continue;
             }
             let lock = self.lock(&h.sandbox_id).await;
             let _g = lock.lock().await;
-            if let Ok(Some(pid)) = self.init_pid(&h.sandbox_id).await {
-                if let Err(e) = net.adopt(&h.sandbox_id, h.slot, pid, &h.egress).await {
+            if let Ok(Some(pid)) = self.init_pid(h.cid()).await {
+                if let Err(e) = net.adopt(h.cid(), h.slot, pid, &h.egress).await {
                     tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not re-attach the sandbox's network");
                 }
-                keep.insert(h.sandbox_id.clone(), h.slot);
+                keep.insert(h.cid().to_string(), h.slot);
             }
         }
         net.sweep(&keep).await?;
@@ -181,10 +208,10 @@ impl SandboxHost {
         match self.net.get() {
             Some(net) if live => {
                 let pid = self
-                    .init_pid(id)
+                    .init_pid(h.cid())
                     .await?
                     .ok_or_else(|| anyhow::anyhow!("the sandbox's container is gone"))?;
-                net.update(id, h.slot, pid, &h.egress, &policy).await?;
+                net.update(h.cid(), h.slot, pid, &h.egress, &policy).await?;
             }
             Some(_) => {}
             None if matches!(policy, Egress::Deny | Egress::Sealed) => {}
@@ -282,7 +309,11 @@ impl SandboxHost {
         for e in dir.flatten() {
             let id = e.file_name().to_string_lossy().into_owned();
             let Some(h) = self.held(&id) else { continue };
-            let actual = match self.runtime.status(&id).await {
+            // Pooled sandboxes are the worker's own until claimed.
+            if h.pooled.is_some() {
+                continue;
+            }
+            let actual = match self.runtime.status(h.cid()).await {
                 Ok(Some(ContainerStatus::Running)) => "running",
                 Ok(Some(ContainerStatus::Paused)) => "paused",
                 Ok(_) if h.state == "stopped" => "stopped",
@@ -312,7 +343,7 @@ impl SandboxHost {
         for e in dir.flatten() {
             let id = e.file_name().to_string_lossy().into_owned();
             let Some(h) = self.held(&id) else { continue };
-            if h.state != "running" && h.state != "paused" {
+            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
                 continue;
             }
             let lock = self.lock(&id).await;
@@ -324,13 +355,21 @@ impl SandboxHost {
                 self.locks.lock().await.remove(&id);
                 continue;
             };
-            if h.state != "running" && h.state != "paused" {
+            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
                 continue;
             }
-            match self.runtime.status(&id).await {
+            match self.runtime.status(h.cid()).await {
                 Ok(Some(ContainerStatus::Running | ContainerStatus::Paused)) => {}
+                Ok(_) if h.pooled.is_some() => {
+                    // Nobody's sandbox: it leaves the pool and goes.
+                    tracing::warn!(sandbox = %id, "a pooled sandbox died; removing it");
+                    self.pool.forget(&id);
+                    drop(_g);
+                    let _ = self.teardown(&id).await;
+                    self.locks.lock().await.remove(&id);
+                }
                 Ok(_) => {
-                    let _ = self.runtime.delete(&id).await;
+                    let _ = self.runtime.delete(h.cid()).await;
                     self.detach_network(&h).await;
                     h.state = "failed".into();
                     if self.save(&h).is_ok() {
@@ -355,7 +394,7 @@ impl SandboxHost {
 
     async fn detach_network(&self, h: &Held) {
         if let Some(net) = self.net.get()
-            && let Err(e) = net.detach(&h.sandbox_id, h.slot).await
+            && let Err(e) = net.detach(h.cid(), h.slot).await
         {
             tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not remove the sandbox's network");
         }
@@ -375,8 +414,9 @@ impl SandboxHost {
         (0..).find(|s| !used.contains(s)).expect("a free slot")
     }
 
-    /// Builds and starts a sandbox. A command of an older generation than
-    /// the one held is refused (fencing).
+    /// Builds and starts a sandbox, or claims a pooled one of its shape.
+    /// A command of an older generation than the one held is refused
+    /// (fencing).
     pub async fn create(
         &self,
         id: &str,
@@ -384,6 +424,8 @@ impl SandboxHost {
         spec: &wpb::SandboxSpec,
     ) -> anyhow::Result<wpb::SandboxStatus> {
         anyhow::ensure!(valid_id(id), "invalid sandbox id");
+        anyhow::ensure!(!id.starts_with(POOL_PREFIX), "invalid sandbox id");
+        let _live = self.pool.live();
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         if let Some(h) = self.held(id) {
@@ -397,6 +439,31 @@ impl SandboxHost {
             }
             self.teardown(id).await?;
         }
+        if let Some(pooled) = self.pool.take(&Shape::of(spec)) {
+            match self.claim(id, generation, spec, &pooled).await {
+                Ok(status) => {
+                    self.pool.hit();
+                    return Ok(status);
+                }
+                Err(e) => {
+                    tracing::warn!(sandbox = %id, pooled = %pooled, error = %e, "could not claim a pooled sandbox; building one");
+                    let _ = self.teardown(&pooled).await;
+                    let _ = self.teardown(id).await;
+                }
+            }
+        }
+        self.pool.miss();
+        self.build(id, generation, spec, None).await
+    }
+
+    /// Builds a sandbox from nothing: `pooled` for one the pool keeps.
+    async fn build(
+        &self,
+        id: &str,
+        generation: i64,
+        spec: &wpb::SandboxSpec,
+        pooled: Option<Shape>,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
         let image = if spec.image.is_empty() || spec.image == HOST_IMAGE {
             None
         } else {
@@ -424,6 +491,8 @@ impl SandboxHost {
                 state: "starting".into(),
                 image,
                 egress: Egress::from_proto(spec.network_policy.as_ref()),
+                container: None,
+                pooled,
             };
             let saved = std::fs::create_dir_all(&layout.dir)
                 .map_err(anyhow::Error::from)
@@ -443,12 +512,205 @@ impl SandboxHost {
             h.image.as_ref(),
             &self.images,
             nameserver,
-        );
+        )
+        .and_then(|()| {
+            if h.pooled.is_some() {
+                std::fs::create_dir_all(layout.secrets())?;
+                chown(layout.secrets(), Some(uid), Some(uid))?;
+            }
+            Ok(())
+        });
         if let Err(e) = prepared {
             let _ = self.teardown(id).await;
             return Err(e);
         }
         self.boot(&layout, id, uid, spec, h).await
+    }
+
+    /// Makes the pooled sandbox `pooled` the sandbox `id`: its directory
+    /// is renamed (mounts move with it), the agent takes the sandbox's
+    /// hostname and environment, its secrets are written, and its network
+    /// goes from sealed to the sandbox's policy. The container keeps its
+    /// name ([`Held::container`]).
+    async fn claim(
+        &self,
+        id: &str,
+        generation: i64,
+        spec: &wpb::SandboxSpec,
+        pooled: &str,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        let plock = self.lock(pooled).await;
+        let _pg = plock.lock().await;
+        let mut h = self
+            .held(pooled)
+            .filter(|h| h.pooled.is_some() && h.state == "pooled")
+            .ok_or_else(|| anyhow::anyhow!("the pooled sandbox {pooled} is gone"))?;
+        let pid = self
+            .init_pid(h.cid())
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("the pooled sandbox's container is gone"))?;
+        let layout = self.layout(id);
+        std::fs::rename(self.layout(pooled).dir, &layout.dir)?;
+        h.sandbox_id = id.into();
+        h.container = Some(pooled.into());
+        h.generation = generation;
+        h.pooled = None;
+        h.state = "claiming".into();
+        self.save(&h)?;
+        self.locks.lock().await.remove(pooled);
+        let uid = UID_BASE + h.slot * bundle::ID_RANGE;
+        write_secrets(&layout, uid, &spec.secret_files)?;
+        let mut env: HashMap<String, String> = spec.env.clone().into_iter().collect();
+        env.insert("TALON_SANDBOX_ID".into(), id.into());
+        crate::agent_client(&layout.socket())
+            .await?
+            .configure(talon_proto::talon::agent::v1::ConfigureRequest { env })
+            .await?;
+        set_hostname(pid, &id.chars().take(63).collect::<String>()).await?;
+        let egress = Egress::from_proto(spec.network_policy.as_ref());
+        // Without a network a sandbox has loopback only, as a cold one.
+        if let Some(net) = self.net.get() {
+            net.update(h.cid(), h.slot, pid, &h.egress, &egress).await?;
+        }
+        h.egress = egress;
+        h.state = "running".into();
+        self.save(&h)?;
+        std::fs::write(
+            layout.dir.join("spec.bin"),
+            prost::Message::encode_to_vec(spec),
+        )?;
+        Ok(Self::status(&h, ""))
+    }
+
+    /// The pool's counters and sizes, for the heartbeat.
+    pub fn pool(&self) -> &Arc<Pool> {
+        &self.pool
+    }
+
+    /// Keeps a pool of `size` sandboxes of this shape (PrewarmImage).
+    pub fn prewarm(&self, spec: &wpb::SandboxSpec, size: usize) -> anyhow::Result<()> {
+        let shape = Shape::of(spec);
+        anyhow::ensure!(
+            shape.image == HOST_IMAGE || self.images.get(&shape.image).is_some(),
+            "image {:?} is not on this worker",
+            shape.image
+        );
+        self.pool.want(shape, size);
+        Ok(())
+    }
+
+    /// Fills the pools in the background, forever: one build at a time,
+    /// at most one per `refill_interval`, none while a live create runs;
+    /// and removes the pooled sandboxes no pool wants any more.
+    pub async fn refill(self: Arc<Self>) {
+        let interval = self.pool.options().refill_interval;
+        let mut failures = 0u32;
+        loop {
+            for gone in self.pool.surplus() {
+                let _ = self.remove_pooled(&gone).await;
+            }
+            if self.pool.busy() {
+                self.pool.wake.notified().await;
+                continue;
+            }
+            let Some(shape) = self.pool.next_build() else {
+                // Idle pools are emptied on a timer too.
+                let _ =
+                    tokio::time::timeout(Duration::from_secs(30), self.pool.wake.notified()).await;
+                continue;
+            };
+            let id = format!("{POOL_PREFIX}{}", uuid::Uuid::new_v4().simple());
+            let built = self.build(&id, 0, &shape.spec(), Some(shape.clone())).await;
+            match built {
+                Ok(_) => {
+                    failures = 0;
+                    if !self.pool.built(&shape, Some(id.clone())) {
+                        let _ = self.remove_pooled(&id).await;
+                    }
+                }
+                Err(e) => {
+                    self.pool.built(&shape, None);
+                    let _ = self.teardown(&id).await;
+                    failures += 1;
+                    tracing::warn!(error = %e, image = %shape.image, "could not build a pooled sandbox");
+                }
+            }
+            // Failures back off (an image that cannot start must not spin).
+            let pause = interval * 2u32.pow(failures.min(8));
+            tokio::time::sleep(pause).await;
+        }
+    }
+
+    async fn remove_pooled(&self, id: &str) -> anyhow::Result<()> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        if self.held(id).is_some_and(|h| h.pooled.is_some()) {
+            self.teardown(id).await?;
+        }
+        drop(_g);
+        self.locks.lock().await.remove(id);
+        Ok(())
+    }
+
+    /// At start: pooled sandboxes left by the last run. Those still alive,
+    /// of an image still here, go back in the pool ("kept"); the rest are
+    /// removed ("removed", or "failed" when removal fails). A directory
+    /// caught mid-claim (named apart from the sandbox it records) is a
+    /// pooled container the server never learnt of: removed.
+    pub async fn reclaim_pool(&self) {
+        for h in self.all_held() {
+            let named = self.layout(&h.sandbox_id).dir.exists();
+            let leftover = h.pooled.is_some() || h.state == "claiming" || !named;
+            if !leftover {
+                continue;
+            }
+            let alive = matches!(
+                self.runtime.status(h.cid()).await,
+                Ok(Some(ContainerStatus::Running))
+            );
+            let image_here = h.image.as_ref().is_none_or(|i| {
+                self.images
+                    .get(&i.name)
+                    .is_some_and(|r| r.layers == i.layers)
+            });
+            // Built with this agent (a worker upgrade seals a new one).
+            let agent_same =
+                std::fs::read_to_string(self.layout(&h.sandbox_id).bundle().join("config.json"))
+                    .is_ok_and(|c| c.contains(&*self.agent.to_string_lossy()));
+            match &h.pooled {
+                Some(shape)
+                    if named
+                        && alive
+                        && image_here
+                        && agent_same
+                        && h.state == "pooled"
+                        && self.pool.options().size > 0 =>
+                {
+                    self.pool.adopt(shape.clone(), h.sandbox_id.clone());
+                    self.pool.reclaimed("kept");
+                }
+                _ => {
+                    let dir_id = self.dir_of(&h).unwrap_or_else(|| h.sandbox_id.clone());
+                    match self.teardown(&dir_id).await {
+                        Ok(()) => self.pool.reclaimed("removed"),
+                        Err(e) => {
+                            tracing::warn!(sandbox = %dir_id, error = %e, "could not remove a leftover pooled sandbox");
+                            self.pool.reclaimed("failed");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The directory name a held record was read from.
+    fn dir_of(&self, h: &Held) -> Option<String> {
+        std::fs::read_dir(&self.root).ok()?.flatten().find_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            self.held(&name)
+                .filter(|x| x.slot == h.slot && x.sandbox_id == h.sandbox_id)
+                .map(|_| name)
+        })
     }
 
     /// Mounts an imported image's root (once: a restarted worker finds it
@@ -513,7 +775,8 @@ impl SandboxHost {
             root,
             image_env: &image_env,
             agent: &self.agent,
-            has_secret_files: !spec.secret_files.is_empty(),
+            // A pooled sandbox gets its secrets at the claim.
+            has_secret_files: !spec.secret_files.is_empty() || h.pooled.is_some(),
         })?;
         oci.save(layout.bundle().join("config.json"))?;
         let _ = std::fs::remove_file(layout.socket());
@@ -523,20 +786,37 @@ impl SandboxHost {
             .flatten()
             .filter_map(|m| m.destination().to_str())
             .collect();
+        // A new container, named by the sandbox (a claimed pool container
+        // was removed when the sandbox stopped).
+        h.container = None;
+        let t0 = std::time::Instant::now();
+        let mut phases: Vec<(&str, Duration)> = Vec::new();
+        let mut mark = |name, t: &mut std::time::Instant| {
+            phases.push((name, t.elapsed()));
+            *t = std::time::Instant::now();
+        };
         let started = async {
+            let mut t = std::time::Instant::now();
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
+            mark("mount", &mut t);
             self.runtime.run(id, &layout.bundle()).await?;
+            mark("run", &mut t);
             let pid = self
                 .init_pid(id)
                 .await?
                 .ok_or_else(|| anyhow::anyhow!("the sandbox's init exited at once"))?;
+            mark("pid", &mut t);
             // Loopback always works, whatever the network and policy.
             crate::net::link::loopback_up(pid).await?;
+            mark("loopback", &mut t);
             if let Some(net) = self.net.get() {
                 net.attach(id, h.slot, pid, &h.egress).await?;
+                mark("network", &mut t);
             }
-            wait_for_agent(&layout.socket()).await
+            wait_for_agent(&layout.socket()).await?;
+            mark("agent", &mut t);
+            anyhow::Ok(())
         };
         if let Err(e) = started.await {
             let _ = self.runtime.delete(id).await;
@@ -546,7 +826,13 @@ impl SandboxHost {
             self.save(&h)?;
             return Err(e);
         }
-        h.state = "running".into();
+        tracing::debug!(sandbox = %id, total = ?t0.elapsed(), ?phases, "sandbox started");
+        h.state = if h.pooled.is_some() {
+            "pooled"
+        } else {
+            "running"
+        }
+        .into();
         self.save(&h)?;
         // Keep the spec for Start after Stop.
         std::fs::write(
@@ -587,9 +873,9 @@ impl SandboxHost {
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
         if frozen {
-            self.runtime.pause(id).await?;
+            self.runtime.pause(h.cid()).await?;
         } else {
-            self.runtime.resume(id).await?;
+            self.runtime.resume(h.cid()).await?;
         }
         h.state = if frozen { "paused" } else { "running" }.into();
         self.save(&h)?;
@@ -601,11 +887,12 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
-        if self.runtime.status(id).await? == Some(ContainerStatus::Paused) {
-            let _ = self.runtime.resume(id).await;
+        let cid = h.cid().to_string();
+        if self.runtime.status(&cid).await? == Some(ContainerStatus::Paused) {
+            let _ = self.runtime.resume(&cid).await;
         }
-        let _ = self.runtime.kill(id, "KILL").await;
-        self.runtime.delete(id).await?;
+        let _ = self.runtime.kill(&cid, "KILL").await;
+        self.runtime.delete(&cid).await?;
         self.detach_network(&h).await;
         rootfs::unmount_under(&self.layout(id).rootfs())?;
         h.state = "stopped".into();
@@ -658,13 +945,14 @@ impl SandboxHost {
     }
 
     async fn teardown(&self, id: &str) -> anyhow::Result<()> {
-        if self.runtime.status(id).await? == Some(ContainerStatus::Paused) {
-            let _ = self.runtime.resume(id).await;
-        }
-        let _ = self.runtime.kill(id, "KILL").await;
-        self.runtime.delete(id).await?;
-        let dir = self.layout(id).dir;
         let held = self.held(id);
+        let cid = held.as_ref().map_or(id, Held::cid).to_string();
+        if self.runtime.status(&cid).await? == Some(ContainerStatus::Paused) {
+            let _ = self.runtime.resume(&cid).await;
+        }
+        let _ = self.runtime.kill(&cid, "KILL").await;
+        self.runtime.delete(&cid).await?;
+        let dir = self.layout(id).dir;
         if let Some(h) = &held {
             self.detach_network(h).await;
         }
@@ -762,6 +1050,45 @@ pub fn needs_interpreter(elf: &[u8]) -> bool {
         return false;
     };
     (0..phnum).any(|i| u32_at(phoff + i * phentsize) == Some(3))
+}
+
+/// Sets the UTS hostname of the sandbox whose init is `pid`, from a
+/// thread that joins its UTS namespace (the agent has no CAP_SYS_ADMIN).
+async fn set_hostname(pid: u32, name: &str) -> anyhow::Result<()> {
+    let name = name.to_string();
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("talon-uts".into())
+        .spawn(move || {
+            let r = (|| -> anyhow::Result<()> {
+                let ns = std::fs::File::open(format!("/proc/{pid}/ns/uts"))?;
+                rustix::thread::move_into_link_name_space(
+                    std::os::fd::AsFd::as_fd(&ns),
+                    Some(rustix::thread::LinkNameSpaceType::HostNameAndNISDomainName),
+                )?;
+                rustix::system::sethostname(name.as_bytes())?;
+                Ok(())
+            })();
+            let _ = tx.send(r);
+        })?;
+    rx.await
+        .map_err(|_| anyhow::anyhow!("the hostname thread panicked"))?
+}
+
+/// Writes a claimed sandbox's secret files into its (bind-mounted)
+/// secrets directory, read-only for its root.
+fn write_secrets(l: &Layout, uid: u32, files: &HashMap<String, Vec<u8>>) -> anyhow::Result<()> {
+    for (name, value) in files {
+        anyhow::ensure!(
+            !name.is_empty() && !name.contains('/') && !name.starts_with('.'),
+            "bad secret name"
+        );
+        let p = l.secrets().join(name);
+        std::fs::write(&p, value)?;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400))?;
+        chown(&p, Some(uid), Some(uid))?;
+    }
+    Ok(())
 }
 
 /// Creates the directories of a new sandbox, owned by its root user.

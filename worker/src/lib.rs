@@ -14,6 +14,7 @@ pub mod host;
 pub mod image;
 pub mod image_api;
 pub mod net;
+pub mod pool;
 pub mod rootfs;
 pub mod runtime;
 pub mod seccomp;
@@ -296,6 +297,9 @@ pub async fn run(
         let listener = tokio::net::TcpListener::bind(config.data_listen).await?;
         data_address = listener.local_addr()?.to_string();
         tokio::spawn(dataplane::serve(listener, h.clone(), config.token.clone()));
+        // Pooled sandboxes of the last run: kept or removed, then refilled.
+        h.reclaim_pool().await;
+        tokio::spawn(h.clone().refill());
         tracing::info!(worker = %id, runtime = %h.runtime_name(), data_plane = %data_address, "sandbox host ready");
     }
     let mut backoff = Duration::from_millis(100);
@@ -393,10 +397,33 @@ async fn session(
                 }
             }
             _ = beat.tick() => {
-                let hb = wpb::Heartbeat { used: Some(wpb::Capacity::default()), time: None };
-                tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Heartbeat(hb)) }).await?;
+                tx.send(heartbeat(host.as_deref())).await?;
+            }
+            // The pool's figures reach the server as they change (a claim,
+            // a refill), not a heartbeat later.
+            _ = pool_changed(host.as_deref()) => {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                tx.send(heartbeat(host.as_deref())).await?;
             }
         }
+    }
+}
+
+fn heartbeat(host: Option<&host::SandboxHost>) -> wpb::SessionRequest {
+    let hb = wpb::Heartbeat {
+        used: Some(wpb::Capacity::default()),
+        time: None,
+        pool: host.map(|h| h.pool().stats()),
+    };
+    wpb::SessionRequest {
+        message: Some(wpb::session_request::Message::Heartbeat(hb)),
+    }
+}
+
+async fn pool_changed(host: Option<&host::SandboxHost>) {
+    match host {
+        Some(h) => h.pool().changed.notified().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -114,10 +114,22 @@ impl WorkerControlService for WorkerApi {
         }
 
         tokio::spawn(async move {
+            let mut pool = wpb::PoolStats::default();
+            let mut last_beat = std::time::Instant::now() - std::time::Duration::from_secs(60);
             while let Some(msg) = inbound.next().await {
                 let Ok(msg) = msg else { break };
                 match msg.message {
-                    Some(wpb::session_request::Message::Heartbeat(_)) => {
+                    Some(wpb::session_request::Message::Heartbeat(hb)) => {
+                        if let Some(p) = hb.pool {
+                            app.metrics.pool(&worker_id, &pool, &p);
+                            pool = p;
+                        }
+                        // Pool changes beat often; the database hears a
+                        // beat at most once a second.
+                        if last_beat.elapsed() < std::time::Duration::from_secs(1) {
+                            continue;
+                        }
+                        last_beat = std::time::Instant::now();
                         let _ = worker::Entity::update_many()
                             .col_expr(
                                 worker::Column::LastHeartbeatAt,

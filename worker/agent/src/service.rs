@@ -134,6 +134,15 @@ impl SandboxAgentService for Agent {
         }))
     }
 
+    async fn configure(
+        &self,
+        req: Request<apb::ConfigureRequest>,
+    ) -> Result<Response<apb::ConfigureResponse>, Status> {
+        let r = req.into_inner();
+        self.sup.set_base_env(r.env)?;
+        Ok(Response::new(apb::ConfigureResponse {}))
+    }
+
     type StartProcessStream = Out<pb::StartProcessResponse>;
 
     async fn start_process(

@@ -243,6 +243,9 @@ pub struct Supervisor {
     max_log_bytes: u64,
     workspace: PathBuf,
     wake: (Mutex<bool>, Condvar),
+    /// Set by `Configure` when a prewarmed sandbox is claimed: variables
+    /// every later process gets on top of the agent's own environment.
+    base_env: Mutex<HashMap<String, String>>,
 }
 
 /// A user to run as: uid, gid and home, from the sandbox's /etc/passwd.
@@ -278,6 +281,7 @@ impl Supervisor {
             max_log_bytes,
             workspace,
             wake: (Mutex::new(false), Condvar::new()),
+            base_env: Mutex::new(HashMap::new()),
         });
         let reaper = sup.clone();
         std::thread::Builder::new()
@@ -377,6 +381,20 @@ impl Supervisor {
         }
     }
 
+    /// Adds to the environment of every process started from now on.
+    pub fn set_base_env(&self, env: HashMap<String, String>) -> Result<(), Status> {
+        if env
+            .iter()
+            .any(|(k, v)| k.is_empty() || k.contains(['\0', '=']) || v.contains('\0'))
+        {
+            return Err(Status::invalid_argument(
+                "env names must be non-empty, without NUL or '='; values without NUL",
+            ));
+        }
+        self.base_env.lock().expect("env lock").extend(env);
+        Ok(())
+    }
+
     pub fn spawn(&self, req: &pb::StartProcessRequest) -> Result<Arc<Proc>, Status> {
         let argv = &req.command;
         if argv.is_empty() || argv[0].is_empty() {
@@ -403,7 +421,10 @@ impl Supervisor {
             )));
         }
         let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..]).current_dir(&cwd).envs(&req.env);
+        cmd.args(&argv[1..])
+            .current_dir(&cwd)
+            .envs(self.base_env.lock().expect("env lock").iter())
+            .envs(&req.env);
         if !req.user.is_empty() {
             let (uid, gid, home) = lookup_user(&req.user)?;
             cmd.uid(uid).gid(gid).env("HOME", home);

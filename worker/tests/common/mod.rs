@@ -44,7 +44,7 @@ pub fn unique_id(prefix: &str) -> String {
 /// A sandbox host on its own temporary data directory.
 pub struct TestHost {
     pub dir: tempfile::TempDir,
-    pub host: SandboxHost,
+    pub host: Arc<SandboxHost>,
 }
 
 impl TestHost {
@@ -70,7 +70,24 @@ impl TestHost {
         };
         let host =
             SandboxHost::with_options(dir.path(), Arc::new(rt), &agent_binary(), opts).unwrap();
-        Arc::new(TestHost { dir, host })
+        Arc::new(TestHost {
+            dir,
+            host: Arc::new(host),
+        })
+    }
+
+    /// Another host on this one's data directory: the worker restarted.
+    pub fn reopen(&self, opts: HostOptions) -> Arc<SandboxHost> {
+        let rt = OciCli::with_prefix(
+            "libcontainer",
+            env!("CARGO_BIN_EXE_talon-oci"),
+            &[],
+            self.dir.path().join("runtime-state"),
+        );
+        Arc::new(
+            SandboxHost::with_options(self.dir.path(), Arc::new(rt), &agent_binary(), opts)
+                .unwrap(),
+        )
     }
 
     pub fn data(&self) -> &Path {

@@ -1,0 +1,278 @@
+//! The baselines every figure is divided by, measured in the same run on
+//! the same host: the OCI runtimes on the sandbox's own bundle, a plain
+//! fork+exec, a PTY on the host, a raw file write and read, and a
+//! container that only sleeps.
+
+use anyhow::Context;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// An OCI runtime CLI on a copy of a sandbox's bundle whose process is
+/// replaced by `args` (same root, mounts, namespaces, id mapping).
+pub struct OciBaseline {
+    pub runtime: String,
+    bundle: PathBuf,
+    state: PathBuf,
+    cgroup: String,
+}
+
+/// The OCI runtimes on this host that we compare with.
+pub fn runtimes() -> Vec<String> {
+    ["runc", "crun"]
+        .into_iter()
+        .filter(|r| {
+            Command::new(r)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success())
+        })
+        .map(String::from)
+        .collect()
+}
+
+impl OciBaseline {
+    /// `sandbox_dir` is a live sandbox's directory; its bundle's root is
+    /// the sandbox's mounted root filesystem.
+    pub fn new(
+        runtime: &str,
+        sandbox_dir: &Path,
+        work: &Path,
+        args: &[&str],
+    ) -> anyhow::Result<Self> {
+        let src = sandbox_dir.join("bundle/config.json");
+        let mut cfg: serde_json::Value = serde_json::from_slice(
+            &std::fs::read(&src).with_context(|| format!("reading {}", src.display()))?,
+        )?;
+        let root = cfg["root"]["path"].as_str().unwrap_or("rootfs").to_string();
+        let root = if Path::new(&root).is_absolute() {
+            PathBuf::from(root)
+        } else {
+            sandbox_dir.join("bundle").join(root)
+        };
+        cfg["root"]["path"] = root.to_string_lossy().into();
+        cfg["process"]["args"] = serde_json::json!(args);
+        cfg["process"]["terminal"] = false.into();
+        if let Some(o) = cfg.as_object_mut() {
+            o.remove("hooks");
+        }
+        let cgroup = format!("/talon-bench/{runtime}");
+        cfg["linux"]["cgroupsPath"] = cgroup.clone().into();
+        let bundle = work.join(format!("{runtime}-bundle"));
+        std::fs::create_dir_all(&bundle)?;
+        std::fs::write(bundle.join("config.json"), serde_json::to_vec_pretty(&cfg)?)?;
+        let state = work.join(format!("{runtime}-state"));
+        std::fs::create_dir_all(&state)?;
+        Ok(OciBaseline {
+            runtime: runtime.into(),
+            bundle,
+            state,
+            cgroup,
+        })
+    }
+
+    fn cmd(&self) -> Command {
+        let mut c = Command::new(&self.runtime);
+        c.arg("--root").arg(&self.state);
+        c.stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// `run` to the end of the process (create, start, wait, delete).
+    pub fn run_once(&self, name: &str) -> anyhow::Result<Duration> {
+        let t0 = Instant::now();
+        let out = self
+            .cmd()
+            .args(["run", "--bundle"])
+            .arg(&self.bundle)
+            .arg(name)
+            .output()?;
+        let took = t0.elapsed();
+        anyhow::ensure!(
+            out.status.success(),
+            "{} run: {}",
+            self.runtime,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(took)
+    }
+
+    /// Starts a detached container (its process should stay, e.g. sleep).
+    pub fn start_detached(&self, name: &str) -> anyhow::Result<()> {
+        let mut cfg: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(self.bundle.join("config.json"))?)?;
+        cfg["linux"]["cgroupsPath"] = format!("{}-{name}", self.cgroup).into();
+        let b = self
+            .bundle
+            .with_file_name(format!("{}-{name}", self.runtime));
+        std::fs::create_dir_all(&b)?;
+        std::fs::write(b.join("config.json"), serde_json::to_vec(&cfg)?)?;
+        // The container keeps the stdio it is given: a pipe would never
+        // close. Errors go to the runtime's log.
+        let log = b.join("runtime.log");
+        let st = self
+            .cmd()
+            .arg("--log")
+            .arg(&log)
+            .stderr(Stdio::null())
+            .args(["run", "--detach", "--bundle"])
+            .arg(&b)
+            .arg(name)
+            .status()?;
+        anyhow::ensure!(
+            st.success(),
+            "{} run --detach: {}",
+            self.runtime,
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
+        Ok(())
+    }
+
+    pub fn delete(&self, name: &str) {
+        let _ = self
+            .cmd()
+            .args(["delete", "--force", name])
+            .stderr(Stdio::null())
+            .status();
+        let _ = std::fs::remove_dir_all(
+            self.bundle
+                .with_file_name(format!("{}-{name}", self.runtime)),
+        );
+    }
+}
+
+impl Drop for OciBaseline {
+    fn drop(&mut self) {
+        // The runtimes leave the cgroups' parent (v1: one per controller).
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg("for c in /sys/fs/cgroup/*/talon-bench /sys/fs/cgroup/talon-bench; do [ -d \"$c\" ] && find \"$c\" -depth -type d -exec rmdir {} \\; ; done")
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// fork+exec of `true`, its output collected.
+pub fn fork_exec_true() -> anyhow::Result<Duration> {
+    let t0 = Instant::now();
+    let out = Command::new("true").stdin(Stdio::null()).output()?;
+    let took = t0.elapsed();
+    anyhow::ensure!(out.status.success(), "true failed");
+    Ok(took)
+}
+
+/// The program both PTY figures run: a raw-mode echo, as a shell's line
+/// editor is (the echo comes from the process, not the line discipline).
+pub const PTY_ECHO: &str = "stty raw -echo; echo ready; exec cat";
+
+/// A PTY on the host running [`PTY_ECHO`].
+pub struct HostPty {
+    master: std::fs::File,
+    child: std::process::Child,
+}
+
+impl HostPty {
+    pub fn open() -> anyhow::Result<HostPty> {
+        let (mut m, mut s) = (0, 0);
+        // SAFETY: openpty writes two fds into the given ints.
+        let r = unsafe {
+            libc::openpty(
+                &mut m,
+                &mut s,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        anyhow::ensure!(r == 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: both fds are new and owned here.
+        let (master, slave) = unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) };
+        let child = Command::new("sh")
+            .args(["-c", PTY_ECHO])
+            .stdin(Stdio::from(slave.try_clone()?))
+            .stdout(Stdio::from(slave.try_clone()?))
+            .stderr(Stdio::from(slave))
+            .spawn()?;
+        let mut p = HostPty { master, child };
+        p.expect(b"ready")?;
+        Ok(p)
+    }
+
+    fn expect(&mut self, want: &[u8]) -> anyhow::Result<()> {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 256];
+        while !seen.windows(want.len()).any(|w| w == want) {
+            let n = self.master.read(&mut buf)?;
+            anyhow::ensure!(n > 0, "the host PTY closed");
+            seen.extend_from_slice(&buf[..n]);
+        }
+        Ok(())
+    }
+
+    /// One keystroke until its echo.
+    pub fn echo_once(&mut self) -> anyhow::Result<Duration> {
+        let t0 = Instant::now();
+        self.master.write_all(b"k")?;
+        self.expect(b"k")?;
+        Ok(t0.elapsed())
+    }
+}
+
+impl Drop for HostPty {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = self.master.as_raw_fd();
+    }
+}
+
+/// Writes `data` as the agent does (temp file, fsync, rename, fsync of
+/// the directory), then reads it back; (write, read) times.
+pub fn raw_file(dir: &Path, data: &[u8]) -> anyhow::Result<(Duration, Duration)> {
+    let target = dir.join("bench-raw.bin");
+    let tmp = dir.join(".bench-raw.tmp");
+    let t0 = Instant::now();
+    {
+        let mut f = std::fs::File::create(&tmp)?;
+        for c in data.chunks(1 << 20) {
+            f.write_all(c)?;
+        }
+        f.sync_all()?;
+    }
+    std::fs::rename(&tmp, &target)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    let w = t0.elapsed();
+    let t1 = Instant::now();
+    let mut back = Vec::with_capacity(data.len());
+    std::fs::File::open(&target)?.read_to_end(&mut back)?;
+    let r = t1.elapsed();
+    anyhow::ensure!(back.len() == data.len(), "short read");
+    std::fs::remove_file(&target)?;
+    Ok((w, r))
+}
+
+/// Empties the page cache, so that memory figures count what is held.
+pub fn drop_caches() {
+    // SAFETY: sync has no preconditions.
+    unsafe { libc::sync() };
+    let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
+}
+
+/// Host memory in use (MemTotal - MemAvailable), in bytes.
+pub fn memory_used() -> u64 {
+    let s = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let field = |name: &str| {
+        s.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    };
+    field("MemTotal:").saturating_sub(field("MemAvailable:"))
+}

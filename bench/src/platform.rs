@@ -1,0 +1,186 @@
+//! A real `talon up` for the run: its own data directory, ports, bridge
+//! and address pool, so it never meets a platform already on the host.
+//! Dropping it stops the server and removes every container it made.
+
+use anyhow::Context;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub struct Platform {
+    child: Child,
+    pub dir: tempfile::TempDir,
+    pub grpc: String,
+    pub ops: String,
+    pub api_key: String,
+    talon: PathBuf,
+    bridge: String,
+}
+
+pub struct Options<'a> {
+    pub talon: &'a Path,
+    pub agent: &'a Path,
+    pub max_sandboxes: usize,
+    /// Extra flags for `talon up` (the pool's, for one).
+    pub extra: Vec<String>,
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// The bench's bridge and pool, apart from `talon0` and the tests'.
+pub const BRIDGE: &str = "tlbench";
+pub const CIDR: &str = "10.86.0.0/16";
+
+impl Platform {
+    pub async fn up(o: Options<'_>) -> anyhow::Result<Platform> {
+        // Overlay roots want a real filesystem, not tmpfs; sandbox users
+        // must traverse the directory.
+        let dir = tempfile::Builder::new()
+            .prefix("talon-bench-")
+            .tempdir_in("/var/tmp")?;
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )?;
+        let (g, h, p) = (free_port(), free_port(), free_port());
+        let log = std::fs::File::create(dir.path().join("talon.log"))?;
+        let child = Command::new(o.talon)
+            .arg("up")
+            .arg("--data-dir")
+            .arg(dir.path())
+            .arg("--agent-path")
+            .arg(o.agent)
+            .args(["--grpc-listen", &format!("127.0.0.1:{g}")])
+            .args(["--http-listen", &format!("127.0.0.1:{h}")])
+            .args(["--ops-listen", &format!("127.0.0.1:{p}")])
+            .args(["--network", "bridge", "--bridge", BRIDGE])
+            .args(["--sandbox-cidr", CIDR])
+            .args(["--worker-max-sandboxes", &o.max_sandboxes.to_string()])
+            .args(&o.extra)
+            .env("TALON_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .with_context(|| format!("starting {}", o.talon.display()))?;
+        let mut me = Platform {
+            child,
+            grpc: format!("http://127.0.0.1:{g}"),
+            ops: format!("127.0.0.1:{p}"),
+            api_key: String::new(),
+            talon: o.talon.to_path_buf(),
+            bridge: BRIDGE.into(),
+            dir,
+        };
+        let creds = me.dir.path().join("bootstrap-credentials.json");
+        let t0 = Instant::now();
+        loop {
+            if let Some(k) = std::fs::read_to_string(&creds)
+                .ok()
+                .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+                .and_then(|v| v["api_key"].as_str().map(String::from))
+                && talon_sdk::Client::connect(&me.grpc, &k).await.is_ok()
+            {
+                me.api_key = k;
+                break;
+            }
+            if let Some(st) = me.child.try_wait()? {
+                anyhow::bail!("talon up exited ({st}): {}", me.log_tail());
+            }
+            anyhow::ensure!(
+                t0.elapsed() < Duration::from_secs(60),
+                "talon up did not come up in 60 s: {}",
+                me.log_tail()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // Sandboxes need the embedded worker registered.
+        while me.metric("talon_workers_connected").await.unwrap_or(0.0) < 1.0 {
+            anyhow::ensure!(
+                t0.elapsed() < Duration::from_secs(60),
+                "the embedded worker did not register in 60 s: {}",
+                me.log_tail()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(me)
+    }
+
+    pub fn log_tail(&self) -> String {
+        let s = std::fs::read_to_string(self.dir.path().join("talon.log")).unwrap_or_default();
+        let lines: Vec<&str> = s.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    pub async fn client(&self) -> anyhow::Result<talon_sdk::Client> {
+        Ok(talon_sdk::Client::connect(&self.grpc, &self.api_key).await?)
+    }
+
+    /// The embedded worker's sandbox directory.
+    pub fn sandbox_dir(&self, id: &str) -> PathBuf {
+        self.dir.path().join("worker/sandboxes").join(id)
+    }
+
+    /// Prometheus text from the ops listener.
+    pub async fn metrics(&self) -> anyhow::Result<String> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let mut s = tokio::net::TcpStream::connect(&self.ops).await?;
+        s.write_all(b"GET /metrics HTTP/1.0\r\nHost: bench\r\n\r\n")
+            .await?;
+        let mut out = String::new();
+        s.read_to_string(&mut out).await?;
+        Ok(out)
+    }
+
+    /// One sample of a metric (the sum over its label sets).
+    pub async fn metric(&self, name: &str) -> anyhow::Result<f64> {
+        Ok(self
+            .metrics()
+            .await?
+            .lines()
+            .filter(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum())
+    }
+}
+
+impl Drop for Platform {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let state = self.dir.path().join("worker/runtime-state");
+        if let Ok(d) = std::fs::read_dir(&state) {
+            for e in d.flatten() {
+                let _ = Command::new(&self.talon)
+                    .arg("oci")
+                    .arg("--root")
+                    .arg(&state)
+                    .args(["delete", "--force"])
+                    .arg(e.file_name())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
+        // Mounts left under the data directory would keep it from going.
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "grep -o ' {0}/[^ ]*' /proc/self/mounts | sort -r | xargs -r -n1 umount -l",
+                self.dir.path().display()
+            ))
+            .status();
+        let b = &self.bridge;
+        let _ = Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "nft delete table inet {b}; nft delete table bridge {b}; ip link del {b}"
+            ))
+            .stderr(Stdio::null())
+            .status();
+    }
+}

@@ -1,0 +1,668 @@
+//! The figures measured through the public API of a real `talon up`, each
+//! beside its baseline. Sandboxes are made with the SDK (gRPC), the way
+//! an agent framework would.
+
+use crate::baseline::{self, OciBaseline};
+use crate::platform::{Options, Platform};
+use crate::stats::Stats;
+use crate::{Args, Row};
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+use talon_proto::v1 as pb;
+use talon_sdk::{Client, CreateOptions, RunOptions, Sandbox};
+use tokio_stream::StreamExt;
+
+fn row(
+    key: &str,
+    figure: &str,
+    unit: &str,
+    talon: Stats,
+    baseline: &str,
+    base: Stats,
+    target: (&str, Option<bool>),
+) -> Row {
+    let ratio = if base.p50 > 0.0 {
+        talon.p50 / base.p50
+    } else {
+        0.0
+    };
+    Row {
+        key: key.into(),
+        figure: figure.into(),
+        unit: unit.into(),
+        talon,
+        baseline: baseline.into(),
+        base,
+        ratio,
+        target: target.0.into(),
+        meets: target.1,
+    }
+}
+
+fn argv(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+async fn exec_true(sb: &Sandbox) -> anyhow::Result<()> {
+    let r = sb
+        .commands()
+        .run(&argv(&["true"]), RunOptions::default())
+        .await?;
+    anyhow::ensure!(r.exit_code == 0, "true exited {}", r.exit_code);
+    Ok(())
+}
+
+/// Create (wait until running) and the first exec, timed; the sandbox.
+async fn create_to_ready(
+    c: &Client,
+    o: CreateOptions,
+) -> anyhow::Result<(Duration, Duration, Sandbox)> {
+    let t0 = Instant::now();
+    let sb = c.create(o).await?;
+    let created = t0.elapsed();
+    exec_true(&sb).await?;
+    Ok((t0.elapsed(), created, sb))
+}
+
+async fn timed<F, Fut>(warmup: usize, runs: usize, mut f: F) -> anyhow::Result<Vec<Duration>>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<Duration>>,
+{
+    for _ in 0..warmup {
+        f().await?;
+    }
+    let mut v = Vec::with_capacity(runs);
+    for _ in 0..runs {
+        v.push(f().await?);
+    }
+    Ok(v)
+}
+
+fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    // The baselines are synchronous and short; run them on this thread
+    // of the runtime's blocking pool so no async work shares the core.
+    std::thread::spawn(f)
+        .join()
+        .map_err(|_| anyhow::anyhow!("baseline thread panicked"))?
+}
+
+pub async fn run_all(
+    args: &Args,
+    talon: &Path,
+    notes: &mut Vec<String>,
+) -> anyhow::Result<Vec<Row>> {
+    let (runs, warm) = (args.runs(), args.warmup());
+    let density = args.density_max();
+    let p = Platform::up(Options {
+        talon,
+        agent: &args.agent,
+        max_sandboxes: density + 8,
+        // cpu limits are time shares; the density run asks 250m of each.
+        extra: argv(&["--prewarm-pool-size", "0", "--cpu-overcommit", "200"]),
+    })
+    .await?;
+    let c = p.client().await?;
+    raise_quota(&p, density + 8).await?;
+    let mut rows = Vec::new();
+
+    // -- create to ready, cold, against the OCI runtimes on the same bundle
+    let cold_runs = runs.min(50);
+    let mut total = Vec::new();
+    let mut create_only = Vec::new();
+    for i in 0..warm + cold_runs {
+        let (t, created, sb) = create_to_ready(&c, CreateOptions::default()).await?;
+        if i >= warm {
+            total.push(t);
+            create_only.push(created);
+        }
+        sb.kill().await?;
+    }
+    eprintln!("create-to-ready (cold): {:?}", Stats::ms(&total));
+    // A live sandbox whose bundle the baselines run.
+    let sb = c.create(CreateOptions::default()).await?;
+    let work = tempfile::Builder::new()
+        .prefix("talon-bench-oci-")
+        .tempdir_in("/var/tmp")?;
+    let mut oci = Vec::new();
+    for rt in baseline::runtimes() {
+        let b = OciBaseline::new(&rt, &p.sandbox_dir(sb.id()), work.path(), &["/bin/true"])?;
+        let v = blocking(move || {
+            let mut v = Vec::new();
+            for i in 0..warm + cold_runs {
+                let t = b.run_once(&format!("bench-{i}"))?;
+                if i >= warm {
+                    v.push(t);
+                }
+            }
+            Ok((b, v))
+        })?;
+        eprintln!("{rt} run true: {:?}", Stats::ms(&v.1));
+        oci.push(v);
+    }
+    anyhow::ensure!(!oci.is_empty(), "neither runc nor crun is installed");
+    let runc = Stats::ms(&oci[0].1);
+    let cold = Stats::ms(&total);
+    rows.push(row(
+        "create_cold",
+        "create-to-ready, cold (Create + first exec)",
+        "ms",
+        cold.clone(),
+        &format!("`{} run` true", oci[0].0.runtime),
+        runc.clone(),
+        ("p50 < 50 ms", Some(cold.p50 < 50.0)),
+    ));
+    for (b, v) in oci.iter().skip(1) {
+        rows.push(row(
+            &format!("create_cold_vs_{}", b.runtime),
+            "create-to-ready, cold",
+            "ms",
+            cold.clone(),
+            &format!("`{} run` true", b.runtime),
+            Stats::ms(v),
+            ("p50 < 50 ms", Some(cold.p50 < 50.0)),
+        ));
+    }
+    rows.push(row(
+        "create_call",
+        "Create(wait_until_running) alone",
+        "ms",
+        Stats::ms(&create_only),
+        &format!("`{} run` true", oci[0].0.runtime),
+        runc.clone(),
+        ("", None),
+    ));
+
+    // -- exec round trip
+    let v = timed(warm * 4, runs * 2, || async {
+        let t0 = Instant::now();
+        exec_true(&sb).await?;
+        Ok(t0.elapsed())
+    })
+    .await?;
+    let base = blocking(move || {
+        let mut v = Vec::new();
+        for i in 0..warm * 4 + runs * 2 {
+            let t = baseline::fork_exec_true()?;
+            if i >= warm * 4 {
+                v.push(t);
+            }
+        }
+        Ok(v)
+    })?;
+    let ex = Stats::ms(&v);
+    let meets = ex.p50 < 2.0;
+    rows.push(row(
+        "exec_true",
+        "exec round trip of `true`, output collected",
+        "ms",
+        ex,
+        "fork+exec `true`",
+        Stats::ms(&base),
+        ("p50 < 2 ms", Some(meets)),
+    ));
+
+    // -- PTY keystroke echo
+    let v = pty_echo(&c, sb.id(), warm * 4, runs * 2).await?;
+    let n = warm * 4 + runs * 2;
+    let base = blocking(move || {
+        let mut pty = baseline::HostPty::open()?;
+        let mut v = Vec::new();
+        for i in 0..n {
+            let t = pty.echo_once()?;
+            if i >= warm * 4 {
+                v.push(t);
+            }
+        }
+        Ok(v)
+    })?;
+    let pt = Stats::ms(&v);
+    let meets = pt.p50 < 1.0;
+    rows.push(row(
+        "pty_echo",
+        "PTY keystroke echo (raw-mode cat)",
+        "ms",
+        pt,
+        "host PTY, same program",
+        Stats::ms(&base),
+        ("< 1 ms", Some(meets)),
+    ));
+
+    // -- file API: write then read N MiB
+    let mib = args.file_mib();
+    let data: Arc<Vec<u8>> = Arc::new((0..mib << 20).map(|i| (i * 7 + i / 4093) as u8).collect());
+    let file_runs = if args.short { 2 } else { 5 };
+    let (mut w, mut r) = (Vec::new(), Vec::new());
+    for i in 0..file_runs + 1 {
+        let t0 = Instant::now();
+        sb.files().write("/tmp/bench.bin", &data).await?;
+        let tw = t0.elapsed();
+        let t1 = Instant::now();
+        let back = sb.files().read("/tmp/bench.bin").await?;
+        let tr = t1.elapsed();
+        anyhow::ensure!(
+            back.len() == data.len() && back == *data,
+            "the file came back different"
+        );
+        if i > 0 {
+            w.push(tw);
+            r.push(tr);
+        }
+    }
+    let rate = |v: &[Duration]| Stats::of(v.iter().map(|d| mib as f64 / d.as_secs_f64()).collect());
+    let dir = p.dir.path().to_path_buf();
+    let d2 = data.clone();
+    let (bw, br) = blocking(move || {
+        let (mut bw, mut br) = (Vec::new(), Vec::new());
+        for i in 0..file_runs + 1 {
+            let (w, r) = baseline::raw_file(&dir, &d2)?;
+            if i > 0 {
+                bw.push(w);
+                br.push(r);
+            }
+        }
+        Ok((bw, br))
+    })?;
+    let both = |a: &[Duration], b: &[Duration]| -> Vec<Duration> {
+        a.iter().zip(b).map(|(x, y)| *x + *y).collect()
+    };
+    let wr = Stats::of(
+        both(&w, &r)
+            .iter()
+            .map(|d| 2.0 * mib as f64 / d.as_secs_f64())
+            .collect(),
+    );
+    let base_wr = Stats::of(
+        both(&bw, &br)
+            .iter()
+            .map(|d| 2.0 * mib as f64 / d.as_secs_f64())
+            .collect(),
+    );
+    for (key, figure, t, b, target) in [
+        (
+            "file_write",
+            format!("file write, {mib} MiB"),
+            rate(&w),
+            rate(&bw),
+            ("", None),
+        ),
+        (
+            "file_read",
+            format!("file read, {mib} MiB"),
+            rate(&r),
+            rate(&br),
+            ("", None),
+        ),
+        (
+            "file_write_read",
+            format!("file write then read, {mib} MiB"),
+            wr.clone(),
+            base_wr,
+            (">= 500 MiB/s", Some(wr.p50 >= 500.0)),
+        ),
+    ] {
+        let mut x = row(
+            key,
+            &figure,
+            "MiB/s",
+            t,
+            "raw local write+fsync / read",
+            b,
+            target,
+        );
+        // A rate: the baseline's over ours, so higher is worse here too.
+        x.ratio = if x.talon.p50 > 0.0 {
+            x.base.p50 / x.talon.p50
+        } else {
+            0.0
+        };
+        rows.push(x);
+    }
+    notes.push(format!(
+        "File figures: {file_runs} runs after one warm-up; the API writes atomically (temp file, fsync, rename), and so does the baseline."
+    ));
+
+    // -- GetSandbox under 64 concurrent clients
+    let secs = args.load_secs();
+    let (lat, rps) = load(&p, args.clients, secs, Some(sb.id().to_string())).await?;
+    let (blat, brps) = load(&p, args.clients, secs, None).await?;
+    let meets = rps >= 5000.0 && lat.p99 < 10.0;
+    rows.push(row(
+        "get_sandbox_latency",
+        &format!("GetSandbox latency, {} clients", args.clients),
+        "ms",
+        lat,
+        "gRPC health Check, same server",
+        blat,
+        ("p99 < 10 ms", Some(meets)),
+    ));
+    let mut x = row(
+        "get_sandbox_rate",
+        &format!("GetSandbox throughput, {} clients", args.clients),
+        "calls/s",
+        Stats::one(rps),
+        "gRPC health Check, same server",
+        Stats::one(brps),
+        (">= 5000/s", Some(rps >= 5000.0)),
+    );
+    x.ratio = if rps > 0.0 { brps / rps } else { 0.0 };
+    rows.push(x);
+    sb.kill().await?;
+
+    // -- density
+    let (per, n, why) = density_run(&c, density, Duration::from_secs(args.density_secs())).await?;
+    notes.push(format!("Density: {n} idle sandboxes started ({why})."));
+    let m = n.clamp(1, 50);
+    let sb = c.create(CreateOptions::default()).await?;
+    let bdir = p.sandbox_dir(sb.id());
+    let wp = work.path().to_path_buf();
+    let base_per = blocking(move || {
+        let b = OciBaseline::new("runc", &bdir, &wp, &["sleep", "infinity"])?;
+        let before = settle_memory();
+        for i in 0..m {
+            b.start_detached(&format!("idle-{i}"))?;
+        }
+        let after = settle_memory();
+        for i in 0..m {
+            b.delete(&format!("idle-{i}"));
+        }
+        Ok(after.saturating_sub(before) as f64 / m as f64 / (1 << 20) as f64)
+    })?;
+    sb.kill().await?;
+    notes.push(format!("Density baseline: {m} `runc run --detach` containers of `sleep infinity` on the same bundle."));
+    rows.push(row(
+        "density",
+        "host memory per idle sandbox",
+        "MiB",
+        Stats::one(per),
+        "runc container of `sleep`",
+        Stats::one(base_per),
+        ("< 8 MiB, 500 sandboxes", Some(per < 8.0 && n >= 500)),
+    ));
+    drop(c);
+    drop(p);
+
+    // -- create to ready from the prewarm pool, on a platform with one
+    if args.pool_size > 0 {
+        let p = Platform::up(Options {
+            talon,
+            agent: &args.agent,
+            max_sandboxes: 64,
+            extra: vec!["--prewarm-pool-size".into(), args.pool_size.to_string()],
+        })
+        .await?;
+        let c = p.client().await?;
+        let pool_runs = runs.min(50);
+        let mut v = Vec::new();
+
+        // Pools form on demand: the first create of a shape is cold and
+        // asks the worker to keep that shape ready.
+        c.create(CreateOptions::default()).await?.kill().await?;
+        let mut hits0 = 0.0;
+        for i in 0..warm + pool_runs {
+            // The pool is filled in the background; time a claim, not a refill.
+            wait_pool(&p, 1.0).await?;
+            if i == warm {
+                hits0 = p.metric("sandbox_prewarm_hits_total").await?;
+            }
+            let (t, _, sb) = create_to_ready(&c, CreateOptions::default()).await?;
+            if i >= warm {
+                v.push(t);
+            }
+            sb.kill().await?;
+        }
+        // The worker reports its counters as they change; give it a beat.
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let hits = p.metric("sandbox_prewarm_hits_total").await? - hits0;
+        let misses = pool_runs as f64 - hits;
+        let pool = Stats::ms(&v);
+        notes.push(format!(
+            "From the pool (size {}): {hits} of {pool_runs} timed creates were pool hits ({misses} built cold).",
+            args.pool_size
+        ));
+        let meets = pool.p50 < 10.0;
+        rows.insert(
+            1,
+            row(
+                "create_pool",
+                "create-to-ready, from the prewarm pool",
+                "ms",
+                pool,
+                &format!("`{} run` true", oci[0].0.runtime),
+                runc,
+                ("p50 < 10 ms", Some(meets)),
+            ),
+        );
+    }
+    Ok(rows)
+}
+
+/// Lets the admin's tenant hold the density run.
+async fn raise_quota(p: &Platform, n: usize) -> anyhow::Result<()> {
+    let me = p.client().await?.whoami().await?;
+    let bearer: tonic::metadata::MetadataValue<_> = format!("Bearer {}", p.api_key).parse()?;
+    let ch = tonic::transport::Endpoint::from_shared(p.grpc.clone())?
+        .connect()
+        .await?;
+    let mut t = pb::tenant_service_client::TenantServiceClient::with_interceptor(
+        ch,
+        move |mut r: tonic::Request<()>| {
+            r.metadata_mut().insert("authorization", bearer.clone());
+            Ok(r)
+        },
+    );
+    t.update_tenant_quota(pb::UpdateTenantQuotaRequest {
+        tenant_id: me.tenant_id,
+        quota: Some(pb::Quota {
+            max_sandboxes: n as i64,
+            max_cpu_millis: 1 << 30,
+            max_memory_mib: 1 << 30,
+        }),
+    })
+    .await?;
+    Ok(())
+}
+
+async fn pty_echo(c: &Client, id: &str, warm: usize, runs: usize) -> anyhow::Result<Vec<Duration>> {
+    let (tx, rx) = tokio::sync::mpsc::channel::<pb::AttachRequest>(8);
+    tx.send(pb::AttachRequest {
+        sandbox_id: id.into(),
+        message: Some(pb::attach_request::Message::Open(pb::PtyOpen {
+            target: Some(pb::pty_open::Target::Command(pb::PtyCommand {
+                command: argv(&["sh", "-c", baseline::PTY_ECHO]),
+                ..Default::default()
+            })),
+            size: Some(pb::PtySize { rows: 24, cols: 80 }),
+        })),
+    })
+    .await?;
+    let mut out = c
+        .pty()
+        .attach(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await?
+        .into_inner();
+    let mut seen = Vec::new();
+    let mut expect = async |want: &[u8], seen: &mut Vec<u8>| -> anyhow::Result<()> {
+        while !seen.windows(want.len()).any(|w| w == want) {
+            match out.next().await.transpose()? {
+                Some(pb::AttachResponse {
+                    message: Some(pb::attach_response::Message::Output(d)),
+                }) => seen.extend(d),
+                Some(_) => {}
+                None => anyhow::bail!("the PTY closed"),
+            }
+        }
+        seen.clear();
+        Ok(())
+    };
+    expect(b"ready", &mut seen).await?;
+    let mut v = Vec::new();
+    for i in 0..warm + runs {
+        let t0 = Instant::now();
+        tx.send(pb::AttachRequest {
+            sandbox_id: String::new(),
+            message: Some(pb::attach_request::Message::Input(b"k".to_vec())),
+        })
+        .await?;
+        expect(b"k", &mut seen).await?;
+        if i >= warm {
+            v.push(t0.elapsed());
+        }
+    }
+    drop(tx);
+    Ok(v)
+}
+
+/// `clients` connections calling GetSandbox (or, for the baseline, the
+/// health check) back to back for `secs`: latencies and calls per second.
+async fn load(
+    p: &Platform,
+    clients: usize,
+    secs: u64,
+    sandbox: Option<String>,
+) -> anyhow::Result<(Stats, f64)> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for _ in 0..clients {
+        let c = p.client().await?;
+        let ch = tonic::transport::Endpoint::from_shared(p.grpc.clone())?
+            .connect()
+            .await?;
+        let (stop, sandbox) = (stop.clone(), sandbox.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut lat = Vec::new();
+            let mut sbx = c.sandboxes();
+            let mut health = tonic_health::pb::health_client::HealthClient::new(ch);
+            while !stop.load(Ordering::Relaxed) {
+                let t0 = Instant::now();
+                match &sandbox {
+                    Some(id) => {
+                        sbx.get_sandbox(pb::GetSandboxRequest {
+                            sandbox_id: id.clone(),
+                        })
+                        .await?;
+                    }
+                    None => {
+                        health
+                            .check(tonic_health::pb::HealthCheckRequest {
+                                service: String::new(),
+                            })
+                            .await?;
+                    }
+                }
+                lat.push(t0.elapsed());
+            }
+            anyhow::Ok(lat)
+        }));
+    }
+    // Every client is connected before the clock starts.
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_secs(secs)).await;
+    stop.store(true, Ordering::Relaxed);
+    let mut all = Vec::new();
+    for t in tasks {
+        all.extend(t.await??);
+    }
+    let took = t0.elapsed().as_secs_f64();
+    Ok((Stats::ms(&all), all.len() as f64 / took))
+}
+
+/// Host memory in use once it stops moving (page cache settles, freed
+/// slabs return).
+fn settle_memory() -> u64 {
+    std::thread::sleep(Duration::from_secs(1));
+    baseline::drop_caches();
+    std::thread::sleep(Duration::from_secs(1));
+    let mut last = baseline::memory_used();
+    for _ in 0..10 {
+        std::thread::sleep(Duration::from_millis(500));
+        let now = baseline::memory_used();
+        if now.abs_diff(last) < (4 << 20) {
+            return now;
+        }
+        last = now;
+    }
+    last
+}
+
+/// Starts idle sandboxes until `max`, the time budget, or the host's
+/// available memory falls under 2 GiB; MiB per sandbox, how many, why.
+async fn density_run(
+    c: &Client,
+    max: usize,
+    budget: Duration,
+) -> anyhow::Result<(f64, usize, String)> {
+    let before = tokio::task::spawn_blocking(settle_memory).await?;
+    let t0 = Instant::now();
+    let mut held = Vec::new();
+    let why = loop {
+        if held.len() >= max {
+            break format!("the asked-for {max}");
+        }
+        if t0.elapsed() > budget {
+            break format!("the {} s budget ran out", budget.as_secs());
+        }
+        if avail() < 2 << 30 {
+            break "host memory ran low".into();
+        }
+        let sb = c
+            .create(CreateOptions {
+                memory_mib: Some(32),
+                cpu_millis: Some(250),
+                ..Default::default()
+            })
+            .await?;
+        held.push(sb);
+    };
+    let took = t0.elapsed();
+    let after = tokio::task::spawn_blocking(settle_memory).await?;
+    let n = held.len();
+    let per = after.saturating_sub(before) as f64 / n.max(1) as f64 / (1 << 20) as f64;
+    eprintln!(
+        "density: {n} sandboxes in {:.1} s, {per:.2} MiB each (in use {} -> {} MiB)",
+        took.as_secs_f64(),
+        before >> 20,
+        after >> 20
+    );
+    // Remove them a few at a time.
+    let mut it = held.into_iter();
+    loop {
+        let batch: Vec<Sandbox> = it.by_ref().take(8).collect();
+        if batch.is_empty() {
+            break;
+        }
+        futures::future::try_join_all(batch.iter().map(|s| s.kill())).await?;
+    }
+    Ok((per, n, why))
+}
+
+fn avail() -> u64 {
+    let total = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .next()
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
+        })
+        .unwrap_or(0)
+        * 1024;
+    total.saturating_sub(baseline::memory_used())
+}
+
+/// Waits until the pool holds `n` ready sandboxes (as the server reports).
+async fn wait_pool(p: &Platform, n: f64) -> anyhow::Result<()> {
+    let t0 = Instant::now();
+    while p.metric("sandbox_prewarm_pool_ready").await? < n {
+        anyhow::ensure!(
+            t0.elapsed() < Duration::from_secs(60),
+            "the prewarm pool never filled: {}",
+            p.log_tail()
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(())
+}
