@@ -34,7 +34,7 @@ fn free_port() -> u16 {
 
 /// The bench's bridge and pool, apart from `talon0` and the tests'.
 pub const BRIDGE: &str = "tlbench";
-pub const CIDR: &str = "10.86.0.0/16";
+pub const CIDR: &str = "10.82.0.0/16";
 
 impl Platform {
     pub async fn up(o: Options<'_>) -> anyhow::Result<Platform> {

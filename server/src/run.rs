@@ -191,6 +191,7 @@ pub async fn start(
     let mut stop = shutdown.clone();
     let router = tonic::transport::Server::builder()
         .accept_http1(true)
+        .http2_adaptive_window(Some(true))
         .layer(grpc_web_cors(&config.grpc_web_origins)?)
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(access)

@@ -12,6 +12,8 @@ use http::{HeaderValue, Request, Response};
 use http_body_util::{BodyExt, Empty, combinators::UnsyncBoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub const SANDBOX_HEADER: &str = "talon-sandbox-id";
@@ -36,10 +38,45 @@ fn grpc_error(code: tonic::Code, msg: &str) -> Response<Body> {
     r
 }
 
+type Sender = hyper::client::conn::http2::SendRequest<Incoming>;
+
+/// One HTTP/2 connection per agent socket, reused by every call (a call
+/// used to pay a connect and a handshake). A closed one (the sandbox
+/// stopped, its agent went) is replaced on the next call.
+#[derive(Default)]
+pub struct AgentConnections(std::sync::Mutex<HashMap<PathBuf, Sender>>);
+
+impl AgentConnections {
+    async fn get(&self, socket: &Path) -> Result<Sender, String> {
+        let cached = self.0.lock().expect("conns").get(socket).cloned();
+        if let Some(mut s) = cached
+            && s.ready().await.is_ok()
+        {
+            return Ok(s);
+        }
+        let stream = tokio::net::UnixStream::connect(socket)
+            .await
+            .map_err(|e| format!("agent unreachable: {e}"))?;
+        let (sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
+            .adaptive_window(true)
+            .handshake(TokioIo::new(stream))
+            .await
+            .map_err(|e| format!("agent handshake: {e}"))?;
+        tokio::spawn(async move {
+            let _ = conn.await;
+        });
+        let mut map = self.0.lock().expect("conns");
+        map.retain(|_, s| !s.is_closed());
+        map.insert(socket.to_path_buf(), sender.clone());
+        Ok(sender)
+    }
+}
+
 async fn forward(
     host: Arc<SandboxHost>,
     token: Arc<String>,
     images: ImageServer,
+    conns: Arc<AgentConnections>,
     mut req: Request<Incoming>,
 ) -> Result<Response<Body>, std::convert::Infallible> {
     let authorized = req
@@ -97,30 +134,10 @@ async fn forward(
             "invalid sandbox id",
         ));
     };
-    let stream = match tokio::net::UnixStream::connect(&socket).await {
+    let mut sender = match conns.get(&socket).await {
         Ok(s) => s,
-        Err(e) => {
-            return Ok(grpc_error(
-                tonic::Code::Unavailable,
-                &format!("agent unreachable: {e}"),
-            ));
-        }
+        Err(e) => return Ok(grpc_error(tonic::Code::Unavailable, &e)),
     };
-    let (mut sender, conn) =
-        match hyper::client::conn::http2::handshake(TokioExecutor::new(), TokioIo::new(stream))
-            .await
-        {
-            Ok(x) => x,
-            Err(e) => {
-                return Ok(grpc_error(
-                    tonic::Code::Unavailable,
-                    &format!("agent handshake: {e}"),
-                ));
-            }
-        };
-    tokio::spawn(async move {
-        let _ = conn.await;
-    });
     let path = req
         .uri()
         .path_and_query()
@@ -141,6 +158,7 @@ fn constant_eq(a: &[u8], b: &[u8]) -> bool {
 /// Serves the data plane until the listener fails.
 pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, token: String) {
     let token = Arc::new(token);
+    let conns = Arc::new(AgentConnections::default());
     let images = ImageServer::new(crate::image_api::ImageApi(host.clone()))
         .max_decoding_message_size(16 << 20);
     loop {
@@ -148,12 +166,20 @@ pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, to
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (host, token, images) = (host.clone(), token.clone(), images.clone());
+        let (host, token, images, conns) =
+            (host.clone(), token.clone(), images.clone(), conns.clone());
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req| {
-                forward(host.clone(), token.clone(), images.clone(), req)
+                forward(
+                    host.clone(),
+                    token.clone(),
+                    images.clone(),
+                    conns.clone(),
+                    req,
+                )
             });
             let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .adaptive_window(true)
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;
         });

@@ -50,6 +50,11 @@ pub struct Held {
     /// Set while the sandbox waits in the prewarm pool, unclaimed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pooled: Option<Shape>,
+    /// The container's init: host pid and start time (clock ticks since
+    /// boot), so it can be found without asking the runtime, and a pid
+    /// reused by another process is never taken for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub init: Option<(u32, u64)>,
 }
 
 impl Held {
@@ -57,6 +62,24 @@ impl Held {
     pub fn cid(&self) -> &str {
         self.container.as_deref().unwrap_or(&self.sandbox_id)
     }
+
+    /// The recorded init pid, if that process is still the one recorded.
+    fn live_init(&self) -> Option<u32> {
+        let (pid, start) = self.init?;
+        (start_time(pid) == Some(start)).then_some(pid)
+    }
+}
+
+/// A process's start time (field 22 of /proc/PID/stat).
+fn start_time(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; fields after it don't.
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(19)?
+        .parse()
+        .ok()
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -182,7 +205,7 @@ impl SandboxHost {
             }
             let lock = self.lock(&h.sandbox_id).await;
             let _g = lock.lock().await;
-            if let Ok(Some(pid)) = self.init_pid(h.cid()).await {
+            if let Ok(Some(pid)) = self.pid_of(&h).await {
                 if let Err(e) = net.adopt(h.cid(), h.slot, pid, &h.egress).await {
                     tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not re-attach the sandbox's network");
                 }
@@ -208,7 +231,7 @@ impl SandboxHost {
         match self.net.get() {
             Some(net) if live => {
                 let pid = self
-                    .init_pid(h.cid())
+                    .pid_of(&h)
                     .await?
                     .ok_or_else(|| anyhow::anyhow!("the sandbox's container is gone"))?;
                 net.update(h.cid(), h.slot, pid, &h.egress, &policy).await?;
@@ -382,6 +405,15 @@ impl SandboxHost {
         out
     }
 
+    /// The host pid of a held sandbox's init: the recorded one while it
+    /// lives (no runtime call), else the runtime's.
+    async fn pid_of(&self, h: &Held) -> anyhow::Result<Option<u32>> {
+        match h.live_init() {
+            Some(pid) => Ok(Some(pid)),
+            None => self.init_pid(h.cid()).await,
+        }
+    }
+
     /// The host pid of a sandbox's init, None when its container is gone.
     async fn init_pid(&self, id: &str) -> anyhow::Result<Option<u32>> {
         Ok(self
@@ -493,6 +525,7 @@ impl SandboxHost {
                 egress: Egress::from_proto(spec.network_policy.as_ref()),
                 container: None,
                 pooled,
+                init: None,
             };
             let saved = std::fs::create_dir_all(&layout.dir)
                 .map_err(anyhow::Error::from)
@@ -539,6 +572,7 @@ impl SandboxHost {
         spec: &wpb::SandboxSpec,
         pooled: &str,
     ) -> anyhow::Result<wpb::SandboxStatus> {
+        let t0 = std::time::Instant::now();
         let plock = self.lock(pooled).await;
         let _pg = plock.lock().await;
         let mut h = self
@@ -546,7 +580,7 @@ impl SandboxHost {
             .filter(|h| h.pooled.is_some() && h.state == "pooled")
             .ok_or_else(|| anyhow::anyhow!("the pooled sandbox {pooled} is gone"))?;
         let pid = self
-            .init_pid(h.cid())
+            .pid_of(&h)
             .await?
             .ok_or_else(|| anyhow::anyhow!("the pooled sandbox's container is gone"))?;
         let layout = self.layout(id);
@@ -558,6 +592,7 @@ impl SandboxHost {
         h.state = "claiming".into();
         self.save(&h)?;
         self.locks.lock().await.remove(pooled);
+        let t_rename = t0.elapsed();
         let uid = UID_BASE + h.slot * bundle::ID_RANGE;
         write_secrets(&layout, uid, &spec.secret_files)?;
         let mut env: HashMap<String, String> = spec.env.clone().into_iter().collect();
@@ -566,12 +601,17 @@ impl SandboxHost {
             .await?
             .configure(talon_proto::talon::agent::v1::ConfigureRequest { env })
             .await?;
+        let t_agent = t0.elapsed();
         set_hostname(pid, &id.chars().take(63).collect::<String>()).await?;
+        let t_host = t0.elapsed();
         let egress = Egress::from_proto(spec.network_policy.as_ref());
         // Without a network a sandbox has loopback only, as a cold one.
-        if let Some(net) = self.net.get() {
+        if let Some(net) = self.net.get()
+            && egress != h.egress
+        {
             net.update(h.cid(), h.slot, pid, &h.egress, &egress).await?;
         }
+        let t_net = t0.elapsed();
         h.egress = egress;
         h.state = "running".into();
         self.save(&h)?;
@@ -579,6 +619,7 @@ impl SandboxHost {
             layout.dir.join("spec.bin"),
             prost::Message::encode_to_vec(spec),
         )?;
+        tracing::debug!(sandbox = %id, total = ?t0.elapsed(), rename = ?t_rename, agent = ?t_agent, hostname = ?t_host, network = ?t_net, "pooled sandbox claimed");
         Ok(Self::status(&h, ""))
     }
 
@@ -611,6 +652,9 @@ impl SandboxHost {
             }
             if self.pool.busy() {
                 self.pool.wake.notified().await;
+                // A create is usually followed by its first calls (an
+                // exec, a file): let them have the cores first.
+                tokio::time::sleep(interval).await;
                 continue;
             }
             let Some(shape) = self.pool.next_build() else {
@@ -800,19 +844,20 @@ impl SandboxHost {
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             mark("mount", &mut t);
-            self.runtime.run(id, &layout.bundle()).await?;
+            let pid = self.runtime.run(id, &layout.bundle()).await?;
+            h.init = start_time(pid).map(|s| (pid, s));
             mark("run", &mut t);
-            let pid = self
-                .init_pid(id)
-                .await?
-                .ok_or_else(|| anyhow::anyhow!("the sandbox's init exited at once"))?;
-            mark("pid", &mut t);
-            // Loopback always works, whatever the network and policy.
-            crate::net::link::loopback_up(pid).await?;
-            mark("loopback", &mut t);
-            if let Some(net) = self.net.get() {
-                net.attach(id, h.slot, pid, &h.egress).await?;
-                mark("network", &mut t);
+            // Loopback always works, whatever the network and policy (an
+            // attached link brings it up with eth0).
+            match self.net.get() {
+                Some(net) if !matches!(h.egress, Egress::Deny) => {
+                    net.attach(id, h.slot, pid, &h.egress).await?;
+                    mark("network", &mut t);
+                }
+                _ => {
+                    crate::net::link::loopback_up(pid).await?;
+                    mark("loopback", &mut t);
+                }
             }
             wait_for_agent(&layout.socket()).await?;
             mark("agent", &mut t);
@@ -896,6 +941,7 @@ impl SandboxHost {
         self.detach_network(&h).await;
         rootfs::unmount_under(&self.layout(id).rootfs())?;
         h.state = "stopped".into();
+        h.init = None;
         self.save(&h)?;
         Ok(Self::status(&h, ""))
     }

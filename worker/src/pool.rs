@@ -1,5 +1,5 @@
 //! The prewarm pool: sandboxes built ahead of demand — root mounted, agent
-//! answering, network attached (sealed) — so that a create of the same
+//! answering, network attached — so that a create of the same
 //! image and resources only renames one and configures it. This module is
 //! the bookkeeping (which pools exist, what is ready, what to build next,
 //! the counters); `host.rs` builds, claims and removes the sandboxes.
@@ -48,7 +48,9 @@ impl Shape {
     }
 
     /// The spec a pooled sandbox of this shape is built from: no env, no
-    /// secrets, sealed until claimed.
+    /// secrets, and the default egress policy (open), so that the common
+    /// claim changes no rule. Nothing runs in it but the agent until it
+    /// is claimed, and a claim applies the sandbox's own policy first.
     pub fn spec(&self) -> wpb::SandboxSpec {
         wpb::SandboxSpec {
             image: self.image.clone(),
@@ -60,7 +62,7 @@ impl Shape {
             }),
             runtime: self.runtime.clone(),
             network_policy: Some(talon_proto::v1::NetworkPolicy {
-                mode: talon_proto::v1::EgressMode::Sealed as i32,
+                mode: talon_proto::v1::EgressMode::Open as i32,
                 ..Default::default()
             }),
             ..Default::default()

@@ -17,7 +17,8 @@ pub enum ContainerStatus {
 pub trait Runtime: Send + Sync {
     fn name(&self) -> &str;
     /// Creates and starts a container from a bundle, detached.
-    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<()>;
+    /// Creates and starts the container, detached; its init's host pid.
+    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<u32>;
     async fn pause(&self, id: &str) -> anyhow::Result<()>;
     async fn resume(&self, id: &str) -> anyhow::Result<()>;
     async fn kill(&self, id: &str, signal: &str) -> anyhow::Result<()>;
@@ -118,14 +119,21 @@ impl Runtime for OciCli {
         &self.name
     }
 
-    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<()> {
-        let b = bundle.to_string_lossy();
+    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<u32> {
+        // The pid comes back in a file, saving a `state` call (a process)
+        // on every create.
+        let pid_file = bundle.join("init.pid");
+        let _ = std::fs::remove_file(&pid_file);
+        let (b, p) = (bundle.to_string_lossy(), pid_file.to_string_lossy());
         self.cmd(
-            &["run", "--detach", "--bundle", &b, id],
+            &["run", "--detach", "--pid-file", &p, "--bundle", &b, id],
             Some(&bundle.join("runtime.log")),
         )
-        .await
-        .map(|_| ())
+        .await?;
+        let pid = std::fs::read_to_string(&pid_file)?;
+        pid.trim()
+            .parse()
+            .map_err(|_| anyhow::anyhow!("{}: not a pid: {pid:?}", pid_file.display()))
     }
 
     async fn pause(&self, id: &str) -> anyhow::Result<()> {

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 
 fn usage() -> anyhow::Error {
     anyhow::anyhow!(
-        "usage: talon oci --root DIR (run --detach --bundle DIR ID | pause ID | resume ID | kill ID SIGNAL | delete [--force] ID | state ID)"
+        "usage: talon oci --root DIR (run --detach --pid-file FILE --bundle DIR ID | pause ID | resume ID | kill ID SIGNAL | delete [--force] ID | state ID)"
     )
 }
 
@@ -45,10 +45,19 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
     std::fs::create_dir_all(&root)?;
     let rest: Vec<&str> = it.collect();
     match rest.as_slice() {
-        ["run", "--detach", "--bundle", bundle, id] => {
+        [
+            "run",
+            "--detach",
+            "--pid-file",
+            pid_file,
+            "--bundle",
+            bundle,
+            id,
+        ] => {
             let mut c = ContainerBuilder::new(id.to_string(), SyscallType::default())
                 .with_executor(DefaultExecutor {})
                 .with_root_path(&root)?
+                .with_pid_file(Some(*pid_file))?
                 .validate_id()?
                 .as_init(*bundle)
                 .with_systemd(false)

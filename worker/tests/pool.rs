@@ -59,7 +59,7 @@ async fn sh(env: &TestHost, id: &str, script: &str) -> (String, String, i32) {
 async fn a_claimed_sandbox_is_the_one_asked_for() {
     let net = NetOptions {
         bridge: "tlpool".into(),
-        cidr: "10.84.0.0/24".parse().unwrap(),
+        cidr: "10.81.0.0/24".parse().unwrap(),
         dns_upstream: Some("127.0.0.1:53".parse().unwrap()),
         ..Default::default()
     };
@@ -127,7 +127,7 @@ async fn a_claimed_sandbox_is_the_one_asked_for() {
         .find(|c| *c == container);
     assert!(addr.is_some(), "the network is the pooled container's");
     let policy = (1..=254)
-        .filter_map(|i| network.policy_of(format!("10.84.0.{i}").parse().unwrap()))
+        .filter_map(|i| network.policy_of(format!("10.81.0.{i}").parse().unwrap()))
         .find(|(c, _)| *c == container)
         .map(|(_, e)| e);
     assert_eq!(

@@ -115,6 +115,7 @@ impl Client {
         let channel = tonic::transport::Endpoint::from_shared(url.to_string())
             .map_err(|e| Error::Config(format!("bad url {url:?}: {e}")))?
             .tcp_nodelay(true)
+            .http2_adaptive_window(true)
             .connect()
             .await?;
         let bearer = Bearer(

@@ -18,15 +18,19 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
         // One writer at a time is SQLite's model; a small pool avoids
         // SQLITE_BUSY storms while WAL keeps readers concurrent.
         opts.max_connections(8).min_connections(1);
+        // Pragmas of every pooled connection (a PRAGMA statement would
+        // reach one): WAL, and commits that do not wait for fsync — a
+        // crash may lose the last commits, never corrupt the database.
+        opts.map_sqlx_sqlite_opts(|o| {
+            o.journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                .foreign_keys(true)
+                .busy_timeout(Duration::from_secs(5))
+        });
     } else {
         opts.max_connections(32);
     }
     let db = Database::connect(opts).await?;
-    if url.starts_with("sqlite:") {
-        use sea_orm::ConnectionTrait;
-        db.execute_unprepared("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;")
-            .await?;
-    }
     migration::Migrator::up(&db, None).await?;
     Ok(db)
 }
@@ -61,4 +65,37 @@ pub fn now_ms() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_millis() as i64)
         .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod pragma_tests {
+    use sea_orm::{ConnectionTrait, Statement, TransactionTrait};
+
+    /// Every pooled connection, not only the first, has the pragmas: a
+    /// PRAGMA statement once reached one, and the rest fsynced each commit
+    /// and failed at once on a busy database.
+    #[tokio::test]
+    async fn every_sqlite_connection_has_the_pragmas() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = super::connect(&super::sqlite_url(dir.path()))
+            .await
+            .unwrap();
+        // Held at once, these transactions are on different connections.
+        let mut txns = Vec::new();
+        for _ in 0..4 {
+            txns.push(db.begin().await.unwrap());
+        }
+        for t in &txns {
+            let q = |sql: &str| Statement::from_string(sea_orm::DbBackend::Sqlite, sql);
+            let get = |row: Option<sea_orm::QueryResult>| -> i64 {
+                row.unwrap().try_get_by_index::<i64>(0).unwrap()
+            };
+            assert_eq!(get(t.query_one(q("PRAGMA synchronous")).await.unwrap()), 1);
+            assert_eq!(
+                get(t.query_one(q("PRAGMA busy_timeout")).await.unwrap()),
+                5000
+            );
+            assert_eq!(get(t.query_one(q("PRAGMA foreign_keys")).await.unwrap()), 1);
+        }
+    }
 }

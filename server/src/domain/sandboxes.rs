@@ -247,6 +247,7 @@ async fn tenant_for_update(
 use sea_orm::ConnectionTrait;
 
 pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
+    let t0 = std::time::Instant::now();
     if n.image.is_empty() {
         n.image = HOST_IMAGE.into();
     }
@@ -279,6 +280,7 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
             "{k} is both an environment variable and a secret"
         )));
     }
+    let checked = t0.elapsed();
     let lock = app.tenant_lock(&p.tenant_id);
     let _guard = lock.lock().await;
     let txn = crate::db::begin_write(&app.db).await?;
@@ -339,8 +341,10 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     .await?;
     txn.commit().await?;
     drop(_guard);
+    let stored = t0.elapsed();
     publish(app, &row);
     dispatch_create(app, row.clone()).await?;
+    tracing::debug!(sandbox = %row.id, ?checked, ?stored, dispatched = ?t0.elapsed(), "sandbox placed");
     Ok(row)
 }
 
@@ -401,11 +405,14 @@ fn dispatch(app: &App, row: sandbox::Model, cmd: wpb::Command) {
     let app = app.self_arc();
     tokio::spawn(async move {
         let timeout = app.config.worker_command_timeout;
+        let t0 = std::time::Instant::now();
         match app.hub.call(&worker, cmd, timeout).await {
             Ok(result) => {
+                let answered = t0.elapsed();
                 if let Err(e) = apply_result(&app, &worker, &row, result).await {
                     tracing::warn!(sandbox = %row.id, error = %e, "command result not applied");
                 }
+                tracing::debug!(sandbox = %row.id, ?answered, applied = ?t0.elapsed(), "worker command done");
             }
             Err(e) => tracing::warn!(sandbox = %row.id, error = %e, "command not delivered"),
         }

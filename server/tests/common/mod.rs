@@ -116,6 +116,11 @@ impl Server {
                 cmd.arg("--network").arg("none");
             }
         }
+        // Pools build in the background; only the tests of the pool ask
+        // for one (conformance and the README run `talon up` as shipped).
+        if sub != "server" && !extra.contains(&"--prewarm-pool-size") {
+            cmd.arg("--prewarm-pool-size").arg("0");
+        }
         cmd.arg("--data-dir")
             .arg(dir.path())
             .arg("--grpc-listen")
@@ -548,7 +553,7 @@ pub fn spawn_worker(s: &Server) -> Worker {
         .arg(s.data_dir().join("w"))
         .arg("--agent-path")
         .arg(agent_binary())
-        .args(["--network", "none"])
+        .args(["--network", "none", "--prewarm-pool-size", "0"])
         .env("TALON_LOG", "warn")
         .spawn()
         .unwrap();

@@ -82,6 +82,7 @@ fn main() -> anyhow::Result<()> {
         let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tonic::transport::Server::builder()
+            .http2_adaptive_window(Some(true))
             .add_service(svc)
             .serve_with_incoming_shutdown(incoming, async move {
                 tokio::select! {

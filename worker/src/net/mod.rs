@@ -266,7 +266,6 @@ impl Network {
         };
         let port = self.port_of(slot);
         let who = self.member(id, &port, slot)?;
-        self.tables.member(&who, &verdict, true).run().await?;
         let inside = link::Inside {
             addr: who.addr,
             prefix_len: self.opts.cidr.prefix_len(),
@@ -274,9 +273,22 @@ impl Network {
             mac: who.mac,
             mtu: self.mtu,
         };
-        if let Err(e) =
-            link::attach_veth(&self.handle, &port, self.bridge_index, pid, &inside).await
-        {
+        // The rules name the port, its MAC and address, not the link: they
+        // and the link are made at once (the create waits for the slower).
+        let t0 = std::time::Instant::now();
+        let (rules, veth) = tokio::join!(
+            async {
+                let r = self.tables.member(&who, &verdict, true).run().await;
+                (r, t0.elapsed())
+            },
+            async {
+                let r =
+                    link::attach_veth(&self.handle, &port, self.bridge_index, pid, &inside).await;
+                (r, t0.elapsed())
+            }
+        );
+        tracing::debug!(sandbox = %id, rules = ?rules.1, link = ?veth.1, "network attached");
+        if let Err(e) = rules.0.and(veth.0) {
             let _ = self.detach(id, slot).await;
             return Err(e);
         }
