@@ -79,7 +79,7 @@ async fn a_claimed_sandbox_is_the_one_asked_for() {
     s.env.insert("FOO".into(), "bar baz".into());
     s.secret_files.insert("token".into(), b"s3cret".to_vec());
     s.network_policy = Some(pb::NetworkPolicy {
-        mode: pb::EgressMode::Open as i32,
+        mode: pb::EgressMode::Sealed as i32,
         ..Default::default()
     });
     let id = unique_id("p");
@@ -132,8 +132,8 @@ async fn a_claimed_sandbox_is_the_one_asked_for() {
         .map(|(_, e)| e);
     assert_eq!(
         policy,
-        Some(Egress::Open),
-        "sealed while pooled, open once claimed"
+        Some(Egress::Sealed),
+        "pooled under the default policy (open), the claim applies the sandbox's"
     );
 
     // A pooled sandbox's id is not a sandbox id a create may use.
