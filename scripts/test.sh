@@ -72,6 +72,13 @@ step "test image and static agent"
 step "cargo test"
 cargo test --workspace
 
+step "bench, short mode: ratios against bench/thresholds.json"
+# The harness of bench/README.md on this (debug) build: fails when a ratio
+# to its same-run baseline is more than twice the committed one.
+cargo build --quiet -p talon-server -p talon-bench --bin talon --bin talon-bench
+target/debug/talon-bench --agent "$(./scripts/build-agent.sh)" --short --check \
+  --json target/bench-short.json | tail -40
+
 step "talon up for the clients"
 cargo build --quiet -p talon-server --bin talon
 cargo build --quiet -p talon-sdk -p talon-conformance

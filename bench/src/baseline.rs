@@ -264,7 +264,9 @@ pub fn drop_caches() {
     let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
 }
 
-/// Host memory in use (MemTotal - MemAvailable), in bytes.
+/// Host memory in use, in bytes, as `free` counts it: total less free,
+/// buffers, page cache and reclaimable slab. (MemAvailable is an estimate
+/// that moves by tens of MiB on its own.)
 pub fn memory_used() -> u64 {
     let s = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let field = |name: &str| {
@@ -274,5 +276,9 @@ pub fn memory_used() -> u64 {
             .unwrap_or(0)
             * 1024
     };
-    field("MemTotal:").saturating_sub(field("MemAvailable:"))
+    field("MemTotal:")
+        .saturating_sub(field("MemFree:"))
+        .saturating_sub(field("Buffers:"))
+        .saturating_sub(field("Cached:"))
+        .saturating_sub(field("SReclaimable:"))
 }

@@ -367,6 +367,11 @@ pub async fn run_all(
             b.start_detached(&format!("idle-{i}"))?;
         }
         let after = settle_memory();
+        eprintln!(
+            "density baseline: {m} runc containers, in use {} -> {} MiB",
+            before >> 20,
+            after >> 20
+        );
         for i in 0..m {
             b.delete(&format!("idle-{i}"));
         }
@@ -576,17 +581,16 @@ async fn load(
 fn settle_memory() -> u64 {
     std::thread::sleep(Duration::from_secs(1));
     baseline::drop_caches();
-    std::thread::sleep(Duration::from_secs(1));
-    let mut last = baseline::memory_used();
-    for _ in 0..10 {
-        std::thread::sleep(Duration::from_millis(500));
-        let now = baseline::memory_used();
-        if now.abs_diff(last) < (4 << 20) {
-            return now;
-        }
-        last = now;
-    }
-    last
+    std::thread::sleep(Duration::from_millis(500));
+    // The median of a few readings.
+    let mut v: Vec<u64> = (0..5)
+        .map(|_| {
+            std::thread::sleep(Duration::from_millis(200));
+            baseline::memory_used()
+        })
+        .collect();
+    v.sort();
+    v[2]
 }
 
 /// Starts idle sandboxes until `max`, the time budget, or the host's
