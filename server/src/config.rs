@@ -24,6 +24,8 @@ pub struct ServerConfig {
     pub max_wait_timeout: Duration,
     pub worker_command_timeout: Duration,
     pub heartbeat_interval: Duration,
+    /// Largest pool PrewarmImage may ask each worker to keep.
+    pub max_prewarm_pool_size: i32,
     /// Where users reach the REST gateway; preview links start with it.
     pub public_url: String,
     /// Browser origins allowed to call gRPC-web (CORS); none by default.
@@ -81,6 +83,7 @@ impl ServerConfig {
             max_wait_timeout: Duration::from_secs(300),
             worker_command_timeout: Duration::from_secs(60),
             heartbeat_interval: Duration::from_secs(5),
+            max_prewarm_pool_size: 32,
         }
     }
 }

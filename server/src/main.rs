@@ -88,6 +88,9 @@ struct ServerArgs {
     /// Lifetime of access tokens, in seconds.
     #[arg(long, default_value_t = 900)]
     access_token_ttl_secs: u64,
+    /// Largest pool size PrewarmImage may ask of each worker.
+    #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
+    max_prewarm_pool_size: i32,
     /// Most sandboxes the embedded worker takes (`up` only).
     #[arg(long, default_value_t = 500)]
     worker_max_sandboxes: i64,
@@ -295,6 +298,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     }
     c.access_token_ttl = std::time::Duration::from_secs(a.access_token_ttl_secs);
     c.grpc_web_origins = a.grpc_web_origins.clone();
+    c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     if let Some(u) = &a.public_url {
         c.public_url = u.clone();
     } else if let Some(h) = a.http_listen {

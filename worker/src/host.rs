@@ -628,16 +628,36 @@ impl SandboxHost {
         &self.pool
     }
 
-    /// Keeps a pool of `size` sandboxes of this shape (PrewarmImage).
-    pub fn prewarm(&self, spec: &wpb::SandboxSpec, size: usize) -> anyhow::Result<()> {
+    /// Keeps a pool of `size` sandboxes of this shape (PrewarmImage; 0
+    /// is the configured size) and waits up to `wait` for it to fill: how
+    /// many are ready then.
+    pub async fn prewarm(
+        &self,
+        spec: &wpb::SandboxSpec,
+        size: usize,
+        wait: Duration,
+    ) -> anyhow::Result<usize> {
         let shape = Shape::of(spec);
         anyhow::ensure!(
             shape.image == HOST_IMAGE || self.images.get(&shape.image).is_some(),
             "image {:?} is not on this worker",
             shape.image
         );
-        self.pool.want(shape, size);
-        Ok(())
+        let size = if size == 0 {
+            self.pool.options().size
+        } else {
+            size
+        };
+        anyhow::ensure!(
+            size > 0,
+            "this worker's prewarm pool is off (--prewarm-pool-size 0)"
+        );
+        self.pool.want(shape.clone(), size);
+        let deadline = tokio::time::Instant::now() + wait;
+        while self.pool.ready_of(&shape) < size && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Ok(self.pool.ready_of(&shape))
     }
 
     /// Fills the pools in the background, forever: one build at a time,

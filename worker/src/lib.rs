@@ -102,11 +102,13 @@ fn result(
             code: 0,
             message: String::new(),
             status: Some(status),
+            pool_ready: 0,
         },
         Err(e) => wpb::CommandResult {
             command_id: cmd.command_id.clone(),
             code: tonic::Code::FailedPrecondition as i32,
             message: format!("{e:#}"),
+            pool_ready: 0,
             status: failed_state.map(|state| wpb::SandboxStatus {
                 sandbox_id: cmd.sandbox_id.clone(),
                 generation: cmd.generation,
@@ -125,6 +127,26 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
         return result(cmd, Err(anyhow::anyhow!("command has no action")), None);
     };
     let (id, generation) = (cmd.sandbox_id.as_str(), cmd.generation);
+    if let (Action::Prewarm(p), Some(host)) = (action, host) {
+        let spec = p.spec.clone().unwrap_or_default();
+        let wait = p.wait.map_or(Duration::ZERO, |d| {
+            Duration::new(d.seconds.max(0) as u64, 0)
+        });
+        let size = p.pool_size.max(0) as usize;
+        return match host.prewarm(&spec, size, wait).await {
+            Ok(n) => wpb::CommandResult {
+                command_id: cmd.command_id.clone(),
+                pool_ready: n as i32,
+                ..Default::default()
+            },
+            Err(e) => wpb::CommandResult {
+                command_id: cmd.command_id.clone(),
+                code: tonic::Code::FailedPrecondition as i32,
+                message: format!("{e:#}"),
+                ..Default::default()
+            },
+        };
+    }
     let Some(host) = host else {
         return match action {
             Action::Delete(_) => result(
@@ -180,6 +202,7 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
             .await,
             None,
         ),
+        Action::Prewarm(_) => unreachable!("answered above"),
     }
 }
 

@@ -299,6 +299,11 @@ impl Pool {
         self.changed.notify_one();
     }
 
+    /// Ready sandboxes of one shape.
+    pub fn ready_of(&self, shape: &Shape) -> usize {
+        self.lock().get(shape).map_or(0, |e| e.ready.len())
+    }
+
     pub fn ready_ids(&self) -> Vec<String> {
         self.lock()
             .values()

@@ -92,10 +92,23 @@ impl ImageService for ImageApi {
 
     async fn prewarm_image(
         &self,
-        _req: Request<pb::PrewarmImageRequest>,
+        req: Request<pb::PrewarmImageRequest>,
     ) -> Result<Response<PrewarmStream>, Status> {
-        Err(Status::unimplemented(
-            "prewarm pools are not built yet; images are unpacked on import",
+        let r = req.into_inner();
+        let rx = images::prewarm(&self.0, &r.name, r.pool_size).await?;
+        let out = tokio_stream::wrappers::ReceiverStream::new(rx).map(|p| {
+            Ok(pb::PrewarmImageResponse {
+                worker_id: p.worker_id,
+                phase: p.phase.into(),
+                bytes_done: 0,
+                bytes_total: 0,
+                pool_ready: p.pool_ready,
+                message: p.message,
+            })
+        });
+        Ok(with_resource(
+            Response::new(Box::pin(out) as PrewarmStream),
+            r.name,
         ))
     }
 

@@ -79,6 +79,94 @@ pub async fn get(app: &App, name: &str) -> Result<ImageView> {
 }
 
 /// Whether sandboxes may be created from `name`.
+/// Progress of a prewarm on one worker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PrewarmProgress {
+    pub worker_id: String,
+    /// "pooling", then "done" or "failed".
+    pub phase: &'static str,
+    pub pool_ready: i32,
+    pub message: String,
+}
+
+/// Asks every connected worker that holds `name` to keep a pool of
+/// `pool_size` sandboxes of it (the server's default resources; 0 is each
+/// worker's configured size), and reports each one's progress as it comes.
+pub async fn prewarm(
+    app: &App,
+    name: &str,
+    pool_size: i32,
+) -> Result<mpsc::Receiver<PrewarmProgress>> {
+    let max = app.config.max_prewarm_pool_size;
+    if !(0..=max).contains(&pool_size) {
+        return Err(Error::InvalidArgument(format!(
+            "pool_size must be between 0 (each worker's own) and {max}"
+        )));
+    }
+    if !exists(app, name).await? {
+        return Err(Error::NotFound(format!("image {name:?}")));
+    }
+    let workers: Vec<String> = app
+        .hub
+        .connected()
+        .into_iter()
+        .map(|(w, _)| w)
+        .filter(|w| app.hub.has_image(w, name))
+        .collect();
+    if workers.is_empty() {
+        return Err(Error::FailedPrecondition(format!(
+            "no connected worker holds image {name:?}"
+        )));
+    }
+    let r = app.config.default_resources;
+    let spec = wpb::SandboxSpec {
+        image: name.into(),
+        resources: Some(talon_proto::v1::Resources {
+            cpu_millis: r.cpu_millis,
+            memory_mib: r.memory_mib,
+            disk_mib: r.disk_mib,
+            max_pids: r.max_pids,
+        }),
+        ..Default::default()
+    };
+    // The worker answers when its pool is full or this has passed.
+    let timeout = app.config.worker_command_timeout;
+    let wait = timeout.saturating_sub(std::time::Duration::from_secs(5));
+    let (tx, rx) = mpsc::channel(2 * workers.len());
+    for w in workers {
+        let (app, tx, spec) = (app.self_arc(), tx.clone(), spec.clone());
+        tokio::spawn(async move {
+            let progress = |phase, pool_ready, message| PrewarmProgress {
+                worker_id: w.clone(),
+                phase,
+                pool_ready,
+                message,
+            };
+            let _ = tx.send(progress("pooling", 0, String::new())).await;
+            let cmd = wpb::Command {
+                command_id: String::new(),
+                sandbox_id: String::new(),
+                generation: 0,
+                action: Some(wpb::command::Action::Prewarm(wpb::PrewarmCommand {
+                    spec: Some(spec),
+                    pool_size,
+                    wait: Some(prost_types::Duration {
+                        seconds: wait.as_secs() as i64,
+                        nanos: 0,
+                    }),
+                })),
+            };
+            let done = match app.hub.call(&w, cmd, timeout).await {
+                Ok(r) if r.code == 0 => progress("done", r.pool_ready, String::new()),
+                Ok(r) => progress("failed", r.pool_ready, r.message),
+                Err(e) => progress("failed", 0, e.to_string()),
+            };
+            let _ = tx.send(done).await;
+        });
+    }
+    Ok(rx)
+}
+
 pub async fn exists(app: &App, name: &str) -> Result<bool> {
     Ok(name == HOST_IMAGE
         || image::Entity::find_by_id(name.to_string())

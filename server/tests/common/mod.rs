@@ -371,12 +371,10 @@ fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
         Action::Pause(_) => pb::SandboxState::Paused,
         Action::Stop(_) => pb::SandboxState::Stopped,
         Action::Delete(_) => pb::SandboxState::Deleted,
-        Action::UpdateNetworkPolicy(_) => {
+        Action::UpdateNetworkPolicy(_) | Action::Prewarm(_) => {
             return wpb::CommandResult {
                 command_id: cmd.command_id.clone(),
-                code: 0,
-                message: String::new(),
-                status: None,
+                ..Default::default()
             };
         }
     };
@@ -390,6 +388,7 @@ fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
             state: state as i32,
             message: String::new(),
         }),
+        pool_ready: 0,
     }
 }
 

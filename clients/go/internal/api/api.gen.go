@@ -1292,6 +1292,9 @@ type PrewarmImageResponse struct {
 	// BytesTotal Bytes in all, when known.
 	BytesTotal *string `json:"bytesTotal,omitempty"`
 
+	// Message Why the worker could not pool ("failed" phase).
+	Message *string `json:"message,omitempty"`
+
 	// Phase What is happening, e.g. "unpacking", "pooling", "done".
 	Phase *string `json:"phase,omitempty"`
 

@@ -1704,6 +1704,8 @@ export interface components {
             bytesDone?: string;
             /** @description Bytes in all, when known. */
             bytesTotal?: string;
+            /** @description Why the worker could not pool ("failed" phase). */
+            message?: string;
             /** @description What is happening, e.g. "unpacking", "pooling", "done". */
             phase?: string;
             /**

@@ -18,6 +18,7 @@ class PrewarmImageResponse:
     Attributes:
         bytes_done (str | Unset): Bytes done.
         bytes_total (str | Unset): Bytes in all, when known.
+        message (str | Unset): Why the worker could not pool ("failed" phase).
         phase (str | Unset): What is happening, e.g. "unpacking", "pooling", "done".
         pool_ready (int | Unset): Pooled sandboxes ready.
         worker_id (str | Unset): The worker.
@@ -25,6 +26,7 @@ class PrewarmImageResponse:
 
     bytes_done: str | Unset = UNSET
     bytes_total: str | Unset = UNSET
+    message: str | Unset = UNSET
     phase: str | Unset = UNSET
     pool_ready: int | Unset = UNSET
     worker_id: str | Unset = UNSET
@@ -34,6 +36,8 @@ class PrewarmImageResponse:
         bytes_done = self.bytes_done
 
         bytes_total = self.bytes_total
+
+        message = self.message
 
         phase = self.phase
 
@@ -48,6 +52,8 @@ class PrewarmImageResponse:
             field_dict["bytesDone"] = bytes_done
         if bytes_total is not UNSET:
             field_dict["bytesTotal"] = bytes_total
+        if message is not UNSET:
+            field_dict["message"] = message
         if phase is not UNSET:
             field_dict["phase"] = phase
         if pool_ready is not UNSET:
@@ -64,6 +70,8 @@ class PrewarmImageResponse:
 
         bytes_total = d.pop("bytesTotal", UNSET)
 
+        message = d.pop("message", UNSET)
+
         phase = d.pop("phase", UNSET)
 
         pool_ready = d.pop("poolReady", UNSET)
@@ -73,6 +81,7 @@ class PrewarmImageResponse:
         prewarm_image_response = cls(
             bytes_done=bytes_done,
             bytes_total=bytes_total,
+            message=message,
             phase=phase,
             pool_ready=pool_ready,
             worker_id=worker_id,
