@@ -264,9 +264,10 @@ pub fn drop_caches() {
     let _ = std::fs::write("/proc/sys/vm/drop_caches", "3");
 }
 
-/// Host memory in use, in bytes, as `free` counts it: total less free,
-/// buffers, page cache and reclaimable slab. (MemAvailable is an estimate
-/// that moves by tens of MiB on its own.)
+/// Host memory in use, in bytes: total less free, buffers, page cache
+/// and reclaimable slab, as `free` counts it, but with shared memory
+/// (tmpfs, which sandboxes mount) counted as used. (MemAvailable is an
+/// estimate that moves by tens of MiB on its own.)
 pub fn memory_used() -> u64 {
     let s = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let field = |name: &str| {
@@ -279,6 +280,6 @@ pub fn memory_used() -> u64 {
     field("MemTotal:")
         .saturating_sub(field("MemFree:"))
         .saturating_sub(field("Buffers:"))
-        .saturating_sub(field("Cached:"))
+        .saturating_sub(field("Cached:").saturating_sub(field("Shmem:")))
         .saturating_sub(field("SReclaimable:"))
 }

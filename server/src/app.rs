@@ -75,6 +75,7 @@ impl App {
             .map_err(|e| crate::error::Error::Internal(format!("worker address: {e}")))?
             .tcp_nodelay(true)
             .http2_adaptive_window(true)
+            .max_frame_size(Some(1 << 20))
             .connect_lazy();
         cache.insert(addr.to_string(), c.clone());
         Ok(c)

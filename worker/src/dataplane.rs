@@ -59,6 +59,7 @@ impl AgentConnections {
             .map_err(|e| format!("agent unreachable: {e}"))?;
         let (sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
             .adaptive_window(true)
+            .max_frame_size(1 << 20)
             .handshake(TokioIo::new(stream))
             .await
             .map_err(|e| format!("agent handshake: {e}"))?;
@@ -180,6 +181,7 @@ pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, to
             });
             let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
                 .adaptive_window(true)
+                .max_frame_size(1 << 20)
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;
         });

@@ -116,6 +116,7 @@ impl Client {
             .map_err(|e| Error::Config(format!("bad url {url:?}: {e}")))?
             .tcp_nodelay(true)
             .http2_adaptive_window(true)
+            .max_frame_size(Some(1 << 20))
             .connect()
             .await?;
         let bearer = Bearer(

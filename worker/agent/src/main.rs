@@ -83,6 +83,7 @@ fn main() -> anyhow::Result<()> {
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tonic::transport::Server::builder()
             .http2_adaptive_window(Some(true))
+            .max_frame_size(Some(1 << 20))
             .add_service(svc)
             .serve_with_incoming_shutdown(incoming, async move {
                 tokio::select! {
