@@ -579,6 +579,17 @@ impl SandboxHost {
             .held(pooled)
             .filter(|h| h.pooled.is_some() && h.state == "pooled")
             .ok_or_else(|| anyhow::anyhow!("the pooled sandbox {pooled} is gone"))?;
+        // An image imported again under its name has other layers: a
+        // sandbox pooled from the old ones is not the image asked for.
+        if let Some(i) = &h.image {
+            anyhow::ensure!(
+                self.images
+                    .get(&i.name)
+                    .is_some_and(|r| r.layers == i.layers),
+                "the pooled sandbox was built from an older import of {}",
+                i.name
+            );
+        }
         let pid = self
             .pid_of(&h)
             .await?

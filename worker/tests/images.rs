@@ -13,16 +13,16 @@ use talon_worker::image::pack::{Format, PackOptions, pack};
 use talon_worker::rootfs::RootfsMode;
 
 /// The debian archive in both formats, packed once per test process.
-fn archives() -> &'static (tempfile::TempDir, PathBuf, PathBuf) {
-    static A: std::sync::OnceLock<(tempfile::TempDir, PathBuf, PathBuf)> =
-        std::sync::OnceLock::new();
+fn archives() -> &'static (PathBuf, PathBuf, PathBuf) {
+    static A: std::sync::OnceLock<(PathBuf, PathBuf, PathBuf)> = std::sync::OnceLock::new();
     A.get_or_init(|| {
         let rootfs = talon_worker::testing::debian_rootfs();
-        let d = tempfile::tempdir().unwrap();
-        let (oci, docker) = (
-            d.path().join("debian-oci.tar"),
-            d.path().join("debian-docker.tar"),
-        );
+        // One place under the target directory, rewritten by each run: a
+        // static is never dropped, and each run used to leave its 170 MiB
+        // of archives in a new directory in /tmp.
+        let d = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("image-archives");
+        std::fs::create_dir_all(&d).unwrap();
+        let (oci, docker) = (d.join("debian-oci.tar"), d.join("debian-docker.tar"));
         let opts = PackOptions {
             reference: "debian:bookworm".into(),
             env: vec!["TALON_IMAGE_VAR=from-image".into()],

@@ -242,3 +242,77 @@ async fn a_restarted_worker_reclaims_its_pool() {
     assert!(pooled_dirs(&env).is_empty());
     off.delete(&warm, 1).await.unwrap();
 }
+
+/// A tiny image: the directories a sandbox mounts over, and a marker.
+fn tiny_image(dir: &std::path::Path, marker: &str) -> std::path::PathBuf {
+    let root = dir.join(format!("root-{marker}"));
+    for d in ["proc", "dev", "sys", "tmp", "etc", "workspace"] {
+        std::fs::create_dir_all(root.join(d)).unwrap();
+    }
+    std::fs::write(root.join("marker"), marker).unwrap();
+    let archive = dir.join(format!("tiny-{marker}.tar"));
+    let opts = talon_worker::image::pack::PackOptions {
+        reference: "tiny:latest".into(),
+        env: vec![],
+        working_dir: String::new(),
+    };
+    talon_worker::image::pack::pack(
+        &root,
+        &archive,
+        talon_worker::image::pack::Format::Oci,
+        &opts,
+    )
+    .unwrap();
+    archive
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sandbox_pooled_from_an_older_import_is_never_claimed() {
+    let env = TestHost::new(opts(1, None));
+    let refill = tokio::spawn(env.host.clone().refill());
+    let work = tempfile::tempdir().unwrap();
+    env.host
+        .images()
+        .import("tiny", &tiny_image(work.path(), "v1"))
+        .unwrap();
+    let shape = spec("tiny", (500, 128, 64));
+    let first = unique_id("i");
+    env.host.create(&first, 1, &shape).await.unwrap();
+    until_ready(&env, 1).await;
+    // The same name imported again, other content.
+    env.host
+        .images()
+        .import("tiny", &tiny_image(work.path(), "v2"))
+        .unwrap();
+    let id = unique_id("i");
+    env.host.create(&id, 1, &shape).await.unwrap();
+    let mut agent = talon_worker::agent_client(&env.host.socket(&id).unwrap())
+        .await
+        .unwrap();
+    let mut s = agent
+        .read_file(pb::ReadFileRequest {
+            path: "/marker".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut got = Vec::new();
+    while let Some(m) = s.message().await.unwrap() {
+        got.extend(m.data);
+    }
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        "v2",
+        "the old import was claimed"
+    );
+    let stats = env.host.pool().stats();
+    assert_eq!((stats.hits, stats.misses), (0, 2), "{stats:?}");
+    refill.abort();
+    for x in [&first, &id] {
+        env.host.delete(x, 1).await.unwrap();
+    }
+    for p in pooled_dirs(&env) {
+        env.host.delete(&p, 0).await.ok();
+    }
+}
