@@ -352,7 +352,9 @@ where
                 req.extensions_mut().insert(p.clone());
             }
             req.extensions_mut().insert(RequestId(rid.clone()));
+            let authed = started.elapsed();
             let mut resp = inner.call(req).await?;
+            let handled = started.elapsed();
             let code = outcome(&resp);
             state.metrics.rpc(&method, code, started.elapsed());
             if let (true, Some(p)) = (rule.mutating, &principal) {
@@ -366,6 +368,8 @@ where
                     .record(AuditRecord::new(p, &method, &resource, code, &rid))
                     .await;
             }
+            // Where a call's time goes, for profiling (debug level).
+            tracing::debug!(%method, ?authed, ?handled, total = ?started.elapsed(), "call timing");
             if let Ok(v) = http::HeaderValue::from_str(&rid) {
                 resp.headers_mut().insert("x-request-id", v);
             }
