@@ -269,17 +269,29 @@ pub fn drop_caches() {
 /// (tmpfs, which sandboxes mount) counted as used. (MemAvailable is an
 /// estimate that moves by tens of MiB on its own.)
 pub fn memory_used() -> u64 {
-    let s = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let field = |name: &str| {
-        s.lines()
+    let m = Meminfo::read();
+    m.get("MemTotal:")
+        .saturating_sub(m.get("MemFree:"))
+        .saturating_sub(m.get("Buffers:"))
+        .saturating_sub(m.get("Cached:").saturating_sub(m.get("Shmem:")))
+        .saturating_sub(m.get("SReclaimable:"))
+}
+
+/// /proc/meminfo, read once.
+pub struct Meminfo(String);
+
+impl Meminfo {
+    pub fn read() -> Meminfo {
+        Meminfo(std::fs::read_to_string("/proc/meminfo").unwrap_or_default())
+    }
+
+    /// A field (e.g. "MemTotal:") in bytes; 0 when absent.
+    pub fn get(&self, name: &str) -> u64 {
+        self.0
+            .lines()
             .find(|l| l.starts_with(name))
             .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
             .unwrap_or(0)
             * 1024
-    };
-    field("MemTotal:")
-        .saturating_sub(field("MemFree:"))
-        .saturating_sub(field("Buffers:"))
-        .saturating_sub(field("Cached:").saturating_sub(field("Shmem:")))
-        .saturating_sub(field("SReclaimable:"))
+    }
 }

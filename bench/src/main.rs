@@ -131,18 +131,11 @@ fn machine() -> String {
         })
         .unwrap_or_default();
     let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let mem = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .next()
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .unwrap_or(0);
+    let mem = baseline::Meminfo::read().get("MemTotal:");
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!(
         "{cores} cores ({cpu}), {:.1} GiB, Linux {}",
-        mem as f64 / (1 << 20) as f64,
+        mem as f64 / (1u64 << 30) as f64,
         kernel.trim()
     )
 }

@@ -645,15 +645,7 @@ async fn density_run(
 }
 
 fn avail() -> u64 {
-    let total = std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .next()
-                .and_then(|l| l.split_whitespace().nth(1)?.parse::<u64>().ok())
-        })
-        .unwrap_or(0)
-        * 1024;
+    let total = baseline::Meminfo::read().get("MemTotal:");
     total.saturating_sub(baseline::memory_used())
 }
 

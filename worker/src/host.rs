@@ -276,13 +276,32 @@ impl SandboxHost {
     }
 
     fn all_held(&self) -> Vec<Held> {
+        self.held_dirs().into_iter().map(|(_, h)| h).collect()
+    }
+
+    /// Every sandbox directory with the record in it: (directory name,
+    /// record). The name is the sandbox id but mid-claim.
+    fn held_dirs(&self) -> Vec<(String, Held)> {
         std::fs::read_dir(&self.root)
             .map(|d| {
                 d.flatten()
-                    .filter_map(|e| self.held(&e.file_name().to_string_lossy()))
+                    .filter_map(|e| {
+                        let name = e.file_name().to_string_lossy().into_owned();
+                        self.held(&name).map(|h| (name, h))
+                    })
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    /// Whether a sandbox's image is still here with the layers it was
+    /// built from (an image imported again under its name has others).
+    fn image_current(&self, h: &Held) -> bool {
+        h.image.as_ref().is_none_or(|i| {
+            self.images
+                .get(&i.name)
+                .is_some_and(|r| r.layers == i.layers)
+        })
     }
 
     pub fn runtime_name(&self) -> &str {
@@ -407,18 +426,14 @@ impl SandboxHost {
 
     /// The host pid of a held sandbox's init: the recorded one while it
     /// lives (no runtime call), else the runtime's.
+    /// None when its container is gone.
     async fn pid_of(&self, h: &Held) -> anyhow::Result<Option<u32>> {
-        match h.live_init() {
-            Some(pid) => Ok(Some(pid)),
-            None => self.init_pid(h.cid()).await,
+        if let Some(pid) = h.live_init() {
+            return Ok(Some(pid));
         }
-    }
-
-    /// The host pid of a sandbox's init, None when its container is gone.
-    async fn init_pid(&self, id: &str) -> anyhow::Result<Option<u32>> {
         Ok(self
             .runtime
-            .state(id)
+            .state(h.cid())
             .await?
             .map(|(_, pid)| pid)
             .filter(|pid| *pid > 0))
@@ -562,9 +577,9 @@ impl SandboxHost {
 
     /// Makes the pooled sandbox `pooled` the sandbox `id`: its directory
     /// is renamed (mounts move with it), the agent takes the sandbox's
-    /// hostname and environment, its secrets are written, and its network
-    /// goes from sealed to the sandbox's policy. The container keeps its
-    /// name ([`Held::container`]).
+    /// environment, the hostname is set, its secrets are written, and its
+    /// network goes from the default policy to the sandbox's when that
+    /// differs. The container keeps its name ([`Held::container`]).
     async fn claim(
         &self,
         id: &str,
@@ -579,17 +594,12 @@ impl SandboxHost {
             .held(pooled)
             .filter(|h| h.pooled.is_some() && h.state == "pooled")
             .ok_or_else(|| anyhow::anyhow!("the pooled sandbox {pooled} is gone"))?;
-        // An image imported again under its name has other layers: a
-        // sandbox pooled from the old ones is not the image asked for.
-        if let Some(i) = &h.image {
-            anyhow::ensure!(
-                self.images
-                    .get(&i.name)
-                    .is_some_and(|r| r.layers == i.layers),
-                "the pooled sandbox was built from an older import of {}",
-                i.name
-            );
-        }
+        // A sandbox pooled from an older import is not the image asked for.
+        anyhow::ensure!(
+            self.image_current(&h),
+            "the pooled sandbox was built from an older import of {}",
+            spec.image
+        );
         let pid = self
             .pid_of(&h)
             .await?
@@ -733,8 +743,8 @@ impl SandboxHost {
     /// caught mid-claim (named apart from the sandbox it records) is a
     /// pooled container the server never learnt of: removed.
     pub async fn reclaim_pool(&self) {
-        for h in self.all_held() {
-            let named = self.layout(&h.sandbox_id).dir.exists();
+        for (dir, h) in self.held_dirs() {
+            let named = dir == h.sandbox_id;
             let leftover = h.pooled.is_some() || h.state == "claiming" || !named;
             if !leftover {
                 continue;
@@ -743,20 +753,15 @@ impl SandboxHost {
                 self.runtime.status(h.cid()).await,
                 Ok(Some(ContainerStatus::Running))
             );
-            let image_here = h.image.as_ref().is_none_or(|i| {
-                self.images
-                    .get(&i.name)
-                    .is_some_and(|r| r.layers == i.layers)
-            });
             // Built with this agent (a worker upgrade seals a new one).
             let agent_same =
-                std::fs::read_to_string(self.layout(&h.sandbox_id).bundle().join("config.json"))
+                std::fs::read_to_string(self.layout(&dir).bundle().join("config.json"))
                     .is_ok_and(|c| c.contains(&*self.agent.to_string_lossy()));
             match &h.pooled {
                 Some(shape)
                     if named
                         && alive
-                        && image_here
+                        && self.image_current(&h)
                         && agent_same
                         && h.state == "pooled"
                         && self.pool.options().size > 0 =>
@@ -764,28 +769,15 @@ impl SandboxHost {
                     self.pool.adopt(shape.clone(), h.sandbox_id.clone());
                     self.pool.reclaimed("kept");
                 }
-                _ => {
-                    let dir_id = self.dir_of(&h).unwrap_or_else(|| h.sandbox_id.clone());
-                    match self.teardown(&dir_id).await {
-                        Ok(()) => self.pool.reclaimed("removed"),
-                        Err(e) => {
-                            tracing::warn!(sandbox = %dir_id, error = %e, "could not remove a leftover pooled sandbox");
-                            self.pool.reclaimed("failed");
-                        }
+                _ => match self.teardown(&dir).await {
+                    Ok(()) => self.pool.reclaimed("removed"),
+                    Err(e) => {
+                        tracing::warn!(sandbox = %dir, error = %e, "could not remove a leftover pooled sandbox");
+                        self.pool.reclaimed("failed");
                     }
-                }
+                },
             }
         }
-    }
-
-    /// The directory name a held record was read from.
-    fn dir_of(&self, h: &Held) -> Option<String> {
-        std::fs::read_dir(&self.root).ok()?.flatten().find_map(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            self.held(&name)
-                .filter(|x| x.slot == h.slot && x.sandbox_id == h.sandbox_id)
-                .map(|_| name)
-        })
     }
 
     /// Mounts an imported image's root (once: a restarted worker finds it
@@ -963,12 +955,7 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
-        let cid = h.cid().to_string();
-        if self.runtime.status(&cid).await? == Some(ContainerStatus::Paused) {
-            let _ = self.runtime.resume(&cid).await;
-        }
-        let _ = self.runtime.kill(&cid, "KILL").await;
-        self.runtime.delete(&cid).await?;
+        self.remove_container(h.cid()).await?;
         self.detach_network(&h).await;
         rootfs::unmount_under(&self.layout(id).rootfs())?;
         h.state = "stopped".into();
@@ -1021,14 +1008,20 @@ impl SandboxHost {
         })
     }
 
+    /// Kills a container (thawed first: a frozen one cannot die) and
+    /// removes it from the runtime.
+    async fn remove_container(&self, cid: &str) -> anyhow::Result<()> {
+        if self.runtime.status(cid).await? == Some(ContainerStatus::Paused) {
+            let _ = self.runtime.resume(cid).await;
+        }
+        let _ = self.runtime.kill(cid, "KILL").await;
+        self.runtime.delete(cid).await
+    }
+
     async fn teardown(&self, id: &str) -> anyhow::Result<()> {
         let held = self.held(id);
-        let cid = held.as_ref().map_or(id, Held::cid).to_string();
-        if self.runtime.status(&cid).await? == Some(ContainerStatus::Paused) {
-            let _ = self.runtime.resume(&cid).await;
-        }
-        let _ = self.runtime.kill(&cid, "KILL").await;
-        self.runtime.delete(&cid).await?;
+        self.remove_container(held.as_ref().map_or(id, Held::cid))
+            .await?;
         let dir = self.layout(id).dir;
         if let Some(h) = &held {
             self.detach_network(h).await;
@@ -1133,27 +1126,17 @@ pub fn needs_interpreter(elf: &[u8]) -> bool {
 /// thread that joins its UTS namespace (the agent has no CAP_SYS_ADMIN).
 async fn set_hostname(pid: u32, name: &str) -> anyhow::Result<()> {
     let name = name.to_string();
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("talon-uts".into())
-        .spawn(move || {
-            let r = (|| -> anyhow::Result<()> {
-                let ns = std::fs::File::open(format!("/proc/{pid}/ns/uts"))?;
-                rustix::thread::move_into_link_name_space(
-                    std::os::fd::AsFd::as_fd(&ns),
-                    Some(rustix::thread::LinkNameSpaceType::HostNameAndNISDomainName),
-                )?;
-                rustix::system::sethostname(name.as_bytes())?;
-                Ok(())
-            })();
-            let _ = tx.send(r);
-        })?;
-    rx.await
-        .map_err(|_| anyhow::anyhow!("the hostname thread panicked"))?
+    crate::ns::within(
+        pid,
+        "uts",
+        crate::ns::Kind::HostNameAndNISDomainName,
+        move || Ok(rustix::system::sethostname(name.as_bytes())?),
+    )
+    .await
 }
 
-/// Writes a claimed sandbox's secret files into its (bind-mounted)
-/// secrets directory, read-only for its root.
+/// Writes a sandbox's secret files into its secrets directory (bound
+/// read-only at /run/secrets), readable by its root only.
 fn write_secrets(l: &Layout, uid: u32, files: &HashMap<String, Vec<u8>>) -> anyhow::Result<()> {
     for (name, value) in files {
         anyhow::ensure!(
@@ -1229,15 +1212,7 @@ fn prepare(
     }
     if !spec.secret_files.is_empty() {
         std::fs::create_dir_all(l.secrets())?;
-        for (name, value) in &spec.secret_files {
-            anyhow::ensure!(
-                !name.contains('/') && !name.starts_with('.'),
-                "bad secret name"
-            );
-            let p = l.secrets().join(name);
-            std::fs::write(&p, value)?;
-            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400))?;
-        }
+        write_secrets(l, uid, &spec.secret_files)?;
     }
     // The sandbox's root owns its private directories.
     for (dir, _) in l.private_dirs(kind) {

@@ -14,6 +14,7 @@ pub mod host;
 pub mod image;
 pub mod image_api;
 pub mod net;
+pub mod ns;
 pub mod pool;
 pub mod rootfs;
 pub mod runtime;
@@ -119,6 +120,27 @@ fn result(
     }
 }
 
+/// Keeps a prewarm pool; the result carries how many are ready.
+async fn prewarm(
+    host: &host::SandboxHost,
+    cmd: &wpb::Command,
+    p: &wpb::PrewarmCommand,
+) -> wpb::CommandResult {
+    let spec = p.spec.clone().unwrap_or_default();
+    let wait = p.wait.map_or(Duration::ZERO, |d| {
+        Duration::new(d.seconds.max(0) as u64, 0)
+    });
+    let size = p.pool_size.max(0) as usize;
+    match host.prewarm(&spec, size, wait).await {
+        Ok(n) => wpb::CommandResult {
+            command_id: cmd.command_id.clone(),
+            pool_ready: n as i32,
+            ..Default::default()
+        },
+        Err(e) => result(cmd, Err(e), None),
+    }
+}
+
 /// Carries out one command. Without a runtime, nothing can be built, and a
 /// delete of something never built is already done.
 async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::CommandResult {
@@ -127,26 +149,6 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
         return result(cmd, Err(anyhow::anyhow!("command has no action")), None);
     };
     let (id, generation) = (cmd.sandbox_id.as_str(), cmd.generation);
-    if let (Action::Prewarm(p), Some(host)) = (action, host) {
-        let spec = p.spec.clone().unwrap_or_default();
-        let wait = p.wait.map_or(Duration::ZERO, |d| {
-            Duration::new(d.seconds.max(0) as u64, 0)
-        });
-        let size = p.pool_size.max(0) as usize;
-        return match host.prewarm(&spec, size, wait).await {
-            Ok(n) => wpb::CommandResult {
-                command_id: cmd.command_id.clone(),
-                pool_ready: n as i32,
-                ..Default::default()
-            },
-            Err(e) => wpb::CommandResult {
-                command_id: cmd.command_id.clone(),
-                code: tonic::Code::FailedPrecondition as i32,
-                message: format!("{e:#}"),
-                ..Default::default()
-            },
-        };
-    }
     let Some(host) = host else {
         return match action {
             Action::Delete(_) => result(
@@ -202,7 +204,7 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
             .await,
             None,
         ),
-        Action::Prewarm(_) => unreachable!("answered above"),
+        Action::Prewarm(p) => prewarm(host, cmd, p).await,
     }
 }
 

@@ -304,13 +304,6 @@ impl Pool {
         self.lock().get(shape).map_or(0, |e| e.ready.len())
     }
 
-    pub fn ready_ids(&self) -> Vec<String> {
-        self.lock()
-            .values()
-            .flat_map(|e| e.ready.iter().cloned())
-            .collect()
-    }
-
     pub fn stats(&self) -> wpb::PoolStats {
         let pools = self.lock();
         wpb::PoolStats {

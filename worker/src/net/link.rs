@@ -149,7 +149,7 @@ pub async fn attach_veth(
         }
     }
     h.link().add(msg).execute().await?;
-    let set = configure_inside(pid, Some(("eth0".into(), inside.clone())));
+    let set = configure_inside(pid, Some(inside.clone()));
     if let Err(e) = set.await {
         let _ = delete(h, host_name).await;
         return Err(e);
@@ -157,29 +157,16 @@ pub async fn attach_veth(
     Ok(())
 }
 
-/// Runs netlink calls inside the network namespace of `pid`: a thread
-/// joins the namespace (setns applies to one thread) and opens a netlink
-/// socket there, which stays bound to that namespace.
-async fn configure_inside(pid: u32, eth0: Option<(String, Inside)>) -> anyhow::Result<()> {
-    let (tx, rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("talon-netns".into())
-        .spawn(move || {
-            let r = (|| -> anyhow::Result<()> {
-                let ns = std::fs::File::open(format!("/proc/{pid}/ns/net"))?;
-                rustix::thread::move_into_link_name_space(
-                    std::os::fd::AsFd::as_fd(&ns),
-                    Some(rustix::thread::LinkNameSpaceType::Network),
-                )?;
-                let rt = tokio::runtime::Builder::new_current_thread()
-                    .enable_all()
-                    .build()?;
-                rt.block_on(inside_netns(eth0))
-            })();
-            let _ = tx.send(r);
-        })?;
-    rx.await
-        .map_err(|_| anyhow::anyhow!("netns thread panicked"))?
+/// Runs netlink calls inside the network namespace of `pid`, on a socket
+/// opened there (it stays bound to that namespace).
+async fn configure_inside(pid: u32, eth0: Option<Inside>) -> anyhow::Result<()> {
+    crate::ns::within(pid, "net", crate::ns::Kind::Network, move || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?
+            .block_on(inside_netns(eth0))
+    })
+    .await
 }
 
 /// Brings up the loopback of the network namespace of `pid`: a new
@@ -189,7 +176,9 @@ pub async fn loopback_up(pid: u32) -> anyhow::Result<()> {
     configure_inside(pid, None).await
 }
 
-async fn inside_netns(eth0: Option<(String, Inside)>) -> anyhow::Result<()> {
+/// Brings `lo` up and, given the sandbox's eth0 (born there), its address
+/// and default route.
+async fn inside_netns(eth0: Option<Inside>) -> anyhow::Result<()> {
     let (conn, h, _) = rtnetlink::new_connection()?;
     tokio::spawn(conn);
     if let Some(lo) = index_of(&h, "lo").await? {
@@ -198,22 +187,12 @@ async fn inside_netns(eth0: Option<(String, Inside)>) -> anyhow::Result<()> {
             .execute()
             .await?;
     }
-    let Some((peer, inside)) = eth0 else {
+    let Some(inside) = eth0 else {
         return Ok(());
     };
-    let index = index_of(&h, &peer)
+    let index = index_of(&h, "eth0")
         .await?
-        .ok_or_else(|| anyhow::anyhow!("{peer} did not arrive in the sandbox"))?;
-    if peer != "eth0" {
-        h.link()
-            .set(
-                LinkUnspec::new_with_index(index)
-                    .name("eth0".into())
-                    .build(),
-            )
-            .execute()
-            .await?;
-    }
+        .ok_or_else(|| anyhow::anyhow!("eth0 did not arrive in the sandbox"))?;
     h.link()
         .set(LinkUnspec::new_with_index(index).up().build())
         .execute()
