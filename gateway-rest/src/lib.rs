@@ -94,7 +94,9 @@ impl Gateway {
         let routes = routes::table(&pool)?;
         let channel = tonic::transport::Endpoint::from_shared(config.server_url.clone())?
             .tcp_nodelay(true)
-            .http2_adaptive_window(true)
+            .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
+            .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
+            .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
             .connect_lazy();
         Ok(Arc::new(Gateway {
             pool,

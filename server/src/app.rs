@@ -74,8 +74,9 @@ impl App {
         let c = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
             .map_err(|e| crate::error::Error::Internal(format!("worker address: {e}")))?
             .tcp_nodelay(true)
-            .http2_adaptive_window(true)
-            .max_frame_size(Some(1 << 20))
+            .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
+            .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
+            .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
             .connect_lazy();
         cache.insert(addr.to_string(), c.clone());
         Ok(c)

@@ -191,10 +191,9 @@ pub async fn start(
     let mut stop = shutdown.clone();
     let router = tonic::transport::Server::builder()
         .accept_http1(true)
-        .http2_adaptive_window(Some(true))
-        // Large frames: file calls move MiB-sized messages (16 KiB frames
-        // cost a header and a wakeup each, on every hop).
-        .max_frame_size(Some(1 << 20))
+        .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
+        .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
+        .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
         .layer(grpc_web_cors(&config.grpc_web_origins)?)
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(access)

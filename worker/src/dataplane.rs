@@ -58,8 +58,9 @@ impl AgentConnections {
             .await
             .map_err(|e| format!("agent unreachable: {e}"))?;
         let (sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
-            .adaptive_window(true)
-            .max_frame_size(1 << 20)
+            .initial_stream_window_size(talon_proto::h2::STREAM_WINDOW)
+            .initial_connection_window_size(talon_proto::h2::CONNECTION_WINDOW)
+            .max_frame_size(talon_proto::h2::MAX_FRAME)
             .handshake(TokioIo::new(stream))
             .await
             .map_err(|e| format!("agent handshake: {e}"))?;
@@ -180,8 +181,9 @@ pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, to
                 )
             });
             let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
-                .adaptive_window(true)
-                .max_frame_size(1 << 20)
+                .initial_stream_window_size(talon_proto::h2::STREAM_WINDOW)
+                .initial_connection_window_size(talon_proto::h2::CONNECTION_WINDOW)
+                .max_frame_size(talon_proto::h2::MAX_FRAME)
                 .serve_connection(TokioIo::new(stream), svc)
                 .await;
         });

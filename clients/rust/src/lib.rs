@@ -115,8 +115,9 @@ impl Client {
         let channel = tonic::transport::Endpoint::from_shared(url.to_string())
             .map_err(|e| Error::Config(format!("bad url {url:?}: {e}")))?
             .tcp_nodelay(true)
-            .http2_adaptive_window(true)
-            .max_frame_size(Some(1 << 20))
+            .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
+            .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
+            .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
             .connect()
             .await?;
         let bearer = Bearer(

@@ -82,8 +82,9 @@ fn main() -> anyhow::Result<()> {
         let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tonic::transport::Server::builder()
-            .http2_adaptive_window(Some(true))
-            .max_frame_size(Some(1 << 20))
+            .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
+            .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
+            .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
             .add_service(svc)
             .serve_with_incoming_shutdown(incoming, async move {
                 tokio::select! {
