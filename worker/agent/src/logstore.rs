@@ -7,7 +7,9 @@
 //! `seq u64 | stream u8 | time_ms i64 | len u32 | data`, little-endian.
 //! When the current file passes `max_file_bytes` it becomes `.1`
 //! (replacing the older one) and a new file starts; so at most two files,
-//! about `2 * max_file_bytes`, are kept per process.
+//! about `2 * max_file_bytes`, are kept per process. The file is made at
+//! the first output: a process that prints nothing (most of an agent's
+//! `true`, `mkdir`, `test`) costs no file, and its start no file creation.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Read, Write};
@@ -26,7 +28,8 @@ pub struct Record {
 
 pub struct LogStore {
     path: PathBuf,
-    file: File,
+    /// None until the first record.
+    file: Option<File>,
     size: u64,
     max_file_bytes: u64,
     next_seq: u64,
@@ -46,34 +49,40 @@ fn now_ms() -> i64 {
 }
 
 impl LogStore {
-    pub fn create(path: PathBuf, max_file_bytes: u64) -> std::io::Result<Self> {
-        let file = OpenOptions::new()
-            .create(true)
-            .write(true)
-            .truncate(true)
-            .open(&path)?;
-        let _ = std::fs::remove_file(rotated(&path));
-        Ok(LogStore {
+    pub fn create(path: PathBuf, max_file_bytes: u64) -> Self {
+        LogStore {
             path,
-            file,
+            file: None,
             size: 0,
             max_file_bytes: max_file_bytes.max(1024),
             next_seq: 1,
-        })
+        }
+    }
+
+    fn open(path: &Path) -> std::io::Result<File> {
+        OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .open(path)
     }
 
     /// Appends one chunk and returns its sequence number.
     pub fn append(&mut self, stream: u8, data: &[u8]) -> std::io::Result<u64> {
-        if self.size >= self.max_file_bytes {
-            self.file.sync_data()?;
-            std::fs::rename(&self.path, rotated(&self.path))?;
-            self.file = OpenOptions::new()
-                .create(true)
-                .write(true)
-                .truncate(true)
-                .open(&self.path)?;
-            self.size = 0;
+        match &self.file {
+            None => {
+                let _ = std::fs::remove_file(rotated(&self.path));
+                self.file = Some(Self::open(&self.path)?);
+            }
+            Some(f) if self.size >= self.max_file_bytes => {
+                f.sync_data()?;
+                std::fs::rename(&self.path, rotated(&self.path))?;
+                self.file = Some(Self::open(&self.path)?);
+                self.size = 0;
+            }
+            Some(_) => {}
         }
+        let file = self.file.as_mut().expect("opened above");
         let seq = self.next_seq;
         let mut buf = Vec::with_capacity(HEADER + data.len());
         buf.extend_from_slice(&seq.to_le_bytes());
@@ -81,7 +90,7 @@ impl LogStore {
         buf.extend_from_slice(&now_ms().to_le_bytes());
         buf.extend_from_slice(&(data.len() as u32).to_le_bytes());
         buf.extend_from_slice(data);
-        self.file.write_all(&buf)?;
+        file.write_all(&buf)?;
         self.size += buf.len() as u64;
         self.next_seq += 1;
         Ok(seq)
@@ -165,7 +174,8 @@ mod tests {
     fn append_read_and_rotate_without_loss_or_duplication() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("1.log");
-        let mut log = LogStore::create(path.clone(), 4096).unwrap();
+        let mut log = LogStore::create(path.clone(), 4096);
+        assert!(!path.exists(), "no file before the first record");
         for i in 0..1000u32 {
             let stream = if i % 3 == 0 { 2 } else { 1 };
             assert_eq!(

@@ -11,6 +11,7 @@ mod files;
 mod logstore;
 mod ports;
 mod service;
+mod spawn;
 mod supervisor;
 mod tunnel;
 mod watch;

@@ -40,50 +40,63 @@ pub enum Follow {
 
 /// Streams a process's output from disk after `after`, then live, then
 /// its exit. Disk is the source of truth, so a slow reader cannot lag
-/// behind a channel and lose chunks.
-pub fn follow(p: Arc<Proc>, after: u64) -> mpsc::Receiver<Result<Follow, Status>> {
-    let (tx, rx) = mpsc::channel(64);
-    tokio::spawn(async move {
-        let mut progress = p.subscribe();
-        let mut cursor = after;
+/// behind a channel and lose chunks. The stream itself waits for the
+/// process (no task and channel between them: one wakeup less per event).
+pub fn follow(p: Arc<Proc>, after: u64) -> impl Stream<Item = Result<Follow, Status>> + Send {
+    struct State {
+        p: Arc<Proc>,
+        progress: tokio::sync::watch::Receiver<crate::supervisor::Progress>,
+        cursor: u64,
+        read: std::collections::VecDeque<crate::logstore::Record>,
+        ended: bool,
+    }
+    let st = State {
+        progress: p.subscribe(),
+        p,
+        cursor: after,
+        read: Default::default(),
+        ended: false,
+    };
+    futures::stream::unfold(st, |mut st| async move {
         loop {
-            let proc = p.clone();
-            let read = tokio::task::spawn_blocking(move || proc.read_after(cursor, PAGE)).await;
-            let records = match read {
-                Ok(Ok((records, _))) => records,
-                Ok(Err(e)) => {
-                    let _ = tx
-                        .send(Err(Status::internal(format!("log read: {e}"))))
-                        .await;
-                    return;
-                }
-                Err(_) => return,
-            };
-            if !records.is_empty() {
-                for r in records {
-                    cursor = r.seq;
-                    if tx.send(Ok(Follow::Chunk(r))).await.is_err() {
-                        return;
+            if st.ended {
+                return None;
+            }
+            if let Some(r) = st.read.pop_front() {
+                st.cursor = r.seq;
+                return Some((Ok(Follow::Chunk(r)), st));
+            }
+            let now = st.progress.borrow_and_update().clone();
+            // Records reach the disk before `last_seq` moves past them, so
+            // there is nothing to read unless it has.
+            //
+            // Read here, not on the blocking pool: a page of records is in
+            // the page cache, and a sandbox at its pids limit (a fork bomb)
+            // leaves no thread to start, where a pool with none idle would
+            // panic the stream.
+            if now.last_seq > st.cursor {
+                match st.p.read_after(st.cursor, PAGE) {
+                    Ok((records, _)) if !records.is_empty() => {
+                        st.read.extend(records);
+                        continue;
+                    }
+                    Ok(_) => {}
+                    Err(e) => {
+                        st.ended = true;
+                        return Some((Err(Status::internal(format!("log read: {e}"))), st));
                     }
                 }
-                continue;
-            }
-            let now = progress.borrow_and_update().clone();
-            if now.last_seq > cursor {
-                continue;
             }
             if now.done {
-                if let Some(exit) = now.exit {
-                    let _ = tx.send(Ok(Follow::Exit(exit.to_pb()))).await;
-                }
-                return;
+                st.ended = true;
+                let exit = now.exit?;
+                return Some((Ok(Follow::Exit(exit.to_pb())), st));
             }
-            if progress.changed().await.is_err() {
-                return;
+            if st.progress.changed().await.is_err() {
+                return None;
             }
         }
-    });
-    rx
+    })
 }
 
 fn output(r: &crate::logstore::Record) -> pb::ProcessOutput {
@@ -108,7 +121,7 @@ fn event_stream(
             })),
         })
     });
-    let rest = ReceiverStream::new(follow(p, after)).map(|f| {
+    let rest = follow(p, after).map(|f| {
         f.map(|f| match f {
             Follow::Chunk(r) => pb::ProcessEvent {
                 event: Some(Event::Output(output(&r))),
@@ -278,7 +291,7 @@ impl SandboxAgentService for Agent {
     ) -> Result<Response<Self::FollowProcessLogsStream>, Status> {
         let r = req.into_inner();
         let p = self.sup.get(&r.process)?;
-        let s = ReceiverStream::new(follow(p, r.after_seq)).map(|f| {
+        let s = follow(p, r.after_seq).map(|f| {
             f.map(|f| match f {
                 Follow::Chunk(r) => pb::FollowProcessLogsResponse {
                     entry: Some(pb::LogEntry {
@@ -375,7 +388,7 @@ impl SandboxAgentService for Agent {
         let first = tokio_stream::iter(vec![Ok(pb::AttachResponse {
             message: Some(OutMsg::Pid(pid)),
         })]);
-        let rest = ReceiverStream::new(follow(p, after)).map(|f| {
+        let rest = follow(p, after).map(|f| {
             f.map(|f| match f {
                 Follow::Chunk(r) => pb::AttachResponse {
                     message: Some(OutMsg::Output(r.data)),

@@ -8,7 +8,9 @@
 //! log from disk never miss a chunk.
 
 use crate::logstore::{self, LogStore, Record};
+use crate::spawn;
 use std::collections::HashMap;
+use std::ffi::OsString;
 use std::fs::File;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
@@ -420,58 +422,17 @@ impl Supervisor {
                 "cwd {cwd:?} is not a directory"
             )));
         }
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .current_dir(&cwd)
-            .envs(self.base_env.lock().expect("env lock").iter())
-            .envs(&req.env);
-        if !req.user.is_empty() {
-            let (uid, gid, home) = lookup_user(&req.user)?;
-            cmd.uid(uid).gid(gid).env("HOME", home);
-        }
-        let mut master: Option<OwnedFd> = None;
-        if let Some(size) = &req.pty {
-            let (m, s) = openpty()?;
-            set_size(m.as_raw_fd(), size)?;
-            let slave = File::from(s);
-            cmd.stdin(slave.try_clone().map_err(io)?)
-                .stdout(slave.try_clone().map_err(io)?)
-                .stderr(slave);
-            cmd.env(
-                "TERM",
-                req.env
-                    .get("TERM")
-                    .map(String::as_str)
-                    .unwrap_or("xterm-256color"),
-            );
-            // SAFETY: only async-signal-safe calls between fork and exec.
-            unsafe {
-                cmd.pre_exec(|| {
-                    if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-            master = Some(m);
-        } else {
-            cmd.stdin(if req.stdin {
-                Stdio::piped()
-            } else {
-                Stdio::null()
-            })
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-            // SAFETY: setsid is async-signal-safe.
-            unsafe {
-                cmd.pre_exec(|| {
-                    if libc::setsid() < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
-            }
-        }
+        // The environment it gets: the agent's, then Configure's, then its own.
+        let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
+        env.extend(
+            self.base_env
+                .lock()
+                .expect("env lock")
+                .iter()
+                .map(|(k, v)| (k.into(), v.into())),
+        );
+        env.extend(req.env.iter().map(|(k, v)| (k.into(), v.into())));
+        let env = dedup_env(env);
 
         let mut procs = self.procs.lock().expect("procs");
         if !req.tag.is_empty() && procs.values().any(|p| p.tag == req.tag && p.running()) {
@@ -480,32 +441,22 @@ impl Supervisor {
                 req.tag
             )));
         }
-        let mut child = cmd.spawn().map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Status::invalid_argument(format!("{}: command not found", argv[0]))
+        // Under the lock: the reaper waits for the new pid to be registered.
+        let started = if req.pty.is_none() && req.user.is_empty() {
+            match spawn::spawn(argv, &env, &cwd, req.stdin) {
+                // A script without `#!`: execvp (below) runs it with /bin/sh.
+                Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => None,
+                other => Some(other.map_err(|e| spawn_error(&argv[0], e))?),
             }
-            std::io::ErrorKind::PermissionDenied => {
-                Status::permission_denied(format!("{}: permission denied", argv[0]))
-            }
-            _ => Status::internal(format!("spawn {}: {e}", argv[0])),
-        })?;
-        let pid = child.id();
-        let log_path = self.log_dir.join(format!("{pid}-{}.log", now_ms()));
-        let log = LogStore::create(log_path.clone(), self.max_log_bytes).map_err(io)?;
-        let (stdin, readers): (Option<File>, Vec<(u8, File)>) = match &master {
-            Some(m) => {
-                let r = File::from(m.try_clone().map_err(io)?);
-                let w = File::from(m.try_clone().map_err(io)?);
-                (Some(w), vec![(1, r)])
-            }
-            None => {
-                let out = File::from(OwnedFd::from(child.stdout.take().expect("stdout")));
-                let err = File::from(OwnedFd::from(child.stderr.take().expect("stderr")));
-                let stdin = child.stdin.take().map(|s| File::from(OwnedFd::from(s)));
-                (stdin, vec![(1, out), (2, err)])
-            }
+        } else {
+            None
         };
-        drop(cmd); // closes our copy of the PTY slave, so EOF can come
+        let (pid, stdin, readers, master) = match started {
+            Some(s) => (s.pid, s.stdin, vec![(1, s.stdout), (2, s.stderr)], None),
+            None => fork_exec(req, argv, &env, &cwd)?,
+        };
+        let log_path = self.log_dir.join(format!("{pid}-{}.log", now_ms()));
+        let log = LogStore::create(log_path.clone(), self.max_log_bytes);
         let (progress, _) = watch::channel(Progress::default());
         let proc = Arc::new(Proc {
             pid,
@@ -554,6 +505,115 @@ impl Supervisor {
         }
         Ok(proc)
     }
+}
+
+/// Later entries win, as with `Command::env`; the order of first sight is kept.
+fn dedup_env(env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    let mut at: HashMap<OsString, usize> = HashMap::new();
+    let mut out: Vec<(OsString, OsString)> = Vec::with_capacity(env.len());
+    for (k, v) in env {
+        match at.get(&k) {
+            Some(&i) => out[i].1 = v,
+            None => {
+                at.insert(k.clone(), out.len());
+                out.push((k, v));
+            }
+        }
+    }
+    out
+}
+
+fn spawn_error(program: &str, e: std::io::Error) -> Status {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => {
+            Status::invalid_argument(format!("{program}: command not found"))
+        }
+        std::io::ErrorKind::PermissionDenied => {
+            Status::permission_denied(format!("{program}: permission denied"))
+        }
+        _ => Status::internal(format!("spawn {program}: {e}")),
+    }
+}
+
+type Started = (u32, Option<File>, Vec<(u8, File)>, Option<OwnedFd>);
+
+/// fork+exec through std's Command, for what posix_spawn cannot do: a PTY
+/// as the controlling terminal, another user, a script execvp hands to sh.
+fn fork_exec(
+    req: &pb::StartProcessRequest,
+    argv: &[String],
+    env: &[(OsString, OsString)],
+    cwd: &str,
+) -> Result<Started, Status> {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(cwd)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)));
+    if !req.user.is_empty() {
+        let (uid, gid, home) = lookup_user(&req.user)?;
+        cmd.uid(uid).gid(gid).env("HOME", home);
+    }
+    let mut master: Option<OwnedFd> = None;
+    if let Some(size) = &req.pty {
+        let (m, s) = openpty()?;
+        set_size(m.as_raw_fd(), size)?;
+        let slave = File::from(s);
+        cmd.stdin(slave.try_clone().map_err(io)?)
+            .stdout(slave.try_clone().map_err(io)?)
+            .stderr(slave);
+        cmd.env(
+            "TERM",
+            req.env
+                .get("TERM")
+                .map(String::as_str)
+                .unwrap_or("xterm-256color"),
+        );
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+        master = Some(m);
+    } else {
+        cmd.stdin(if req.stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        // SAFETY: setsid is async-signal-safe.
+        unsafe {
+            cmd.pre_exec(|| {
+                if libc::setsid() < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+    let mut child = cmd.spawn().map_err(|e| spawn_error(&argv[0], e))?;
+    let pid = child.id();
+    let started = match &master {
+        Some(m) => {
+            let r = File::from(m.try_clone().map_err(io)?);
+            let w = File::from(m.try_clone().map_err(io)?);
+            (pid, Some(w), vec![(1, r)], master)
+        }
+        None => {
+            let out = File::from(OwnedFd::from(child.stdout.take().expect("stdout")));
+            let err = File::from(OwnedFd::from(child.stderr.take().expect("stderr")));
+            let stdin = child.stdin.take().map(|s| File::from(OwnedFd::from(s)));
+            (pid, stdin, vec![(1, out), (2, err)], None)
+        }
+    };
+    drop(cmd); // closes our copy of the PTY slave, so EOF can come
+    Ok(started)
 }
 
 fn io(e: std::io::Error) -> Status {
