@@ -1,6 +1,7 @@
 //! The control plane's shared state, handed to every service.
 
 use crate::auth::jwt::JwtKeys;
+use crate::cache::ShortCache;
 use crate::config::ServerConfig;
 use crate::db::entity::sandbox;
 use crate::domain::workers::WorkerHub;
@@ -18,6 +19,8 @@ pub struct SandboxEvent {
 
 pub struct App {
     pub db: DatabaseConnection,
+    /// The audit log's queue (its writer task stores it).
+    pub audit: crate::audit::AuditLog,
     pub jwt: JwtKeys,
     /// Signs preview links (DATA_DIR/keys/preview.key).
     pub preview: crate::auth::preview::PreviewKeys,
@@ -32,6 +35,11 @@ pub struct App {
     pub worker_token: String,
     /// One HTTP/2 channel per worker data plane, reused by every call.
     pub data_channels: Mutex<HashMap<String, tonic::transport::Channel>>,
+    /// Recently authenticated principals; cleared when a user or key changes.
+    pub principals: Arc<ShortCache<crate::auth::Principal>>,
+    /// Running sandboxes' rows for GetSandbox and the data-plane calls;
+    /// forgotten on every change to a sandbox (domain::sandboxes::publish).
+    pub running: ShortCache<sandbox::Model>,
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     me: Weak<App>,
 }
@@ -49,18 +57,21 @@ impl App {
         let (events, _) = broadcast::channel(1024);
         Arc::new_cyclic(|me| App {
             me: me.clone(),
+            audit: crate::audit::AuditLog::start(db.clone()),
             hub: WorkerHub::new(metrics.clone()),
             db,
             jwt,
             preview,
-            config,
             metrics,
             events,
             platform_tenant_id: Arc::new(std::sync::RwLock::new(String::new())),
             secrets_key,
             worker_token,
             data_channels: Mutex::new(HashMap::new()),
+            principals: Arc::new(ShortCache::new(config.auth_cache_ttl)),
+            running: ShortCache::new(config.sandbox_cache_ttl),
             tenant_locks: Mutex::new(HashMap::new()),
+            config,
         })
     }
 

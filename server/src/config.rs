@@ -12,6 +12,12 @@ pub struct ServerConfig {
     pub ops_listen: SocketAddr,
     pub database_url: String,
     pub access_token_ttl: Duration,
+    /// How long an authenticated credential is answered without reading
+    /// the database again (zero: never); see auth::cache.
+    pub auth_cache_ttl: Duration,
+    /// How long a running sandbox's record is reused by GetSandbox and the
+    /// data-plane calls without reading it again (zero: never); see cache.rs.
+    pub sandbox_cache_ttl: Duration,
     pub refresh_token_ttl: Duration,
     /// Lifetime of a browser session (its cookie and its CSRF token).
     pub browser_session_ttl: Duration,
@@ -58,6 +64,8 @@ impl ServerConfig {
             grpc_web_origins: Vec::new(),
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
+            auth_cache_ttl: Duration::from_millis(2000),
+            sandbox_cache_ttl: Duration::from_millis(2000),
             refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
             browser_session_ttl: Duration::from_secs(8 * 3600),
             default_quota: Quota {

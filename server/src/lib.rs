@@ -6,6 +6,7 @@ pub mod api;
 pub mod app;
 pub mod audit;
 pub mod auth;
+pub mod cache;
 pub mod config;
 pub mod db;
 pub mod domain;

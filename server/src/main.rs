@@ -88,6 +88,15 @@ struct ServerArgs {
     /// Lifetime of access tokens, in seconds.
     #[arg(long, default_value_t = 900)]
     access_token_ttl_secs: u64,
+    /// How long an authenticated credential is trusted without reading the
+    /// database again, in ms (0: never). Changes on this server apply at once.
+    #[arg(long, env = "TALON_AUTH_CACHE_MS", default_value_t = 2000)]
+    auth_cache_ms: u64,
+    /// How long a running sandbox's record is reused by GetSandbox and the
+    /// process, PTY and file calls without reading it again, in ms (0:
+    /// never). Changes on this server apply at once.
+    #[arg(long, env = "TALON_SANDBOX_CACHE_MS", default_value_t = 2000)]
+    sandbox_cache_ms: u64,
     /// Largest pool size PrewarmImage may ask of each worker.
     #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
     max_prewarm_pool_size: i32,
@@ -297,6 +306,8 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
         c.database_url = u.clone();
     }
     c.access_token_ttl = std::time::Duration::from_secs(a.access_token_ttl_secs);
+    c.auth_cache_ttl = std::time::Duration::from_millis(a.auth_cache_ms);
+    c.sandbox_cache_ttl = std::time::Duration::from_millis(a.sandbox_cache_ms);
     c.grpc_web_origins = a.grpc_web_origins.clone();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     if let Some(u) = &a.public_url {

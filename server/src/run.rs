@@ -3,7 +3,6 @@
 
 use crate::api;
 use crate::app::App;
-use crate::audit::AuditLog;
 use crate::auth::jwt::JwtKeys;
 use crate::auth::{Authenticator, sha256_hex};
 use crate::config::ServerConfig;
@@ -165,8 +164,9 @@ pub async fn start(
         jwt,
         worker_token_hash: sha256_hex(&worker_token),
         platform_tenant_id: app.platform_tenant_id.clone(),
+        cache: app.principals.clone(),
     };
-    let access = AccessLayer::new(auth, AuditLog::new(db.clone()), metrics.clone());
+    let access = AccessLayer::new(auth, app.audit.clone(), metrics.clone());
 
     let (health, health_svc) = tonic_health::server::health_reporter();
     health
@@ -227,12 +227,15 @@ pub async fn start(
         .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
             app.clone(),
         )));
+    let audit = app.audit.clone();
     let grpc = tokio::spawn(async move {
         router
             .serve_with_incoming_shutdown(incoming, async move {
                 let _ = stop.wait_for(|s| *s).await;
             })
             .await?;
+        // The last calls' records are stored before we are done.
+        audit.flush().await;
         Ok(())
     });
 

@@ -276,3 +276,98 @@ fn good_clone<'a>(c: &Claims<'a>) -> Claims<'a> {
         typ: c.typ,
     }
 }
+
+/// Authenticated principals are cached for a moment (auth::cache); a change
+/// to a user must still apply to the very next call: a disabled user's
+/// token and key stop, a demoted user loses the role, a deleted user's key
+/// stops. Each credential is used just before the change, so it is cached.
+#[tokio::test]
+async fn user_changes_apply_at_once_despite_the_principal_cache() {
+    let s = Server::start().await;
+    let t = tenant(&s, "cachecheck").await;
+    let mut owner = s.as_(&t.owner).await;
+    let users = owner
+        .tenants
+        .list_users(pb::ListUsersRequest {
+            tenant_id: "-".into(),
+            page_size: 0,
+            page_token: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .users;
+    let dev = users
+        .iter()
+        .find(|u| u.role == pb::Role::Developer as i32)
+        .unwrap()
+        .clone();
+    let dev_token = login(&s, &dev.email, PASSWORD).await.access_token;
+    let mut by_token = s.as_(&dev_token).await;
+    let mut by_key = s.as_(&t.developer).await;
+    let update = |role: pb::Role, disabled: Option<bool>| pb::UpdateUserRequest {
+        tenant_id: "-".into(),
+        user_id: dev.user_id.clone(),
+        role: role as i32,
+        disabled,
+        password: String::new(),
+    };
+    let who = |c: &mut Clients| {
+        let mut a = c.auth.clone();
+        async move {
+            a.who_am_i(pb::WhoAmIRequest {})
+                .await
+                .map(|r| r.into_inner())
+        }
+    };
+
+    // Demoted: the very next call sees the viewer role.
+    assert_eq!(
+        who(&mut by_key).await.unwrap().role,
+        pb::Role::Developer as i32
+    );
+    assert_eq!(
+        who(&mut by_token).await.unwrap().role,
+        pb::Role::Developer as i32
+    );
+    owner
+        .tenants
+        .update_user(update(pb::Role::Viewer, None))
+        .await
+        .unwrap();
+    assert_eq!(
+        who(&mut by_key).await.unwrap().role,
+        pb::Role::Viewer as i32
+    );
+    assert_eq!(
+        who(&mut by_token).await.unwrap().role,
+        pb::Role::Viewer as i32
+    );
+
+    // Disabled: both stop at once.
+    owner
+        .tenants
+        .update_user(update(pb::Role::Unspecified, Some(true)))
+        .await
+        .unwrap();
+    assert_eq!(code(who(&mut by_key).await), Code::Unauthenticated);
+    assert_eq!(code(who(&mut by_token).await), Code::Unauthenticated);
+
+    // Deleted: the key stays refused (and was not cached back meanwhile).
+    owner
+        .tenants
+        .update_user(update(pb::Role::Unspecified, Some(false)))
+        .await
+        .unwrap();
+    who(&mut by_key).await.unwrap();
+    owner
+        .tenants
+        .delete_user(pb::DeleteUserRequest {
+            tenant_id: "-".into(),
+            user_id: dev.user_id.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(code(who(&mut by_key).await), Code::Unauthenticated);
+    assert_eq!(code(who(&mut by_token).await), Code::Unauthenticated);
+}

@@ -215,7 +215,17 @@ async fn real_sandbox(runtime: &str) {
     };
     assert_eq!(esc.unwrap_err().code(), Code::PermissionDenied);
 
-    // Pause freezes; process calls wait for resume.
+    // Pause freezes; process calls wait for resume. The call just before
+    // leaves the sandbox's route cached: the pause must forget it, so the
+    // server itself refuses (a stale route would reach the worker, which
+    // refuses in its own words).
+    procs
+        .list_processes(pb::ListProcessesRequest {
+            sandbox_id: id.clone(),
+            include_exited: false,
+        })
+        .await
+        .unwrap();
     dev.sandboxes
         .pause_sandbox(pb::PauseSandboxRequest {
             sandbox_id: id.clone(),
@@ -227,8 +237,14 @@ async fn real_sandbox(runtime: &str) {
             sandbox_id: id.clone(),
             include_exited: false,
         })
-        .await;
-    assert_eq!(paused.unwrap_err().code(), Code::FailedPrecondition);
+        .await
+        .unwrap_err();
+    assert_eq!(paused.code(), Code::FailedPrecondition);
+    assert!(
+        paused.message().contains("is paused, not running"),
+        "{}",
+        paused.message()
+    );
     dev.sandboxes
         .resume_sandbox(pb::ResumeSandboxRequest {
             sandbox_id: id.clone(),

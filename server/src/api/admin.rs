@@ -118,6 +118,8 @@ impl AdminService for AdminApi {
         let p = principal(&req)?;
         let r = req.into_inner();
         let (offset, limit) = page(&r.page_token, r.page_size)?;
+        // Records of calls made before this one are stored first.
+        self.0.audit.flush().await;
         let mut q = audit_event::Entity::find();
         // Owners see their own tenant; platform admins any, or one they name.
         if !p.platform_admin {

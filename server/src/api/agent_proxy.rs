@@ -52,7 +52,7 @@ impl Route {
 
 impl AgentProxy {
     async fn route(&self, p: &Principal, sandbox_id: &str) -> Result<Route, Status> {
-        let row = sandboxes::get(&self.0, p, sandbox_id).await?;
+        let row = sandboxes::get_cached(&self.0, p, sandbox_id).await?;
         self.route_to(row)
     }
 

@@ -96,7 +96,7 @@ impl SandboxService for SandboxApi {
         req: Request<pb::GetSandboxRequest>,
     ) -> Result<Response<pb::GetSandboxResponse>, Status> {
         let p = principal(&req)?;
-        let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
+        let row = sandboxes::get_cached(&self.0, &p, &req.get_ref().sandbox_id).await?;
         Ok(Response::new(pb::GetSandboxResponse {
             sandbox: Some(sandbox_to_pb(&row)),
         }))

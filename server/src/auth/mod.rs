@@ -125,14 +125,15 @@ pub struct Authenticator {
     /// The shared secret workers present.
     pub worker_token_hash: String,
     pub platform_tenant_id: std::sync::Arc<std::sync::RwLock<String>>,
+    /// Principals resolved in the last moments (the `App`'s, which clears
+    /// it when a user or key changes).
+    pub cache: std::sync::Arc<crate::cache::ShortCache<Principal>>,
 }
 
 impl Authenticator {
     pub async fn authenticate(&self, bearer: &str) -> Result<Principal> {
-        if bearer.starts_with(apikey::PREFIX) {
-            return self.api_key(bearer).await;
-        }
-        if digest_eq(&sha256_hex(bearer), &self.worker_token_hash) {
+        let digest = sha256_hex(bearer);
+        if digest_eq(&digest, &self.worker_token_hash) {
             return Ok(Principal {
                 tenant_id: String::new(),
                 user_id: "worker".into(),
@@ -142,16 +143,31 @@ impl Authenticator {
                 platform_admin: false,
             });
         }
-        let claims = self.jwt.verify_access(bearer)?;
-        let user = self.active_user(&claims.sub).await?;
-        if user.tenant_id != claims.tid {
-            return Err(Error::Unauthenticated("invalid token".into()));
+        if let Some(p) = self.cache.get(&digest) {
+            return Ok(p);
         }
-        let role: Role = user.role.parse()?;
-        Ok(self.principal(user, role, Credential::AccessToken))
+        let generation = self.cache.generation();
+        let (p, expires_ms) = if bearer.starts_with(apikey::PREFIX) {
+            self.api_key(bearer, &digest).await?
+        } else {
+            let claims = self.jwt.verify_access(bearer)?;
+            let user = self.active_user(&claims.sub).await?;
+            if user.tenant_id != claims.tid {
+                return Err(Error::Unauthenticated("invalid token".into()));
+            }
+            let role: Role = user.role.parse()?;
+            let p = self.principal(user, role, Credential::AccessToken);
+            let exp_ms = i64::try_from(claims.exp)
+                .unwrap_or(i64::MAX)
+                .saturating_mul(1000);
+            (p, Some(exp_ms))
+        };
+        self.cache.put(digest, generation, &p, expires_ms);
+        Ok(p)
     }
 
-    async fn api_key(&self, key: &str) -> Result<Principal> {
+    /// The principal of an API key, and when the key expires (ms).
+    async fn api_key(&self, key: &str, digest: &str) -> Result<(Principal, Option<i64>)> {
         let bad = || Error::Unauthenticated("invalid API key".into());
         let prefix = apikey::prefix_of(key).ok_or_else(bad)?;
         let row = api_key::Entity::find()
@@ -159,13 +175,14 @@ impl Authenticator {
             .one(&self.db)
             .await?
             .ok_or_else(bad)?;
-        if !digest_eq(&sha256_hex(key), &row.secret_hash) {
+        if !digest_eq(digest, &row.secret_hash) {
             return Err(bad());
         }
         let now = now_ms();
         if row.expires_at.is_some_and(|e| e <= now) {
             return Err(Error::Unauthenticated("API key expired".into()));
         }
+        let expires = row.expires_at;
         let user = self.active_user(&row.user_id).await?;
         // A key never acts above its user's current role.
         let role = row.role.parse::<Role>()?.min(user.role.parse()?);
@@ -177,9 +194,17 @@ impl Authenticator {
             if let Err(e) = am.update(&self.db).await {
                 tracing::warn!(error = %e, key = %id, "could not record API key use");
             }
-            return Ok(self.principal(user, role, Credential::ApiKey { key_id: id }));
+            let key_id = id;
+            return Ok((
+                self.principal(user, role, Credential::ApiKey { key_id }),
+                expires,
+            ));
         }
-        Ok(self.principal(user, role, Credential::ApiKey { key_id: row.id }))
+        let key_id = row.id;
+        Ok((
+            self.principal(user, role, Credential::ApiKey { key_id }),
+            expires,
+        ))
     }
 
     async fn active_user(&self, user_id: &str) -> Result<user::Model> {

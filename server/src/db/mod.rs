@@ -18,6 +18,9 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
         // One writer at a time is SQLite's model; a small pool avoids
         // SQLITE_BUSY storms while WAL keeps readers concurrent.
         opts.max_connections(8).min_connections(1);
+        // An in-process database has no connection to lose: no ping
+        // before each use (a round trip to the connection's thread).
+        opts.test_before_acquire(false);
         // Pragmas of every pooled connection (a PRAGMA statement would
         // reach one): WAL, and commits that do not wait for fsync — a
         // crash may lose the last commits, never corrupt the database.

@@ -502,6 +502,8 @@ pub async fn transition(
         .filter(sandbox::Column::State.eq(current.as_str()))
         .exec(&app.db)
         .await?;
+    // At once, even if the reload below fails.
+    app.running.forget(&row.id);
     let fresh = reload(app, &row.id).await?;
     if res.rows_affected != 1 {
         return Err(Error::Aborted(format!(
@@ -522,6 +524,7 @@ async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {
 }
 
 fn publish(app: &App, row: &sandbox::Model) {
+    app.running.forget(&row.id);
     let _ = app.events.send(SandboxEvent {
         sandbox: row.clone(),
     });
@@ -538,6 +541,22 @@ pub async fn get(app: &App, p: &Principal, id: &str) -> Result<sandbox::Model> {
         .one(&app.db)
         .await?
         .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))
+}
+
+/// `get` for the hot reads: GetSandbox and the data-plane calls (process,
+/// PTY, file), which come many at a time for one running sandbox. A
+/// running sandbox's row is reused for a moment (see cache.rs); every
+/// change to a sandbox on this server forgets it.
+pub async fn get_cached(app: &App, p: &Principal, id: &str) -> Result<sandbox::Model> {
+    if let Some(row) = app.running.get(id).filter(|r| r.tenant_id == p.tenant_id) {
+        return Ok(row);
+    }
+    let generation = app.running.generation();
+    let row = get(app, p, id).await?;
+    if state_of(&row) == SandboxState::Running {
+        app.running.put(id.to_string(), generation, &row, None);
+    }
+    Ok(row)
 }
 
 /// A sandbox by id in any tenant, for callers whose credential already
@@ -969,6 +988,7 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
         .filter(sandbox::Column::Generation.eq(row.generation))
         .exec(&app.db)
         .await?;
+    app.running.forget(id);
     if res.rows_affected != 1 {
         return Err(Error::Aborted(format!("sandbox {id} changed concurrently")));
     }

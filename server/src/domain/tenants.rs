@@ -299,6 +299,8 @@ pub async fn update_user(
         revoke_sessions(&txn, user_id).await?;
     }
     txn.commit().await?;
+    // Its role or state may have changed: cached principals are stale.
+    app.principals.clear();
     Ok(u)
 }
 
@@ -335,6 +337,7 @@ pub async fn delete_user(app: &App, tenant_id: &str, user_id: &str) -> Result<()
         .exec(&txn)
         .await?;
     txn.commit().await?;
+    app.principals.clear();
     Ok(())
 }
 
@@ -419,6 +422,7 @@ pub async fn delete_api_key(app: &App, p: &Principal, tenant_id: &str, key_id: &
     if q.exec(&app.db).await?.rows_affected == 0 {
         return Err(Error::NotFound(format!("API key {key_id}")));
     }
+    app.principals.clear();
     Ok(())
 }
 
