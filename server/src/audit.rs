@@ -5,13 +5,13 @@
 //!
 //! One writer task stores the queue in batches (one INSERT per batch). A
 //! response no longer waits for its record: that wait was 0.4-1 ms of a
-//! 2 ms exec (an SQLite write on a busy 2-core host), for a guarantee the
-//! storage did not give anyway (commits are not fsynced). What holds
-//! instead: nothing is dropped (a full queue makes calls wait, and a
-//! failed write is retried); `ListAuditEvents` first waits for every record
-//! queued before it, so a caller reads its own calls; shutdown drains the
-//! queue. A crash of the server loses at most the records still queued,
-//! milliseconds' worth.
+//! 2 ms exec (an SQLite write on a busy 2-core host). What holds instead:
+//! a full queue makes calls wait rather than drop records; a failed write
+//! is retried (then logged with the count lost); `ListAuditEvents` first
+//! waits for every record queued before it, so a caller reads its own
+//! calls; shutdown drains the queue. A crash of the server process loses
+//! at most the records still queued, milliseconds' worth (on SQLite, whose
+//! commits are not fsynced, a power loss could already lose the last few).
 
 use crate::auth::Principal;
 use crate::db::entity::audit_event;
