@@ -52,6 +52,10 @@ pub struct Args {
     /// Prewarm pool size for the from-pool figure.
     #[arg(long, default_value_t = 4)]
     pool_size: usize,
+    /// Only these figures (comma-separated: create, pool, exec, pty,
+    /// file, get, density) [default: all]; for profiling one of them.
+    #[arg(long, value_delimiter = ',')]
+    only: Vec<String>,
     /// Where the JSON goes.
     #[arg(long, default_value = "bench-results.json")]
     json: PathBuf,

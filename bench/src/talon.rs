@@ -96,6 +96,10 @@ pub async fn run_all(
     talon: &Path,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Row>> {
+    const FIGURES: &[&str] = &["create", "pool", "exec", "pty", "file", "get", "density"];
+    if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
+        anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
+    }
     let (runs, warm) = (args.runs(), args.warmup());
     let density = args.density_max();
     let p = Platform::up(Options {
@@ -109,12 +113,13 @@ pub async fn run_all(
     let c = p.client().await?;
     raise_quota(&p, density + 8).await?;
     let mut rows = Vec::new();
+    let want = |k: &str| args.only.is_empty() || args.only.iter().any(|o| o == k);
 
     // -- create to ready, cold, against the OCI runtimes on the same bundle
     let cold_runs = runs.min(50);
     let mut total = Vec::new();
     let mut create_only = Vec::new();
-    for i in 0..warm + cold_runs {
+    for i in 0..if want("create") { warm + cold_runs } else { 0 } {
         let (t, created, sb) = create_to_ready(&c, CreateOptions::default()).await?;
         if i >= warm {
             total.push(t);
@@ -129,7 +134,10 @@ pub async fn run_all(
         .prefix("talon-bench-oci-")
         .tempdir_in("/var/tmp")?;
     let mut oci = Vec::new();
-    for rt in baseline::runtimes() {
+    for rt in baseline::runtimes()
+        .into_iter()
+        .filter(|_| want("create") || want("pool"))
+    {
         let b = OciBaseline::new(&rt, &p.sandbox_dir(sb.id()), work.path(), &["/bin/true"])?;
         let v = blocking(move || {
             let mut v = Vec::new();
@@ -144,255 +152,275 @@ pub async fn run_all(
         eprintln!("{rt} run true: {:?}", Stats::ms(&v.1));
         oci.push(v);
     }
-    anyhow::ensure!(!oci.is_empty(), "neither runc nor crun is installed");
-    let runc = Stats::ms(&oci[0].1);
-    let cold = Stats::ms(&total);
-    rows.push(row(
-        "create_cold",
-        "create-to-ready, cold (Create + first exec)",
-        "ms",
-        cold.clone(),
-        &format!("`{} run` true", oci[0].0.runtime),
-        runc.clone(),
-        ("p50 < 50 ms", Some(cold.p50 < 50.0)),
-    ));
-    for (b, v) in oci.iter().skip(1) {
+    anyhow::ensure!(
+        !oci.is_empty() || !(want("create") || want("pool")),
+        "neither runc nor crun is installed"
+    );
+    let runc = oci.first().map(|o| Stats::ms(&o.1));
+    if want("create") {
+        let runc = runc.clone().expect("measured above");
+        let cold = Stats::ms(&total);
         rows.push(row(
-            &format!("create_cold_vs_{}", b.runtime),
-            "create-to-ready, cold",
+            "create_cold",
+            "create-to-ready, cold (Create + first exec)",
             "ms",
             cold.clone(),
-            &format!("`{} run` true", b.runtime),
-            Stats::ms(v),
+            &format!("`{} run` true", oci[0].0.runtime),
+            runc.clone(),
             ("p50 < 50 ms", Some(cold.p50 < 50.0)),
         ));
+        for (b, v) in oci.iter().skip(1) {
+            rows.push(row(
+                &format!("create_cold_vs_{}", b.runtime),
+                "create-to-ready, cold",
+                "ms",
+                cold.clone(),
+                &format!("`{} run` true", b.runtime),
+                Stats::ms(v),
+                ("p50 < 50 ms", Some(cold.p50 < 50.0)),
+            ));
+        }
+        rows.push(row(
+            "create_call",
+            "Create(wait_until_running) alone",
+            "ms",
+            Stats::ms(&create_only),
+            &format!("`{} run` true", oci[0].0.runtime),
+            runc.clone(),
+            ("", None),
+        ));
     }
-    rows.push(row(
-        "create_call",
-        "Create(wait_until_running) alone",
-        "ms",
-        Stats::ms(&create_only),
-        &format!("`{} run` true", oci[0].0.runtime),
-        runc.clone(),
-        ("", None),
-    ));
 
     // -- exec round trip
-    let v = timed(warm * 4, runs * 2, || async {
-        let t0 = Instant::now();
-        exec_true(&sb).await?;
-        Ok(t0.elapsed())
-    })
-    .await?;
-    let base = blocking(move || {
-        let mut v = Vec::new();
-        for i in 0..warm * 4 + runs * 2 {
-            let t = baseline::fork_exec_true()?;
-            if i >= warm * 4 {
-                v.push(t);
+    if want("exec") {
+        let v = timed(warm * 4, runs * 2, || async {
+            let t0 = Instant::now();
+            exec_true(&sb).await?;
+            Ok(t0.elapsed())
+        })
+        .await?;
+        let base = blocking(move || {
+            let mut v = Vec::new();
+            for i in 0..warm * 4 + runs * 2 {
+                let t = baseline::fork_exec_true()?;
+                if i >= warm * 4 {
+                    v.push(t);
+                }
             }
-        }
-        Ok(v)
-    })?;
-    let ex = Stats::ms(&v);
-    let meets = ex.p50 < 2.0;
-    rows.push(row(
-        "exec_true",
-        "exec round trip of `true`, output collected",
-        "ms",
-        ex,
-        "fork+exec `true`",
-        Stats::ms(&base),
-        ("p50 < 2 ms", Some(meets)),
-    ));
+            Ok(v)
+        })?;
+        let ex = Stats::ms(&v);
+        let meets = ex.p50 < 2.0;
+        rows.push(row(
+            "exec_true",
+            "exec round trip of `true`, output collected",
+            "ms",
+            ex,
+            "fork+exec `true`",
+            Stats::ms(&base),
+            ("p50 < 2 ms", Some(meets)),
+        ));
+    }
 
     // -- PTY keystroke echo
-    let v = pty_echo(&c, sb.id(), warm * 4, runs * 2).await?;
-    let n = warm * 4 + runs * 2;
-    let base = blocking(move || {
-        let mut pty = baseline::HostPty::open()?;
-        let mut v = Vec::new();
-        for i in 0..n {
-            let t = pty.echo_once()?;
-            if i >= warm * 4 {
-                v.push(t);
+    if want("pty") {
+        let v = pty_echo(&c, sb.id(), warm * 4, runs * 2).await?;
+        let n = warm * 4 + runs * 2;
+        let base = blocking(move || {
+            let mut pty = baseline::HostPty::open()?;
+            let mut v = Vec::new();
+            for i in 0..n {
+                let t = pty.echo_once()?;
+                if i >= warm * 4 {
+                    v.push(t);
+                }
             }
-        }
-        Ok(v)
-    })?;
-    let pt = Stats::ms(&v);
-    let meets = pt.p50 < 1.0;
-    rows.push(row(
-        "pty_echo",
-        "PTY keystroke echo (raw-mode cat)",
-        "ms",
-        pt,
-        "host PTY, same program",
-        Stats::ms(&base),
-        ("< 1 ms", Some(meets)),
-    ));
+            Ok(v)
+        })?;
+        let pt = Stats::ms(&v);
+        let meets = pt.p50 < 1.0;
+        rows.push(row(
+            "pty_echo",
+            "PTY keystroke echo (raw-mode cat)",
+            "ms",
+            pt,
+            "host PTY, same program",
+            Stats::ms(&base),
+            ("< 1 ms", Some(meets)),
+        ));
+    }
 
     // -- file API: write then read N MiB
-    let mib = args.file_mib();
-    let data: Arc<Vec<u8>> = Arc::new((0..mib << 20).map(|i| (i * 7 + i / 4093) as u8).collect());
-    let file_runs = if args.short { 2 } else { 5 };
-    let (mut w, mut r) = (Vec::new(), Vec::new());
-    for i in 0..file_runs + 1 {
-        let t0 = Instant::now();
-        sb.files().write("/tmp/bench.bin", &data).await?;
-        let tw = t0.elapsed();
-        let t1 = Instant::now();
-        let back = sb.files().read("/tmp/bench.bin").await?;
-        let tr = t1.elapsed();
-        anyhow::ensure!(
-            back.len() == data.len() && back == *data,
-            "the file came back different"
-        );
-        if i > 0 {
-            w.push(tw);
-            r.push(tr);
-        }
-    }
-    let rate = |v: &[Duration]| Stats::of(v.iter().map(|d| mib as f64 / d.as_secs_f64()).collect());
-    let dir = p.dir.path().to_path_buf();
-    let d2 = data.clone();
-    let (bw, br) = blocking(move || {
-        let (mut bw, mut br) = (Vec::new(), Vec::new());
+    if want("file") {
+        let mib = args.file_mib();
+        let data: Arc<Vec<u8>> =
+            Arc::new((0..mib << 20).map(|i| (i * 7 + i / 4093) as u8).collect());
+        let file_runs = if args.short { 2 } else { 5 };
+        let (mut w, mut r) = (Vec::new(), Vec::new());
         for i in 0..file_runs + 1 {
-            let (w, r) = baseline::raw_file(&dir, &d2)?;
+            let t0 = Instant::now();
+            sb.files().write("/tmp/bench.bin", &data).await?;
+            let tw = t0.elapsed();
+            let t1 = Instant::now();
+            let back = sb.files().read("/tmp/bench.bin").await?;
+            let tr = t1.elapsed();
+            anyhow::ensure!(
+                back.len() == data.len() && back == *data,
+                "the file came back different"
+            );
             if i > 0 {
-                bw.push(w);
-                br.push(r);
+                w.push(tw);
+                r.push(tr);
             }
         }
-        Ok((bw, br))
-    })?;
-    let both = |a: &[Duration], b: &[Duration]| -> Vec<Duration> {
-        a.iter().zip(b).map(|(x, y)| *x + *y).collect()
-    };
-    let wr = Stats::of(
-        both(&w, &r)
-            .iter()
-            .map(|d| 2.0 * mib as f64 / d.as_secs_f64())
-            .collect(),
-    );
-    let base_wr = Stats::of(
-        both(&bw, &br)
-            .iter()
-            .map(|d| 2.0 * mib as f64 / d.as_secs_f64())
-            .collect(),
-    );
-    for (key, figure, t, b, target) in [
-        (
-            "file_write",
-            format!("file write, {mib} MiB"),
-            rate(&w),
-            rate(&bw),
-            ("", None),
-        ),
-        (
-            "file_read",
-            format!("file read, {mib} MiB"),
-            rate(&r),
-            rate(&br),
-            ("", None),
-        ),
-        (
-            "file_write_read",
-            format!("file write then read, {mib} MiB"),
-            wr.clone(),
-            base_wr,
-            (">= 500 MiB/s", Some(wr.p50 >= 500.0)),
-        ),
-    ] {
-        let mut x = row(
-            key,
-            &figure,
-            "MiB/s",
-            t,
-            "raw local write+fsync / read",
-            b,
-            target,
-        );
-        // A rate: the baseline's over ours, so higher is worse here too.
-        x.ratio = if x.talon.p50 > 0.0 {
-            x.base.p50 / x.talon.p50
-        } else {
-            0.0
+        let rate =
+            |v: &[Duration]| Stats::of(v.iter().map(|d| mib as f64 / d.as_secs_f64()).collect());
+        let dir = p.dir.path().to_path_buf();
+        let d2 = data.clone();
+        let (bw, br) = blocking(move || {
+            let (mut bw, mut br) = (Vec::new(), Vec::new());
+            for i in 0..file_runs + 1 {
+                let (w, r) = baseline::raw_file(&dir, &d2)?;
+                if i > 0 {
+                    bw.push(w);
+                    br.push(r);
+                }
+            }
+            Ok((bw, br))
+        })?;
+        let both = |a: &[Duration], b: &[Duration]| -> Vec<Duration> {
+            a.iter().zip(b).map(|(x, y)| *x + *y).collect()
         };
-        rows.push(x);
-    }
-    notes.push(format!(
+        let wr = Stats::of(
+            both(&w, &r)
+                .iter()
+                .map(|d| 2.0 * mib as f64 / d.as_secs_f64())
+                .collect(),
+        );
+        let base_wr = Stats::of(
+            both(&bw, &br)
+                .iter()
+                .map(|d| 2.0 * mib as f64 / d.as_secs_f64())
+                .collect(),
+        );
+        for (key, figure, t, b, target) in [
+            (
+                "file_write",
+                format!("file write, {mib} MiB"),
+                rate(&w),
+                rate(&bw),
+                ("", None),
+            ),
+            (
+                "file_read",
+                format!("file read, {mib} MiB"),
+                rate(&r),
+                rate(&br),
+                ("", None),
+            ),
+            (
+                "file_write_read",
+                format!("file write then read, {mib} MiB"),
+                wr.clone(),
+                base_wr,
+                (">= 500 MiB/s", Some(wr.p50 >= 500.0)),
+            ),
+        ] {
+            let mut x = row(
+                key,
+                &figure,
+                "MiB/s",
+                t,
+                "raw local write+fsync / read",
+                b,
+                target,
+            );
+            // A rate: the baseline's over ours, so higher is worse here too.
+            x.ratio = if x.talon.p50 > 0.0 {
+                x.base.p50 / x.talon.p50
+            } else {
+                0.0
+            };
+            rows.push(x);
+        }
+        notes.push(format!(
         "File figures: {file_runs} runs after one warm-up; the API writes atomically (temp file, fsync, rename), and so does the baseline."
     ));
+    }
 
     // -- GetSandbox under 64 concurrent clients
-    let secs = args.load_secs();
-    let (lat, rps) = load(&p, args.clients, secs, Some(sb.id().to_string())).await?;
-    let (blat, brps) = load(&p, args.clients, secs, None).await?;
-    let meets = rps >= 5000.0 && lat.p99 < 10.0;
-    rows.push(row(
-        "get_sandbox_latency",
-        &format!("GetSandbox latency, {} clients", args.clients),
-        "ms",
-        lat,
-        "gRPC health Check, same server",
-        blat,
-        ("p99 < 10 ms", Some(meets)),
-    ));
-    let mut x = row(
-        "get_sandbox_rate",
-        &format!("GetSandbox throughput, {} clients", args.clients),
-        "calls/s",
-        Stats::one(rps),
-        "gRPC health Check, same server",
-        Stats::one(brps),
-        (">= 5000/s", Some(rps >= 5000.0)),
-    );
-    x.ratio = if rps > 0.0 { brps / rps } else { 0.0 };
-    rows.push(x);
+    if want("get") {
+        let secs = args.load_secs();
+        let (lat, rps) = load(&p, args.clients, secs, Some(sb.id().to_string())).await?;
+        let (blat, brps) = load(&p, args.clients, secs, None).await?;
+        let meets = rps >= 5000.0 && lat.p99 < 10.0;
+        rows.push(row(
+            "get_sandbox_latency",
+            &format!("GetSandbox latency, {} clients", args.clients),
+            "ms",
+            lat,
+            "gRPC health Check, same server",
+            blat,
+            ("p99 < 10 ms", Some(meets)),
+        ));
+        let mut x = row(
+            "get_sandbox_rate",
+            &format!("GetSandbox throughput, {} clients", args.clients),
+            "calls/s",
+            Stats::one(rps),
+            "gRPC health Check, same server",
+            Stats::one(brps),
+            (">= 5000/s", Some(rps >= 5000.0)),
+        );
+        x.ratio = if rps > 0.0 { brps / rps } else { 0.0 };
+        rows.push(x);
+    }
     sb.kill().await?;
 
     // -- density
-    let (per, n, why) = density_run(&c, density, Duration::from_secs(args.density_secs())).await?;
-    notes.push(format!("Density: {n} idle sandboxes started ({why})."));
-    let m = n.clamp(1, 50);
-    let sb = c.create(CreateOptions::default()).await?;
-    let bdir = p.sandbox_dir(sb.id());
-    let wp = work.path().to_path_buf();
-    let base_per = blocking(move || {
-        let b = OciBaseline::new("runc", &bdir, &wp, &["sleep", "infinity"])?;
-        let before = settle_memory();
-        for i in 0..m {
-            b.start_detached(&format!("idle-{i}"))?;
-        }
-        let after = settle_memory();
-        eprintln!(
-            "density baseline: {m} runc containers, in use {} -> {} MiB",
-            before >> 20,
-            after >> 20
-        );
-        for i in 0..m {
-            b.delete(&format!("idle-{i}"));
-        }
-        Ok(after.saturating_sub(before) as f64 / m as f64 / (1 << 20) as f64)
-    })?;
-    sb.kill().await?;
-    notes.push(format!("Density baseline: {m} `runc run --detach` containers of `sleep infinity` on the same bundle."));
-    rows.push(row(
-        "density",
-        "host memory per idle sandbox",
-        "MiB",
-        Stats::one(per),
-        "runc container of `sleep`",
-        Stats::one(base_per),
-        ("< 8 MiB, 500 sandboxes", Some(per < 8.0 && n >= 500)),
-    ));
+    if want("density") {
+        let (per, n, why) =
+            density_run(&c, density, Duration::from_secs(args.density_secs())).await?;
+        notes.push(format!("Density: {n} idle sandboxes started ({why})."));
+        let m = n.clamp(1, 50);
+        let sb = c.create(CreateOptions::default()).await?;
+        let bdir = p.sandbox_dir(sb.id());
+        let wp = work.path().to_path_buf();
+        let base_per = blocking(move || {
+            let b = OciBaseline::new("runc", &bdir, &wp, &["sleep", "infinity"])?;
+            let before = settle_memory();
+            for i in 0..m {
+                b.start_detached(&format!("idle-{i}"))?;
+            }
+            let after = settle_memory();
+            eprintln!(
+                "density baseline: {m} runc containers, in use {} -> {} MiB",
+                before >> 20,
+                after >> 20
+            );
+            for i in 0..m {
+                b.delete(&format!("idle-{i}"));
+            }
+            Ok(after.saturating_sub(before) as f64 / m as f64 / (1 << 20) as f64)
+        })?;
+        sb.kill().await?;
+        notes.push(format!("Density baseline: {m} `runc run --detach` containers of `sleep infinity` on the same bundle."));
+        rows.push(row(
+            "density",
+            "host memory per idle sandbox",
+            "MiB",
+            Stats::one(per),
+            "runc container of `sleep`",
+            Stats::one(base_per),
+            ("< 8 MiB, 500 sandboxes", Some(per < 8.0 && n >= 500)),
+        ));
+    }
     drop(c);
     drop(p);
 
     // -- create to ready from the prewarm pool, on a platform with one
-    if args.pool_size > 0 {
+    if args.pool_size > 0 && want("pool") {
+        let runc = runc.expect("measured above");
         let p = Platform::up(Options {
             talon,
             agent: &args.agent,
@@ -431,7 +459,7 @@ pub async fn run_all(
         ));
         let meets = pool.p50 < 10.0;
         rows.insert(
-            1,
+            rows.len().min(1),
             row(
                 "create_pool",
                 "create-to-ready, from the prewarm pool",
