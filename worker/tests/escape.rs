@@ -193,6 +193,133 @@ except OSError as e:
     assert_eq!((out.as_str(), code), ("alive\n", 0));
 }
 
+/// While a workload holds every pid of its sandbox, the agent (whose
+/// threads count against the same limit) still answers every call: a new
+/// process is refused with RESOURCE_EXHAUSTED, file and port calls work
+/// or are refused the same way, nothing panics or hangs, and all is well
+/// once the pids are free again.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_pid_exhaustion_leaves_the_agent_answering() {
+    let mut s = sandbox((1000, 256, 48)).await;
+    let hold = r#"
+import os, time, sys
+n = 0
+try:
+    while n < 500:
+        if os.fork() == 0:
+            time.sleep(22)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("full", n, e.errno, flush=True)
+time.sleep(22)
+"#;
+    let mut bomb = s
+        .agent
+        .start_process(pb::StartProcessRequest {
+            command: vec!["python3".into(), "-c".into(), hold.into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while !String::from_utf8_lossy(&out).contains('\n') {
+        let m = tokio::time::timeout(Duration::from_secs(20), bomb.message())
+            .await
+            .expect("the holder never filled the pids")
+            .unwrap()
+            .expect("the holder's stream ended");
+        if let Some(pb::process_event::Event::Output(o)) = m.event.unwrap().event {
+            out.extend(o.data);
+        }
+    }
+    let line = String::from_utf8_lossy(&out).into_owned();
+    assert!(line.starts_with("full"), "{line}");
+    // Past tokio's keep-alive, so the agent has no spare blocking thread.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let ok_or_exhausted = |what: &str, r: Result<(), tonic::Status>| match r {
+        Ok(()) => {}
+        Err(e) => assert_eq!(
+            e.code(),
+            tonic::Code::ResourceExhausted,
+            "{what} under pid exhaustion: {e:?}"
+        ),
+    };
+    let e = s
+        .agent
+        .start_process(pb::StartProcessRequest {
+            command: vec!["true".into()],
+            ..Default::default()
+        })
+        .await
+        .map(|_| ())
+        .expect_err("a process started with every pid taken");
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("pids"), "{e:?}");
+    let r = s
+        .agent
+        .list_dir(pb::ListDirRequest {
+            path: "/".into(),
+            ..Default::default()
+        })
+        .await
+        .map(|_| ());
+    ok_or_exhausted("ListDir", r);
+    let r = match s
+        .agent
+        .read_file(pb::ReadFileRequest {
+            sandbox_id: String::new(),
+            path: "/etc/hostname".into(),
+            offset: 0,
+            length: 0,
+        })
+        .await
+    {
+        Ok(st) => {
+            let mut st = st.into_inner();
+            let mut r = Ok(());
+            loop {
+                match st.message().await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                }
+            }
+            r
+        }
+        Err(e) => Err(e),
+    };
+    ok_or_exhausted("ReadFile", r);
+    let r = s
+        .agent
+        .list_ports(pb::ListPortsRequest::default())
+        .await
+        .map(|_| ());
+    ok_or_exhausted("ListPorts", r);
+    // The holder's stream still follows it; then everything works again.
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(40), bomb.message())
+        .await
+        .expect("the holder's stream hung")
+        .unwrap()
+    {
+        let _ = m;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (out, _, code) = s.sh("echo alive").await;
+    assert_eq!((out.as_str(), code), ("alive\n", 0));
+    s.agent
+        .list_dir(pb::ListDirRequest {
+            path: "/".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("ListDir once the pids are free");
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn escape_fs_api_stays_inside() {
     let mut s = sandbox((1000, 256, 256)).await;

@@ -13,6 +13,7 @@ mod ports;
 mod service;
 mod spawn;
 mod supervisor;
+mod threads;
 mod tunnel;
 mod watch;
 

@@ -204,9 +204,7 @@ impl SandboxAgentService for Agent {
             let p = target.clone().expect("set above");
             let data = msg.data;
             let n = data.len() as u64;
-            tokio::task::spawn_blocking(move || p.write_stdin(&data))
-                .await
-                .map_err(|_| Status::internal("stdin writer"))??;
+            crate::threads::blocking(move || p.write_stdin(&data)).await??;
             written += n;
         }
         Ok(Response::new(pb::SendProcessInputResponse {
@@ -258,9 +256,8 @@ impl SandboxAgentService for Agent {
         };
         let only = r.stream;
         let after = r.after_seq;
-        let (records, first) = tokio::task::spawn_blocking(move || p.read_after(after, limit + 1))
-            .await
-            .map_err(|_| Status::internal("log reader"))?
+        let (records, first) = crate::threads::blocking(move || p.read_after(after, limit + 1))
+            .await?
             .map_err(|e| Status::internal(format!("log read: {e}")))?;
         let has_more = records.len() > limit;
         let page = &records[..records.len().min(limit)];
@@ -367,7 +364,7 @@ impl SandboxAgentService for Agent {
                 match msg.message {
                     Some(In::Input(data)) => {
                         let w = writer.clone();
-                        if tokio::task::spawn_blocking(move || w.write_stdin(&data))
+                        if crate::threads::blocking(move || w.write_stdin(&data))
                             .await
                             .map(|r| r.is_err())
                             .unwrap_or(true)
@@ -415,9 +412,7 @@ impl SandboxAgentService for Agent {
     ) -> Result<Response<pb::ListDirResponse>, Status> {
         let r = req.into_inner();
         let files = self.files.clone();
-        let entries = tokio::task::spawn_blocking(move || files.list_dir(&r.path, r.depth))
-            .await
-            .map_err(|_| Status::internal("lister"))??;
+        let entries = crate::threads::blocking(move || files.list_dir(&r.path, r.depth)).await??;
         Ok(Response::new(pb::ListDirResponse { entries }))
     }
 
@@ -430,7 +425,9 @@ impl SandboxAgentService for Agent {
         let r = req.into_inner();
         let reader = self.files.open_read(&r.path, r.offset, r.length)?;
         let (tx, rx) = mpsc::channel(8);
-        tokio::task::spawn_blocking(move || reader.pump(|chunk| tx.blocking_send(chunk).is_ok()));
+        crate::threads::spawn_blocking(move || {
+            reader.pump(|chunk| tx.blocking_send(chunk).is_ok())
+        })?;
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
@@ -485,9 +482,7 @@ impl SandboxAgentService for Agent {
                 finish.size
             )));
         }
-        let info = tokio::task::spawn_blocking(move || w.commit())
-            .await
-            .map_err(|_| Status::internal("writer"))??;
+        let info = crate::threads::blocking(move || w.commit()).await??;
         Ok(Response::new(pb::WriteFileResponse { info: Some(info) }))
     }
 
@@ -517,9 +512,7 @@ impl SandboxAgentService for Agent {
     ) -> Result<Response<pb::RemovePathResponse>, Status> {
         let r = req.into_inner();
         let files = self.files.clone();
-        tokio::task::spawn_blocking(move || files.remove(&r.path, r.recursive))
-            .await
-            .map_err(|_| Status::internal("remover"))??;
+        crate::threads::blocking(move || files.remove(&r.path, r.recursive)).await??;
         Ok(Response::new(pb::RemovePathResponse {}))
     }
 
@@ -549,9 +542,7 @@ impl SandboxAgentService for Agent {
         &self,
         _req: Request<pb::ListPortsRequest>,
     ) -> Result<Response<pb::ListPortsResponse>, Status> {
-        let ports = tokio::task::spawn_blocking(crate::ports::listening)
-            .await
-            .map_err(|_| Status::internal("ports"))?;
+        let ports = crate::threads::blocking(crate::ports::listening).await?;
         Ok(Response::new(pb::ListPortsResponse { ports }))
     }
 }

@@ -3,9 +3,12 @@
 //! reparents to us, as tini does. The agent is a subreaper even when it is
 //! not PID 1, so it behaves the same in tests.
 //!
-//! Output is read by one thread per stream and appended to the process's
-//! `LogStore` before anyone is told about it, so readers that follow the
-//! log from disk never miss a chunk.
+//! Output is read by one thread per process (both streams, through poll)
+//! and appended to the process's `LogStore` before anyone is told about
+//! it, so readers that follow the log from disk never miss a chunk. That
+//! thread is started before the process: the agent's threads count
+//! against the sandbox's pids limit (see `threads`), and a process whose
+//! output nobody reads must never be left behind.
 
 use crate::logstore::{self, LogStore, Record};
 use crate::spawn;
@@ -114,7 +117,7 @@ impl Proc {
         }
     }
 
-    fn exited(self: &Arc<Self>, status: libc::c_int) {
+    fn exited(self: &Arc<Self>, status: libc::c_int, rt: &tokio::runtime::Handle) {
         let (exit_code, signal) = if libc::WIFEXITED(status) {
             (libc::WEXITSTATUS(status), 0)
         } else if libc::WIFSIGNALED(status) {
@@ -135,9 +138,11 @@ impl Proc {
         });
         *self.stdin.lock().expect("stdin lock") = None;
         if !drained {
+            // A timer task, not a thread: this runs on the reaper, which
+            // must not fail when the workload holds every pid.
             let me = self.clone();
-            std::thread::spawn(move || {
-                std::thread::sleep(DRAIN_AFTER_EXIT);
+            rt.spawn(async move {
+                tokio::time::sleep(DRAIN_AFTER_EXIT).await;
                 me.progress.send_modify(|p| p.done = true);
             });
         }
@@ -248,6 +253,8 @@ pub struct Supervisor {
     /// Set by `Configure` when a prewarmed sandbox is claimed: variables
     /// every later process gets on top of the agent's own environment.
     base_env: Mutex<HashMap<String, String>>,
+    /// For timers started from the reaper thread.
+    rt: tokio::runtime::Handle,
 }
 
 /// A user to run as: uid, gid and home, from the sandbox's /etc/passwd.
@@ -284,6 +291,7 @@ impl Supervisor {
             workspace,
             wake: (Mutex::new(false), Condvar::new()),
             base_env: Mutex::new(HashMap::new()),
+            rt: tokio::runtime::Handle::current(),
         });
         let reaper = sup.clone();
         std::thread::Builder::new()
@@ -307,7 +315,7 @@ impl Supervisor {
                     .get(&(pid as u32))
                     .cloned();
                 if let Some(p) = proc {
-                    p.exited(status);
+                    p.exited(status, &self.rt);
                 }
                 continue;
             }
@@ -433,6 +441,13 @@ impl Supervisor {
         );
         env.extend(req.env.iter().map(|(k, v)| (k.into(), v.into())));
         let env = dedup_env(env);
+        // The output thread first: without it the process must not start.
+        let (give, take) = std::sync::mpsc::sync_channel::<(Arc<Proc>, Vec<(u8, File)>)>(1);
+        crate::threads::spawn("output", move || {
+            if let Ok((p, readers)) = take.recv() {
+                pump(p, readers);
+            }
+        })?;
 
         let mut procs = self.procs.lock().expect("procs");
         if !req.tag.is_empty() && procs.values().any(|p| p.tag == req.tag && p.running()) {
@@ -481,13 +496,7 @@ impl Supervisor {
             *lock.lock().expect("wake") = true;
             cv.notify_all();
         }
-        for (stream, file) in readers {
-            let p = proc.clone();
-            std::thread::Builder::new()
-                .name(format!("out-{pid}-{stream}"))
-                .spawn(move || pump(p, stream, file))
-                .map_err(io)?;
-        }
+        let _ = give.send((proc.clone(), readers));
         if let Some(t) = req
             .timeout
             .as_ref()
@@ -531,7 +540,7 @@ fn spawn_error(program: &str, e: std::io::Error) -> Status {
         std::io::ErrorKind::PermissionDenied => {
             Status::permission_denied(format!("{program}: permission denied"))
         }
-        _ => Status::internal(format!("spawn {program}: {e}")),
+        _ => crate::threads::start_error(&format!("spawn {program}"), e),
     }
 }
 
@@ -620,18 +629,54 @@ fn io(e: std::io::Error) -> Status {
     Status::internal(e.to_string())
 }
 
-fn pump(p: Arc<Proc>, stream: u8, mut f: File) {
+/// Reads a process's streams until each ends (EOF, or EIO when a PTY's
+/// other side is gone), appending what comes to its log.
+fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
     let mut buf = vec![0u8; 32 * 1024];
-    loop {
-        match f.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => p.append(stream, &buf[..n]),
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            // EIO: the PTY's other side is gone.
-            Err(_) => break,
+    while !readers.is_empty() {
+        let mut fds: Vec<libc::pollfd> = readers
+            .iter()
+            .map(|(_, f)| libc::pollfd {
+                fd: f.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        if fds.len() == 1 {
+            // One stream: a blocking read is the wait.
+            fds[0].revents = libc::POLLIN;
+        } else {
+            // SAFETY: poll over a live array of fds.len() pollfds.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, -1) };
+            if n < 0 {
+                if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                    continue;
+                }
+                // Cannot happen with valid fds; end the streams, never hang.
+                for _ in readers.drain(..) {
+                    p.stream_closed();
+                }
+                break;
+            }
         }
+        let mut ready = fds.iter().map(|f| f.revents != 0);
+        readers.retain_mut(|(stream, f)| {
+            if !ready.next().unwrap_or(false) {
+                return true;
+            }
+            match f.read(&mut buf) {
+                Ok(0) => {}
+                Ok(n) => {
+                    p.append(*stream, &buf[..n]);
+                    return true;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return true,
+                Err(_) => {}
+            }
+            p.stream_closed();
+            false
+        });
     }
-    p.stream_closed();
 }
 
 fn openpty() -> Result<(OwnedFd, OwnedFd), Status> {

@@ -76,10 +76,7 @@ pub fn start(
         dirs.insert(wd, path);
     }
     let (tx, rx) = mpsc::channel(256);
-    std::thread::Builder::new()
-        .name("watch".into())
-        .spawn(move || run(ino_fd, dirs, recursive, tx))
-        .map_err(|e| Status::internal(e.to_string()))?;
+    crate::threads::spawn("watch", move || run(ino_fd, dirs, recursive, tx))?;
     Ok(rx)
 }
 
