@@ -19,6 +19,30 @@ pub struct OciBaseline {
     cgroup: String,
 }
 
+/// A bundle written for libcontainer carries its masked-equal seccomp
+/// rules with the datum in `value` and the mask in `valueTwo` (the worker's
+/// `seccomp` module says why); runc and crun read the mask from `value`.
+/// Swapped here, so the baseline runs the filter the sandbox runs.
+fn oci_masked_eq(cfg: &mut serde_json::Value) {
+    let Some(rules) = cfg["linux"]["seccomp"]["syscalls"].as_array_mut() else {
+        return;
+    };
+    for arg in rules
+        .iter_mut()
+        .filter_map(|r| r["args"].as_array_mut())
+        .flatten()
+    {
+        let datum_first = arg["op"] == "SCMP_CMP_MASKED_EQ"
+            && arg["value"].as_u64() == Some(0)
+            && arg["valueTwo"].as_u64().is_some_and(|m| m != 0);
+        if datum_first {
+            let mask = arg["valueTwo"].take();
+            arg["value"] = mask;
+            arg["valueTwo"] = 0.into();
+        }
+    }
+}
+
 /// The OCI runtimes on this host that we compare with.
 pub fn runtimes() -> Vec<String> {
     ["runc", "crun"]
@@ -60,6 +84,7 @@ impl OciBaseline {
         if let Some(o) = cfg.as_object_mut() {
             o.remove("hooks");
         }
+        oci_masked_eq(&mut cfg);
         let cgroup = format!("/talon-bench/{runtime}");
         cfg["linux"]["cgroupsPath"] = cgroup.clone().into();
         let bundle = work.join(format!("{runtime}-bundle"));

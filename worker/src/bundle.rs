@@ -113,6 +113,8 @@ pub struct BundleSpec<'a> {
     /// The sealed agent binary on the host.
     pub agent: &'a Path,
     pub has_secret_files: bool,
+    /// How the runtime that runs the bundle reads a masked-equal rule.
+    pub masked_eq: crate::seccomp::MaskedEq,
 }
 
 /// Docker's default capability set, and nothing wider.
@@ -369,7 +371,7 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         ]))
         .resources(resources)
         .cgroups_path(PathBuf::from(format!("/talon/{}", b.sandbox_id)))
-        .seccomp(crate::seccomp::profile())
+        .seccomp(crate::seccomp::profile(b.masked_eq))
         .masked_paths(get_default_maskedpaths())
         .readonly_paths(get_default_readonly_paths())
         .build()?;
@@ -412,6 +414,7 @@ mod tests {
             image_env: &["PATH=/image/bin".into(), "A=0".into()],
             agent: Path::new("/opt/talon-agent"),
             has_secret_files: false,
+            masked_eq: crate::seccomp::MaskedEq::MaskInValue,
         })
         .unwrap();
         let j = serde_json::to_value(&s).unwrap();

@@ -844,6 +844,7 @@ impl SandboxHost {
             agent: &self.agent,
             // A pooled sandbox gets its secrets at the claim.
             has_secret_files: !spec.secret_files.is_empty() || h.pooled.is_some(),
+            masked_eq: self.runtime.masked_eq(),
         })?;
         oci.save(layout.bundle().join("config.json"))?;
         let _ = std::fs::remove_file(layout.socket());

@@ -272,7 +272,7 @@ fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>>
     let state = config.data_dir.join("runtime-state");
     let rt = if config.runtime == "libcontainer" {
         let exe = std::env::current_exe().ok()?;
-        runtime::OciCli::with_prefix("libcontainer", &exe.to_string_lossy(), &["oci"], state)
+        runtime::OciCli::libcontainer(&exe.to_string_lossy(), &["oci"], state)
     } else {
         let Some(bin) = find_on_path(&config.runtime) else {
             tracing::warn!(runtime = %config.runtime, "runtime binary not found on PATH; this worker runs no sandboxes");

@@ -16,6 +16,10 @@ pub enum ContainerStatus {
 #[async_trait::async_trait]
 pub trait Runtime: Send + Sync {
     fn name(&self) -> &str;
+    /// How this runtime reads a masked-equal seccomp rule (see `seccomp`).
+    fn masked_eq(&self) -> crate::seccomp::MaskedEq {
+        crate::seccomp::MaskedEq::MaskInValue
+    }
     /// Creates and starts a container from a bundle, detached.
     /// Creates and starts the container, detached; its init's host pid.
     async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<u32>;
@@ -42,6 +46,7 @@ pub struct OciCli {
     binary: String,
     prefix: Vec<String>,
     root: PathBuf,
+    masked_eq: crate::seccomp::MaskedEq,
 }
 
 impl OciCli {
@@ -55,16 +60,18 @@ impl OciCli {
             binary: binary.to_string(),
             prefix: vec![],
             root,
+            masked_eq: crate::seccomp::MaskedEq::MaskInValue,
         }
     }
 
-    /// A runtime reached as `binary PREFIX… --root R …`.
-    pub fn with_prefix(name: &str, binary: &str, prefix: &[&str], root: PathBuf) -> Self {
+    /// libcontainer, reached as `binary PREFIX… --root R …` (`talon oci`).
+    pub fn libcontainer(binary: &str, prefix: &[&str], root: PathBuf) -> Self {
         OciCli {
-            name: name.into(),
+            name: "libcontainer".into(),
             binary: binary.into(),
             prefix: prefix.iter().map(|s| s.to_string()).collect(),
             root,
+            masked_eq: crate::seccomp::MaskedEq::DatumInValue,
         }
     }
 
@@ -117,6 +124,10 @@ impl OciCli {
 impl Runtime for OciCli {
     fn name(&self) -> &str {
         &self.name
+    }
+
+    fn masked_eq(&self) -> crate::seccomp::MaskedEq {
+        self.masked_eq
     }
 
     async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<u32> {

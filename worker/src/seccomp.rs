@@ -2,11 +2,24 @@
 //! EPERM for everything else. Deliberately absent (so denied): keyctl,
 //! add_key, request_key, bpf, mount, umount2, pivot_root, ptrace,
 //! process_vm_readv/writev, kexec_*, init_module, finit_module,
-//! open_by_handle_at, userfaultfd, io_uring_*, unshare, setns, perf_event_open
-//! and the x32 ABI (its architecture is not listed). clone3 answers ENOSYS,
-//! so libc falls back to clone, whose namespace flags are refused.
-//! arch_prctl is allowed: glibc's TLS setup needs it (the seed's
-//! "Cannot allocate TLS block" regression).
+//! open_by_handle_at, userfaultfd, io_uring_*, unshare, setns, perf_event_open,
+//! socketcall (its arguments are in memory, out of a filter's sight) and
+//! the x32 ABI (its architecture is not listed). clone3 answers ENOSYS
+//! (its flags are in memory too), so libc falls back to clone, whose
+//! namespace flags are refused; socket is allowed for every family but
+//! AF_VSOCK, as in Docker's profile. arch_prctl is allowed: glibc's TLS
+//! setup needs it (the seed's "Cannot allocate TLS block" regression).
+//!
+//! The clone rule is a masked-equal comparison, and runtimes disagree on
+//! which of its two values is the mask: the OCI spec, runc and crun (and
+//! libseccomp's own order) read `value` as the mask and `valueTwo` as the
+//! datum; libcontainer 0.7 reads them the other way round, so Docker's
+//! form of the rule (mask in `value`, datum 0) became a mask of 0 there,
+//! which matches every clone whatever its flags. Each adapter says how it
+//! reads them ([`MaskedEq`]) and gets the rule in its own form. Written in
+//! the other adapter's form, the rule matches no clone at all: a mismatch
+//! fails closed (nothing forks), never open. The escape suite proves the
+//! rule with raw syscalls under every adapter.
 
 use oci_spec::runtime::{
     Arch, LinuxSeccomp, LinuxSeccompAction, LinuxSeccompArgBuilder, LinuxSeccompBuilder,
@@ -322,8 +335,6 @@ pub const ALLOWED: &[&str] = &[
     "signalfd4",
     "sigprocmask",
     "sigreturn",
-    "socket",
-    "socketcall",
     "socketpair",
     "splice",
     "stat",
@@ -407,10 +418,23 @@ pub const DENIED: &[&str] = &[
     "move_mount",
     "open_tree",
     "mount_setattr",
+    "socketcall",
 ];
 
-/// Namespace flags clone(2) may not carry.
-const CLONE_NS_FLAGS: u64 = 0x7E02_0000;
+/// Namespace flags clone(2) may not carry: NEWNS, NEWCGROUP, NEWUTS,
+/// NEWIPC, NEWUSER, NEWPID, NEWNET (NEWTIME is clone3's and unshare's only).
+pub const CLONE_NS_FLAGS: u64 = 0x7E02_0000;
+/// The one socket family refused: a VM's host channel.
+const AF_VSOCK: u64 = 40;
+
+/// How a runtime reads the two values of `SCMP_CMP_MASKED_EQ`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MaskedEq {
+    /// `value` is the mask, `valueTwo` the datum: the OCI spec, runc, crun.
+    MaskInValue,
+    /// `value` is the datum, `valueTwo` the mask: libcontainer 0.7.
+    DatumInValue,
+}
 /// personality(2) values Docker allows.
 const PERSONALITIES: &[u64] = &[0x0, 0x8, 0x20000, 0x20008, 0xffff_ffff];
 
@@ -422,9 +446,15 @@ fn rule(names: &[&str], action: LinuxSeccompAction) -> LinuxSyscall {
         .expect("syscall rule")
 }
 
-pub fn profile() -> LinuxSeccomp {
+/// The profile, with its masked-equal rule in the form `form` reads.
+pub fn profile(form: MaskedEq) -> LinuxSeccomp {
     let mut syscalls = vec![rule(ALLOWED, LinuxSeccompAction::ScmpActAllow)];
-    // clone without namespace flags (arg 0 on x86_64).
+    // clone without namespace flags (arg 0 on x86_64 and x86):
+    // (flags & CLONE_NS_FLAGS) == 0.
+    let (value, value_two) = match form {
+        MaskedEq::MaskInValue => (CLONE_NS_FLAGS, 0),
+        MaskedEq::DatumInValue => (0, CLONE_NS_FLAGS),
+    };
     syscalls.push(
         LinuxSyscallBuilder::default()
             .names(vec!["clone".to_string()])
@@ -432,14 +462,30 @@ pub fn profile() -> LinuxSeccomp {
             .args(vec![
                 LinuxSeccompArgBuilder::default()
                     .index(0usize)
-                    .value(CLONE_NS_FLAGS)
-                    .value_two(0u64)
+                    .value(value)
+                    .value_two(value_two)
                     .op(LinuxSeccompOperator::ScmpCmpMaskedEq)
                     .build()
                     .expect("arg"),
             ])
             .build()
             .expect("clone rule"),
+    );
+    // socket of any family but AF_VSOCK.
+    syscalls.push(
+        LinuxSyscallBuilder::default()
+            .names(vec!["socket".to_string()])
+            .action(LinuxSeccompAction::ScmpActAllow)
+            .args(vec![
+                LinuxSeccompArgBuilder::default()
+                    .index(0usize)
+                    .value(AF_VSOCK)
+                    .op(LinuxSeccompOperator::ScmpCmpNe)
+                    .build()
+                    .expect("arg"),
+            ])
+            .build()
+            .expect("socket rule"),
     );
     for p in PERSONALITIES {
         syscalls.push(
@@ -488,7 +534,7 @@ mod tests {
             ALLOWED.contains(&"arch_prctl"),
             "glibc TLS needs arch_prctl"
         );
-        let j = serde_json::to_value(profile()).unwrap();
+        let j = serde_json::to_value(profile(MaskedEq::MaskInValue)).unwrap();
         assert_eq!(j["defaultAction"], "SCMP_ACT_ERRNO");
         let archs = j["architectures"].as_array().unwrap();
         assert!(
@@ -502,5 +548,34 @@ mod tests {
             .find(|s| s["names"][0] == "clone3")
             .unwrap();
         assert_eq!(clone3["errnoRet"], libc::ENOSYS);
+        for name in ["clone", "socket", "socketcall"] {
+            assert!(
+                !ALLOWED.contains(&name),
+                "{name} is allowed unconditionally"
+            );
+        }
+    }
+
+    /// The clone rule says "no namespace flag" in each adapter's reading.
+    #[test]
+    fn each_form_puts_the_mask_where_its_runtime_reads_it() {
+        let clone_arg = |form| {
+            let j = serde_json::to_value(profile(form)).unwrap();
+            let rule = j["syscalls"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|s| s["names"][0] == "clone")
+                .unwrap()
+                .clone();
+            let a = &rule["args"][0];
+            assert_eq!(a["op"], "SCMP_CMP_MASKED_EQ");
+            (
+                a["value"].as_u64().unwrap(),
+                a["valueTwo"].as_u64().unwrap(),
+            )
+        };
+        assert_eq!(clone_arg(MaskedEq::MaskInValue), (CLONE_NS_FLAGS, 0));
+        assert_eq!(clone_arg(MaskedEq::DatumInValue), (0, CLONE_NS_FLAGS));
     }
 }

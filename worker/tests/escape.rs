@@ -521,3 +521,46 @@ async fn escape_concurrent_creates_never_share_a_uid_range() {
         .collect();
     assert_eq!(owners.len(), sandboxes.len(), "workspaces share an owner");
 }
+
+/// No namespace can be made or entered from a sandbox, by any raw
+/// syscall with any namespace flag, under any runtime adapter: clone with
+/// each flag (libcontainer 0.7 once read the clone rule's mask as 0 and
+/// let `clone(CLONE_NEWUSER|CLONE_NEWNET)` through), clone3, unshare and
+/// setns; and no vsock socket (the VM's host channel). A plain clone and
+/// a unix socket still work.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_namespace_creation_by_raw_syscall_under_every_adapter() {
+    let probe = std::fs::read(common::static_probe("nsprobe")).unwrap();
+    for rt in common::adapters() {
+        let env = common::TestHost::with_runtime(talon_worker::host::HostOptions::default(), rt);
+        let mut s = common::create(&env, &common::spec("host", (1000, 256, 256)))
+            .await
+            .unwrap_or_else(|e| panic!("{rt}: {e:#}"));
+        s.put("nsprobe", &probe, 0o755).await;
+        let (out, err, code) = s.sh("/workspace/nsprobe").await;
+        assert_eq!(code, 0, "{rt}: {err}");
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(
+            lines.len(),
+            36,
+            "{rt}: the probe did not finish:\n{out}{err}"
+        );
+        for l in &lines {
+            let controls = ["clone plain ", "socket AF_UNIX "];
+            if controls.iter().any(|c| l.starts_with(c)) {
+                assert!(l.ends_with(" ok"), "{rt}: control failed: {l}");
+                continue;
+            }
+            let errno: i32 = l
+                .rsplit_once("errno=")
+                .unwrap_or_else(|| panic!("{rt}: allowed: {l}\n{out}"))
+                .1
+                .parse()
+                .unwrap();
+            assert!(
+                [libc::EPERM, libc::ENOSYS].contains(&errno),
+                "{rt}: {l} (EPERM or ENOSYS expected)"
+            );
+        }
+    }
+}

@@ -399,8 +399,7 @@ async fn a_restarted_worker_re_adopts_the_network() {
     )
     .unwrap();
     let worker = || {
-        let rt = talon_worker::runtime::OciCli::with_prefix(
-            "libcontainer",
+        let rt = talon_worker::runtime::OciCli::libcontainer(
             env!("CARGO_BIN_EXE_talon-oci"),
             &[],
             dir.path().join("runtime-state"),

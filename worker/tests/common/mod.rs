@@ -64,7 +64,7 @@ impl TestHost {
         .unwrap();
         let state = dir.path().join("runtime-state");
         let rt = if runtime == "libcontainer" {
-            OciCli::with_prefix("libcontainer", env!("CARGO_BIN_EXE_talon-oci"), &[], state)
+            OciCli::libcontainer(env!("CARGO_BIN_EXE_talon-oci"), &[], state)
         } else {
             OciCli::new(runtime, state)
         };
@@ -78,8 +78,7 @@ impl TestHost {
 
     /// Another host on this one's data directory: the worker restarted.
     pub fn reopen(&self, opts: HostOptions) -> Arc<SandboxHost> {
-        let rt = OciCli::with_prefix(
-            "libcontainer",
+        let rt = OciCli::libcontainer(
             env!("CARGO_BIN_EXE_talon-oci"),
             &[],
             self.dir.path().join("runtime-state"),
@@ -184,5 +183,90 @@ impl Sandbox {
     /// This sandbox's directory on the host.
     pub fn dir(&self) -> PathBuf {
         self.data.join("sandboxes").join(&self.id)
+    }
+}
+
+/// Every runtime adapter the worker offers on this host: libcontainer
+/// (built in), runc, and crun where it can run (crun 1.8 refuses a hybrid
+/// cgroup layout with controllers on the unified hierarchy, as this VM's
+/// has). Escape tests run under each; a missing CLI is a failure, not a
+/// skip (CI installs them).
+pub fn adapters() -> Vec<&'static str> {
+    let mut all = vec!["libcontainer"];
+    for cli in ["runc", "crun"] {
+        assert!(
+            std::process::Command::new(cli)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            "the escape suite runs under every adapter: install {cli} (.ci/run does)"
+        );
+        let hybrid_with_controllers =
+            std::fs::read_to_string("/sys/fs/cgroup/unified/cgroup.controllers")
+                .is_ok_and(|c| !c.trim().is_empty());
+        if cli == "crun" && hybrid_with_controllers {
+            eprintln!("crun: not run here (it refuses this host's hybrid cgroup layout)");
+            continue;
+        }
+        all.push(cli);
+    }
+    all
+}
+
+/// A C program from tests/probes, built static (it runs in any image)
+/// once per test binary, under the target's temporary directory.
+pub fn static_probe(name: &str) -> PathBuf {
+    static BUILT: std::sync::Mutex<Vec<(String, PathBuf)>> = std::sync::Mutex::new(Vec::new());
+    let mut built = BUILT.lock().unwrap();
+    if let Some((_, p)) = built.iter().find(|(n, _)| n == name) {
+        return p.clone();
+    }
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("tests/probes/{name}.c"));
+    let out = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let cc = std::process::Command::new("cc")
+        .args(["-static", "-O2", "-Wall", "-o"])
+        .arg(&out)
+        .arg(&src)
+        .output()
+        .expect("cc (a C compiler with static glibc, Debian's gcc) is needed for the probes");
+    assert!(
+        cc.status.success(),
+        "building {}: {}",
+        src.display(),
+        String::from_utf8_lossy(&cc.stderr)
+    );
+    built.push((name.to_string(), out.clone()));
+    out
+}
+
+impl Sandbox {
+    /// Writes a file through the agent's file API, with a mode.
+    pub async fn put(&mut self, path: &str, data: &[u8], mode: u32) {
+        use pb::write_file_request::Message as W;
+        let msgs = vec![
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Header(pb::WriteFileHeader {
+                    path: path.into(),
+                    mode,
+                    create_parents: true,
+                    no_overwrite: false,
+                })),
+            },
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Data(data.to_vec())),
+            },
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Finish(pb::WriteFileFinish {
+                    size: data.len() as i64,
+                })),
+            },
+        ];
+        self.agent
+            .write_file(tokio_stream::iter(msgs))
+            .await
+            .unwrap_or_else(|e| panic!("writing {path}: {e}"));
     }
 }
