@@ -34,11 +34,10 @@ impl Layout {
     pub fn workspace(&self) -> PathBuf {
         self.dir.join("workspace")
     }
-    pub fn run(&self) -> PathBuf {
-        self.dir.join("run")
-    }
-    pub fn socket(&self) -> PathBuf {
-        self.dir.join("run/agent.sock")
+    /// The agent's socket: in the sandbox's own directory, which only the
+    /// worker writes and no sandbox sees (see `agent_socket`).
+    pub fn agent_socket(&self) -> PathBuf {
+        self.dir.join("agent.sock")
     }
     /// The agent's process logs, kept outside the root so that they are
     /// written the same way whatever the image.
@@ -75,7 +74,7 @@ impl Layout {
             ]),
             RootKind::Overlay => {}
         }
-        v.extend([(self.run(), "/run/talon"), (self.logs(), "/var/log/talon")]);
+        v.push((self.logs(), "/var/log/talon"));
         v
     }
 }
@@ -284,8 +283,8 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         .user(UserBuilder::default().uid(0u32).gid(0u32).build()?)
         .args(vec![
             "/.talon/agent".to_string(),
-            "--socket".into(),
-            "/run/talon/agent.sock".into(),
+            "--listen-fd".into(),
+            crate::agent_socket::AGENT_FD.to_string(),
             "--workspace".into(),
             "/workspace".into(),
             "--log-dir".into(),

@@ -3,17 +3,18 @@
 //! forwarded, frames and trailers as they are, to that sandbox's agent
 //! socket. The worker adds no logic of its own: it checks the worker token
 //! and the generation (a stale server view of the sandbox is refused) and
-//! picks the socket. The worker's own WorkerImageService is served here
+//! picks the socket, whose listener must be that sandbox's init (see
+//! `agent_socket`). The worker's own WorkerImageService is served here
 //! too, behind the same token.
 
-use crate::host::SandboxHost;
+use crate::host::{Held, SandboxHost};
 use bytes::Bytes;
 use http::{HeaderValue, Request, Response};
 use http_body_util::{BodyExt, Empty, combinators::UnsyncBoxBody};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 pub const SANDBOX_HEADER: &str = "talon-sandbox-id";
@@ -42,19 +43,24 @@ type Sender = hyper::client::conn::http2::SendRequest<Incoming>;
 
 /// One HTTP/2 connection per agent socket, reused by every call (a call
 /// used to pay a connect and a handshake). A closed one (the sandbox
-/// stopped, its agent went) is replaced on the next call.
+/// stopped, its agent went) is replaced on the next call, after the new
+/// listener's credentials are checked.
 #[derive(Default)]
 pub struct AgentConnections(std::sync::Mutex<HashMap<PathBuf, Sender>>);
 
 impl AgentConnections {
-    async fn get(&self, socket: &Path) -> Result<Sender, String> {
-        let cached = self.0.lock().expect("conns").get(socket).cloned();
+    async fn get(&self, host: &SandboxHost, held: &Held) -> Result<Sender, String> {
+        let (socket, peer) = host
+            .agent_endpoint(held)
+            .await
+            .map_err(|e| format!("agent unreachable: {e:#}"))?;
+        let cached = self.0.lock().expect("conns").get(&socket).cloned();
         if let Some(mut s) = cached
             && s.ready().await.is_ok()
         {
             return Ok(s);
         }
-        let stream = tokio::net::UnixStream::connect(socket)
+        let stream = crate::agent_socket::connect(&socket, peer)
             .await
             .map_err(|e| format!("agent unreachable: {e}"))?;
         let (sender, conn) = hyper::client::conn::http2::Builder::new(TokioExecutor::new())
@@ -69,7 +75,7 @@ impl AgentConnections {
         });
         let mut map = self.0.lock().expect("conns");
         map.retain(|_, s| !s.is_closed());
-        map.insert(socket.to_path_buf(), sender.clone());
+        map.insert(socket, sender.clone());
         Ok(sender)
     }
 }
@@ -130,13 +136,7 @@ async fn forward(
             &format!("sandbox is {}", held.state),
         ));
     }
-    let Some(socket) = host.socket(&id) else {
-        return Ok(grpc_error(
-            tonic::Code::InvalidArgument,
-            "invalid sandbox id",
-        ));
-    };
-    let mut sender = match conns.get(&socket).await {
+    let mut sender = match conns.get(&host, &held).await {
         Ok(s) => s,
         Err(e) => return Ok(grpc_error(tonic::Code::Unavailable, &e)),
     };

@@ -2,6 +2,7 @@
 //! and the runtime calls that build, freeze, stop and remove them. The
 //! state file of each sandbox is what a restarted worker re-adopts from.
 
+use crate::agent_socket::AgentPeer;
 use crate::bundle::{self, BundleSpec, Layout, Limits, RootKind};
 use crate::image::archive::ImageConfig;
 use crate::image::{HOST_IMAGE, ImageStore};
@@ -61,6 +62,11 @@ impl Held {
     /// The container's id in the runtime (and the network's name for it).
     pub fn cid(&self) -> &str {
         self.container.as_deref().unwrap_or(&self.sandbox_id)
+    }
+
+    /// The host uid of the sandbox's root: the first of its slot's range.
+    pub fn uid(&self) -> u32 {
+        UID_BASE + self.slot * bundle::ID_RANGE
     }
 
     /// The recorded init pid, if that process is still the one recorded.
@@ -314,8 +320,27 @@ impl SandboxHost {
         }
     }
 
-    pub fn socket(&self, id: &str) -> Option<PathBuf> {
-        valid_id(id).then(|| self.layout(id).socket())
+    /// Where a held sandbox's agent answers, and who must answer there:
+    /// its init, as its root (`agent_socket` checks both on connecting).
+    pub async fn agent_endpoint(&self, h: &Held) -> anyhow::Result<(PathBuf, AgentPeer)> {
+        anyhow::ensure!(valid_id(&h.sandbox_id), "invalid sandbox id");
+        let pid = self
+            .pid_of(h)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("the sandbox's container is gone"))?;
+        Ok((
+            self.layout(&h.sandbox_id).agent_socket(),
+            AgentPeer { pid, uid: h.uid() },
+        ))
+    }
+
+    /// A client of the agent of the sandbox `id`.
+    pub async fn agent(&self, id: &str) -> anyhow::Result<crate::AgentClient> {
+        let h = self
+            .held(id)
+            .ok_or_else(|| anyhow::anyhow!("sandbox {id} is not on this worker"))?;
+        let (socket, peer) = self.agent_endpoint(&h).await?;
+        crate::agent_client(&socket, peer).await
     }
 
     async fn lock(&self, id: &str) -> Arc<Mutex<()>> {
@@ -328,6 +353,9 @@ impl SandboxHost {
     }
 
     pub fn held(&self, id: &str) -> Option<Held> {
+        if !valid_id(id) {
+            return None;
+        }
         let s = std::fs::read_to_string(self.layout(id).dir.join("state.json")).ok()?;
         serde_json::from_str(&s).ok()
     }
@@ -551,7 +579,7 @@ impl SandboxHost {
             }
             h
         };
-        let uid = UID_BASE + h.slot * bundle::ID_RANGE;
+        let uid = h.uid();
         let nameserver = self.net.get().map(|n| n.gateway());
         let prepared = prepare(
             &layout,
@@ -614,11 +642,11 @@ impl SandboxHost {
         self.save(&h)?;
         self.locks.lock().await.remove(pooled);
         let t_rename = t0.elapsed();
-        let uid = UID_BASE + h.slot * bundle::ID_RANGE;
-        write_secrets(&layout, uid, &spec.secret_files)?;
+        write_secrets(&layout, h.uid(), &spec.secret_files)?;
         let mut env: HashMap<String, String> = spec.env.clone().into_iter().collect();
         env.insert("TALON_SANDBOX_ID".into(), id.into());
-        crate::agent_client(&layout.socket())
+        let peer = AgentPeer { pid, uid: h.uid() };
+        crate::agent_client(&layout.agent_socket(), peer)
             .await?
             .configure(talon_proto::talon::agent::v1::ConfigureRequest { env })
             .await?;
@@ -847,7 +875,10 @@ impl SandboxHost {
             masked_eq: self.runtime.masked_eq(),
         })?;
         oci.save(layout.bundle().join("config.json"))?;
-        let _ = std::fs::remove_file(layout.socket());
+        std::fs::set_permissions(
+            layout.bundle().join("config.json"),
+            std::fs::Permissions::from_mode(0o600),
+        )?;
         let dests: Vec<&str> = oci
             .mounts()
             .iter()
@@ -868,7 +899,10 @@ impl SandboxHost {
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             mark("mount", &mut t);
-            let pid = self.runtime.run(id, &layout.bundle()).await?;
+            // Bound here, listened on by the agent: see agent_socket.
+            let socket = crate::agent_socket::bind(&layout.agent_socket())?;
+            let pid = self.runtime.run(id, &layout.bundle(), &socket).await?;
+            drop(socket);
             h.init = start_time(pid).map(|s| (pid, s));
             mark("run", &mut t);
             // Loopback always works, whatever the network and policy (an
@@ -883,7 +917,7 @@ impl SandboxHost {
                     mark("loopback", &mut t);
                 }
             }
-            wait_for_agent(&layout.socket()).await?;
+            wait_for_agent(&layout.agent_socket(), AgentPeer { pid, uid }).await?;
             mark("agent", &mut t);
             anyhow::Ok(())
         };
@@ -982,8 +1016,7 @@ impl SandboxHost {
         let layout = self.layout(id);
         let spec: wpb::SandboxSpec =
             prost::Message::decode(std::fs::read(layout.dir.join("spec.bin"))?.as_slice())?;
-        self.boot(&layout, id, UID_BASE + h.slot * bundle::ID_RANGE, &spec, h)
-            .await
+        self.boot(&layout, id, h.uid(), &spec, h).await
     }
 
     /// Removes the container and every file of the sandbox. Deleting what
@@ -1324,10 +1357,10 @@ fn chown_tree(p: &Path, uid: u32) -> std::io::Result<()> {
     Ok(())
 }
 
-async fn wait_for_agent(socket: &Path) -> anyhow::Result<()> {
+async fn wait_for_agent(socket: &Path, peer: AgentPeer) -> anyhow::Result<()> {
     let deadline = tokio::time::Instant::now() + AGENT_READY_TIMEOUT;
     loop {
-        if let Ok(mut c) = crate::agent_client(socket).await
+        if let Ok(mut c) = crate::agent_client(socket, peer).await
             && c.ping(talon_proto::talon::agent::v1::PingRequest {})
                 .await
                 .is_ok()

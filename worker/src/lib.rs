@@ -7,6 +7,7 @@
 //! registers, and answers every build command truthfully with
 //! FAILED_PRECONDITION ("this worker has no sandbox runtime").
 
+pub mod agent_socket;
 pub mod beneath;
 pub mod bundle;
 pub mod dataplane;
@@ -208,30 +209,30 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
     }
 }
 
-/// Connects to a sandbox's agent over its unix socket.
-pub async fn agent_client(
-    socket: &std::path::Path,
-) -> anyhow::Result<
+/// A client of a sandbox's agent.
+pub type AgentClient =
     talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient<
         tonic::transport::Channel,
-    >,
-> {
+    >;
+
+/// Connects to a sandbox's agent over its socket, refusing any listener
+/// but `peer` (see `agent_socket`).
+pub async fn agent_client(
+    socket: &std::path::Path,
+    peer: agent_socket::AgentPeer,
+) -> anyhow::Result<AgentClient> {
     let path = socket.to_path_buf();
     let channel = tonic::transport::Endpoint::from_static("http://agent")
         .connect_with_connector(tower::service_fn(move |_: http::Uri| {
             let path = path.clone();
             async move {
                 Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(
-                    tokio::net::UnixStream::connect(path).await?,
+                    agent_socket::connect(&path, peer).await?,
                 ))
             }
         }))
         .await?;
-    Ok(
-        talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient::new(
-            channel,
-        ),
-    )
+    Ok(AgentClient::new(channel))
 }
 
 /// The server's addresses, which sandboxes may not reach: what its URL's

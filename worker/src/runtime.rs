@@ -1,6 +1,12 @@
 //! Container runtimes behind one trait, picked per worker by name. The
 //! OCI-CLI adapter drives `runc` or `crun` with the same bundle; every call
 //! is a short-lived CLI process, so the containers outlive the worker.
+//!
+//! A container's init gets /dev/null for its stdio (a detached container
+//! keeps the runtime's, and a host file there is readable through
+//! /proc/1/fd: the CVE-2024-21626 family); the runtime's own messages go
+//! to the bundle's log through `--log`. The agent's bound socket is the
+//! one fd handed over (`--preserve-fds 1`, as fd 3).
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -20,9 +26,14 @@ pub trait Runtime: Send + Sync {
     fn masked_eq(&self) -> crate::seccomp::MaskedEq {
         crate::seccomp::MaskedEq::MaskInValue
     }
-    /// Creates and starts a container from a bundle, detached.
-    /// Creates and starts the container, detached; its init's host pid.
-    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<u32>;
+    /// Creates and starts the container from a bundle, detached, with
+    /// `agent_socket` as its fd 3; its init's host pid.
+    async fn run(
+        &self,
+        id: &str,
+        bundle: &Path,
+        agent_socket: &std::os::fd::OwnedFd,
+    ) -> anyhow::Result<u32>;
     async fn pause(&self, id: &str) -> anyhow::Result<()>;
     async fn resume(&self, id: &str) -> anyhow::Result<()>;
     async fn kill(&self, id: &str, signal: &str) -> anyhow::Result<()>;
@@ -34,6 +45,12 @@ pub trait Runtime: Send + Sync {
     }
     /// The container's status and the host pid of its init (0 if none).
     async fn state(&self, id: &str) -> anyhow::Result<Option<(ContainerStatus, u32)>>;
+}
+
+/// What `run` hands a runtime: the log for its messages, the fd to keep.
+struct Run<'a> {
+    log: &'a Path,
+    fd: &'a std::os::fd::OwnedFd,
 }
 
 /// How long a container's delete is retried while its cgroup drains.
@@ -75,22 +92,39 @@ impl OciCli {
         }
     }
 
-    async fn cmd(&self, args: &[&str], bundle_log: Option<&Path>) -> anyhow::Result<String> {
+    async fn cmd(&self, args: &[&str], run: Option<Run<'_>>) -> anyhow::Result<String> {
         let mut c = tokio::process::Command::new(&self.binary);
-        c.args(&self.prefix)
-            .arg("--root")
-            .arg(&self.root)
-            .args(args)
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
-        // A detached container inherits runc's stdio: give it a file, not
-        // our pipes, or it would hold them open.
-        if let Some(log) = bundle_log {
-            let f = std::fs::OpenOptions::new()
+        c.args(&self.prefix).arg("--root").arg(&self.root);
+        if let Some(r) = &run {
+            c.arg("--log").arg(r.log);
+        }
+        c.args(args).stdin(Stdio::null()).kill_on_drop(true);
+        // A detached container inherits the runtime's stdio: /dev/null,
+        // never a host file or our pipes. Errors are in the log.
+        if let Some(Run { log, fd }) = run {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
+                .mode(0o600)
                 .open(log)?;
-            c.stdout(Stdio::from(f.try_clone()?)).stderr(Stdio::from(f));
+            c.stdout(Stdio::null()).stderr(Stdio::null());
+            let raw = fd.as_raw_fd();
+            // SAFETY: between fork and exec only dup2 and fcntl, which are
+            // async-signal-safe, on an fd the parent keeps open throughout.
+            unsafe {
+                c.pre_exec(move || {
+                    if raw == crate::agent_socket::AGENT_FD {
+                        if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
+                            return Err(std::io::Error::last_os_error());
+                        }
+                    } else if libc::dup2(raw, crate::agent_socket::AGENT_FD) < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
+            }
             let status = c.status().await?;
             if !status.success() {
                 let tail = std::fs::read_to_string(log).unwrap_or_default();
@@ -130,15 +164,34 @@ impl Runtime for OciCli {
         self.masked_eq
     }
 
-    async fn run(&self, id: &str, bundle: &Path) -> anyhow::Result<u32> {
+    async fn run(
+        &self,
+        id: &str,
+        bundle: &Path,
+        agent_socket: &std::os::fd::OwnedFd,
+    ) -> anyhow::Result<u32> {
         // The pid comes back in a file, saving a `state` call (a process)
         // on every create.
         let pid_file = bundle.join("init.pid");
         let _ = std::fs::remove_file(&pid_file);
         let (b, p) = (bundle.to_string_lossy(), pid_file.to_string_lossy());
+        let log = bundle.join("runtime.log");
         self.cmd(
-            &["run", "--detach", "--pid-file", &p, "--bundle", &b, id],
-            Some(&bundle.join("runtime.log")),
+            &[
+                "run",
+                "--detach",
+                "--preserve-fds",
+                "1",
+                "--pid-file",
+                &p,
+                "--bundle",
+                &b,
+                id,
+            ],
+            Some(Run {
+                log: &log,
+                fd: agent_socket,
+            }),
         )
         .await?;
         let pid = std::fs::read_to_string(&pid_file)?;

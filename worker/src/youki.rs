@@ -10,12 +10,21 @@ use libcontainer::container::{Container, ContainerStatus};
 use libcontainer::signal::Signal;
 use libcontainer::syscall::syscall::SyscallType;
 use libcontainer::workload::default::DefaultExecutor;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 fn usage() -> anyhow::Error {
     anyhow::anyhow!(
-        "usage: talon oci --root DIR (run --detach --pid-file FILE --bundle DIR ID | pause ID | resume ID | kill ID SIGNAL | delete [--force] ID | state ID)"
+        "usage: talon oci --root DIR [--log FILE] (run --detach [--preserve-fds N] --pid-file FILE --bundle DIR ID | pause ID | resume ID | kill ID SIGNAL | delete [--force] ID | state ID)"
     )
+}
+
+/// /dev/null, for the container's stdio: a detached container would keep
+/// ours, and a host file there is readable through /proc/1/fd.
+fn dev_null() -> anyhow::Result<std::fs::File> {
+    Ok(std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?)
 }
 
 fn load(root: &Path, id: &str) -> anyhow::Result<Container> {
@@ -36,36 +45,63 @@ fn status_name(s: ContainerStatus) -> &'static str {
 }
 
 /// Runs one runtime command; call only from a single-threaded process.
+/// With `--log FILE` (as runc takes it), an error is written there too.
 pub fn main(args: &[String]) -> anyhow::Result<()> {
-    let mut it = args.iter().map(String::as_str);
+    let mut it = args.iter().map(String::as_str).peekable();
     let (Some("--root"), Some(root)) = (it.next(), it.next()) else {
         return Err(usage());
     };
-    let root = PathBuf::from(root);
-    std::fs::create_dir_all(&root)?;
-    let rest: Vec<&str> = it.collect();
-    match rest.as_slice() {
-        [
-            "run",
-            "--detach",
-            "--pid-file",
-            pid_file,
-            "--bundle",
-            bundle,
-            id,
-        ] => {
-            let mut c = ContainerBuilder::new(id.to_string(), SyscallType::default())
-                .with_executor(DefaultExecutor {})
-                .with_root_path(&root)?
-                .with_pid_file(Some(*pid_file))?
-                .validate_id()?
-                .as_init(*bundle)
-                .with_systemd(false)
-                .with_detach(true)
-                .build()?;
-            c.start()?;
-            Ok(())
+    let log = match it.peek() {
+        Some(&"--log") => {
+            it.next();
+            Some(it.next().ok_or_else(usage)?)
         }
+        _ => None,
+    };
+    let rest: Vec<&str> = it.collect();
+    let r = command(Path::new(root), &rest);
+    if let (Err(e), Some(log)) = (&r, log) {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = writeln!(f, "talon oci: {e:#}");
+        }
+    }
+    r
+}
+
+fn command(root: &Path, rest: &[&str]) -> anyhow::Result<()> {
+    let root = root.to_path_buf();
+    std::fs::create_dir_all(&root)?;
+    let (preserve, run) = match rest {
+        ["run", "--detach", "--preserve-fds", n, tail @ ..] => (n.parse::<i32>()?, Some(tail)),
+        ["run", "--detach", tail @ ..] => (0, Some(tail)),
+        _ => (0, None),
+    };
+    if let Some(tail) = run {
+        let ["--pid-file", pid_file, "--bundle", bundle, id] = tail else {
+            return Err(usage());
+        };
+        let mut c = ContainerBuilder::new(id.to_string(), SyscallType::default())
+            .with_executor(DefaultExecutor {})
+            .with_root_path(&root)?
+            .with_pid_file(Some(*pid_file))?
+            .with_preserved_fds(preserve)
+            .with_stdin(dev_null()?)
+            .with_stdout(dev_null()?)
+            .with_stderr(dev_null()?)
+            .validate_id()?
+            .as_init(*bundle)
+            .with_systemd(false)
+            .with_detach(true)
+            .build()?;
+        c.start()?;
+        return Ok(());
+    }
+    match rest {
         ["pause", id] => Ok(load(&root, id)?.pause()?),
         ["resume", id] => Ok(load(&root, id)?.resume()?),
         ["kill", id, sig] => {

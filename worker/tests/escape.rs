@@ -564,3 +564,195 @@ async fn escape_namespace_creation_by_raw_syscall_under_every_adapter() {
         }
     }
 }
+
+/// Nothing a sandbox can write on the host is dialled, opened or followed
+/// by the worker, across a worker restart and a stop/start: the probe's
+/// symlink at /run/talon/agent.sock (then a writable bind of the host
+/// directory the worker dialled by path) sent sandbox A's calls to tenant
+/// B's agent after a restart. Here A plants links to B's socket and to a
+/// host file under every name in every directory it can write; the
+/// restarted worker, its data plane and a stopped-and-started A still
+/// reach A's agent only, and a socket that is not A's init's is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_sandbox_writable_paths_are_not_followed_across_a_restart() {
+    use talon_worker::host::HostOptions;
+    let env = common::TestHost::new(HostOptions::default());
+    let spec = common::spec("host", (500, 128, 64));
+    let mut a = common::create(&env, &spec).await.unwrap();
+    let mut b = common::create(&env, &spec).await.unwrap();
+    b.sh("echo tenant-b > /workspace/secret").await;
+    a.sh("echo tenant-a > /workspace/mine").await;
+    let sandboxes = env.data().join("sandboxes");
+    let b_sock = sandboxes.join(&b.id).join("agent.sock");
+    let canary = env.data().join("canary");
+    std::fs::write(&canary, b"canary").unwrap();
+    let names = "agent.sock agent.log runtime.log config.json state.json secret resolv.conf hosts hostname canary";
+    let (out, _, _) = a
+        .sh(&format!(
+            "for d in /workspace /tmp /root /var /var/log/talon /etc /run/talon /run/secrets; do \
+               mkdir -p $d 2>/dev/null; for n in {names}; do rm -rf $d/$n 2>/dev/null; \
+               ln -sfn {b} $d/$n 2>/dev/null && echo planted $d/$n; done; \
+               ln -sfn {c} $d/canary 2>/dev/null; done; ls {dir} 2>&1",
+            b = b_sock.display(),
+            c = canary.display(),
+            dir = sandboxes.join(&a.id).display()
+        ))
+        .await;
+    assert!(out.contains("planted /workspace/agent.sock"), "{out}");
+    assert!(
+        out.contains("No such file"),
+        "the sandbox sees its host directory: {out}"
+    );
+    let (out, _, _) = a.sh("ls -A /run/talon 2>&1; ls -A /run 2>&1").await;
+    assert!(
+        !out.contains("agent.sock"),
+        "an agent socket is visible inside: {out}"
+    );
+
+    // The worker restarts: a new host on the same data directory.
+    let host = env.reopen(HostOptions::default());
+    let cat = "cat /workspace/mine /workspace/secret 2>&1";
+    let mut agent = host.agent(&a.id).await.unwrap();
+    let (out, _, _) = common::sh(&mut agent, cat).await;
+    assert!(
+        out.starts_with("tenant-a\n") && !out.contains("tenant-b"),
+        "{out}"
+    );
+
+    // Its data plane, as the server reaches it.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(talon_worker::dataplane::serve(
+        listener,
+        host.clone(),
+        "tok".into(),
+    ));
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let id = a.id.clone();
+    let mut via_plane = talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentServiceClient::with_interceptor(
+        channel,
+        move |mut r: tonic::Request<()>| {
+            let md = r.metadata_mut();
+            md.insert("authorization", "Bearer tok".parse().unwrap());
+            md.insert(talon_worker::dataplane::SANDBOX_HEADER, id.parse().unwrap());
+            md.insert(talon_worker::dataplane::GENERATION_HEADER, "1".parse().unwrap());
+            Ok(r)
+        },
+    );
+    let mut st = via_plane
+        .start_process(pb::StartProcessRequest {
+            command: vec!["sh".into(), "-c".into(), cat.into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while let Some(m) = st.message().await.unwrap() {
+        if let Some(pb::process_event::Event::Output(o)) = m.event.and_then(|e| e.event) {
+            out.extend(o.data);
+        }
+    }
+    let out = String::from_utf8_lossy(&out);
+    assert!(
+        out.starts_with("tenant-a\n") && !out.contains("tenant-b"),
+        "data plane: {out}"
+    );
+
+    // Stopped and started again by the restarted worker.
+    host.stop(&a.id, 1).await.unwrap();
+    host.start(&a.id, 1, None).await.unwrap();
+
+    let mut agent = host.agent(&a.id).await.unwrap();
+    let (out, _, _) = common::sh(&mut agent, cat).await;
+    assert!(
+        out.starts_with("tenant-a\n") && !out.contains("tenant-b"),
+        "{out}"
+    );
+
+    // Even a socket at A's own path is refused unless A's init listens.
+    let a_sock = sandboxes.join(&a.id).join("agent.sock");
+    std::fs::remove_file(&a_sock).unwrap();
+    let impostor = std::os::unix::net::UnixListener::bind(&a_sock).unwrap();
+    let e = host
+        .agent(&a.id)
+        .await
+        .expect_err("an impostor was trusted");
+    assert!(
+        format!("{e:#}").contains("not by the sandbox's init"),
+        "{e:#}"
+    );
+    drop(impostor);
+    std::fs::remove_file(&a_sock).unwrap();
+    std::os::unix::fs::symlink(&b_sock, &a_sock).unwrap();
+    assert!(
+        host.agent(&a.id).await.is_err(),
+        "a symlink to B's socket was followed"
+    );
+
+    assert_eq!(std::fs::read(&canary).unwrap(), b"canary");
+    let mut bagent = host.agent(&b.id).await.unwrap();
+    let (out, _, _) = common::sh(&mut bagent, "cat /workspace/secret").await;
+    assert_eq!(out, "tenant-b\n");
+}
+
+/// The agent (PID 1) is out of the workload's reach: not dumpable, so
+/// /proc/1/mem, /proc/1/environ and its fds are closed to it; and its
+/// stdio is /dev/null, never a host file (the probe read the bundle's
+/// runtime.log through /proc/1/fd/1: the CVE-2024-21626 family). Under
+/// every adapter.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_proc_1_is_closed_to_the_workload() {
+    for rt in common::adapters() {
+        let env = common::TestHost::with_runtime(talon_worker::host::HostOptions::default(), rt);
+        let mut s = common::create(&env, &common::spec("host", (500, 128, 64)))
+            .await
+            .unwrap_or_else(|e| panic!("{rt}: {e:#}"));
+        let (out, _, _) = s
+            .sh("for f in mem environ; do if head -c1 /proc/1/$f >/dev/null 2>&1; then echo $f readable; fi; \
+                 if ( : > /proc/1/$f ) 2>/dev/null; then echo $f writable; fi; done; \
+                 ls -l /proc/1/fd/ 2>/dev/null | grep -- '->' ; \
+                 for n in 0 1 2 3; do head -c1 /proc/1/fd/$n >/dev/null 2>&1 && echo fd$n readable; done; \
+                 grep -E '^(TracerPid)' /proc/1/status; true")
+            .await;
+        for bad in [
+            "mem readable",
+            "mem writable",
+            "environ readable",
+            "->",
+            "fd1 readable",
+            "fd2 readable",
+        ] {
+            assert!(
+                !out.contains(bad),
+                "{rt}: /proc/1 is open to the workload ({bad}):\n{out}"
+            );
+        }
+        // The host side of the same question: what the init holds open.
+        let pid = env.host.held(&s.id).unwrap().init.unwrap().0;
+        let bundle = s.dir().join("bundle");
+        for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .flatten()
+        {
+            let target = std::fs::read_link(fd.path()).unwrap();
+            assert!(
+                !target.starts_with(&bundle),
+                "{rt}: the agent holds a host file open: {} -> {}",
+                fd.path().display(),
+                target.display()
+            );
+        }
+        let stdio: Vec<_> = (0..2)
+            .map(|n| std::fs::read_link(format!("/proc/{pid}/fd/{n}")).unwrap())
+            .collect();
+        assert!(
+            stdio.iter().all(|t| t == Path::new("/dev/null")),
+            "{rt}: {stdio:?}"
+        );
+    }
+}

@@ -138,9 +138,7 @@ async fn the_overlay_root_is_writable_private_and_survives_stop_and_start() {
         "a stopped sandbox keeps no mount"
     );
     env.host.start(&id, 1, None).await.unwrap();
-    a.agent = talon_worker::agent_client(&env.host.socket(&id).unwrap())
-        .await
-        .unwrap();
+    a.agent = env.host.agent(&id).await.unwrap();
     let (out, _, code) = a
         .sh("cat /usr/local/bin/talon-note; ls /home/alice/x")
         .await;

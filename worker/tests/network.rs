@@ -421,9 +421,7 @@ async fn a_restarted_worker_re_adopts_the_network() {
     });
     let id = common::unique_id("n");
     first.create(&id, 1, &spec).await.unwrap();
-    let mut agent = talon_worker::agent_client(&first.socket(&id).unwrap())
-        .await
-        .unwrap();
+    let mut agent = first.agent(&id).await.unwrap();
     assert_eq!(links(&mut agent).await, vec!["eth0", "lo"]);
     assert_eq!(net.tables().sandbox_chains().await, vec![id.clone()]);
     let (out, _, _) = common::sh(&mut agent, "getent hosts allowed.test").await;

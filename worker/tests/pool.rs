@@ -49,9 +49,7 @@ fn pooled_dirs(env: &TestHost) -> Vec<String> {
 }
 
 async fn sh(env: &TestHost, id: &str, script: &str) -> (String, String, i32) {
-    let mut agent = talon_worker::agent_client(&env.host.socket(id).unwrap())
-        .await
-        .unwrap();
+    let mut agent = env.host.agent(id).await.unwrap();
     common::sh(&mut agent, script).await
 }
 
@@ -286,9 +284,7 @@ async fn a_sandbox_pooled_from_an_older_import_is_never_claimed() {
         .unwrap();
     let id = unique_id("i");
     env.host.create(&id, 1, &shape).await.unwrap();
-    let mut agent = talon_worker::agent_client(&env.host.socket(&id).unwrap())
-        .await
-        .unwrap();
+    let mut agent = env.host.agent(&id).await.unwrap();
     let mut s = agent
         .read_file(pb::ReadFileRequest {
             path: "/marker".into(),

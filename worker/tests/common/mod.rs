@@ -126,7 +126,7 @@ pub fn spec(image: &str, limits: (i64, i64, i64)) -> wpb::SandboxSpec {
 pub async fn create(env: &Arc<TestHost>, spec: &wpb::SandboxSpec) -> anyhow::Result<Sandbox> {
     let id = unique_id("t");
     env.host.create(&id, 1, spec).await?;
-    let agent = talon_worker::agent_client(&env.host.socket(&id).unwrap()).await?;
+    let agent = env.host.agent(&id).await?;
     Ok(Sandbox {
         env: env.clone(),
         data: env.data().to_path_buf(),
