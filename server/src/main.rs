@@ -180,6 +180,12 @@ struct HostArgs {
     /// A pool no create has used for this long is emptied, in seconds.
     #[arg(long, env = "TALON_PREWARM_IDLE_SECS", default_value_t = 600)]
     prewarm_idle_secs: u64,
+    /// A sandbox's disk (every path it writes) has one inode per this many bytes.
+    #[arg(long, env = "TALON_DISK_BYTES_PER_INODE", default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1024..=1 << 26))]
+    disk_bytes_per_inode: u64,
+    /// The smallest sandbox disk made, in MiB (a smaller diskMib gets this).
+    #[arg(long, env = "TALON_DISK_MIN_MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(16..))]
+    disk_min_mib: u64,
 }
 
 impl HostArgs {
@@ -217,6 +223,11 @@ impl HostArgs {
                 max_pools: self.prewarm_max_pools,
                 refill_interval: std::time::Duration::from_millis(self.prewarm_refill_ms),
                 idle: std::time::Duration::from_secs(self.prewarm_idle_secs),
+            },
+            disk: talon_worker::disk::DiskOptions {
+                min_mib: self.disk_min_mib,
+                bytes_per_inode: self.disk_bytes_per_inode,
+                ..Default::default()
             },
         })
     }

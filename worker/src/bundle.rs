@@ -31,8 +31,16 @@ impl Layout {
     pub fn rootfs(&self) -> PathBuf {
         self.dir.join("bundle/rootfs")
     }
+    /// The sandbox's disk image (see `disk`) and where it is mounted:
+    /// every directory the sandbox writes is on it.
+    pub fn disk_image(&self) -> PathBuf {
+        self.dir.join("disk.img")
+    }
+    pub fn disk(&self) -> PathBuf {
+        self.dir.join("disk")
+    }
     pub fn workspace(&self) -> PathBuf {
-        self.dir.join("workspace")
+        self.disk().join("workspace")
     }
     /// The agent's socket: in the sandbox's own directory, which only the
     /// worker writes and no sandbox sees (see `agent_socket`).
@@ -42,20 +50,21 @@ impl Layout {
     /// The agent's process logs, kept outside the root so that they are
     /// written the same way whatever the image.
     pub fn logs(&self) -> PathBuf {
-        self.dir.join("logs")
+        self.disk().join("logs")
     }
     pub fn etc(&self) -> PathBuf {
-        self.dir.join("etc")
+        self.disk().join("etc")
     }
+    /// Secret files: a small tmpfs of their own, never the disk.
     pub fn secrets(&self) -> PathBuf {
         self.dir.join("secrets")
     }
     /// The overlay's upper and work directories (imported images).
     pub fn upper(&self) -> PathBuf {
-        self.dir.join("upper")
+        self.disk().join("upper")
     }
     pub fn work(&self) -> PathBuf {
-        self.dir.join("work")
+        self.disk().join("work")
     }
     /// Directories owned by the sandbox's root and bound read-write, for
     /// a root of this kind.
@@ -63,15 +72,16 @@ impl Layout {
         let mut v = vec![(self.workspace(), "/workspace")];
         match root {
             RootKind::Host => v.extend([
-                (self.dir.join("tmp"), "/tmp"),
-                (self.dir.join("root"), "/root"),
-                (self.dir.join("var"), "/var"),
+                (self.disk().join("tmp"), "/tmp"),
+                (self.disk().join("root"), "/root"),
+                (self.disk().join("var"), "/var"),
                 (self.etc(), "/etc"),
             ]),
             RootKind::ReadOnlyImage => v.extend([
-                (self.dir.join("tmp"), "/tmp"),
-                (self.dir.join("root"), "/root"),
+                (self.disk().join("tmp"), "/tmp"),
+                (self.disk().join("root"), "/root"),
             ]),
+
             RootKind::Overlay => {}
         }
         v.push((self.logs(), "/var/log/talon"));

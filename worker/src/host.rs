@@ -118,6 +118,8 @@ pub struct HostOptions {
     pub network: Option<NetOptions>,
     /// The prewarm pool; size 0 turns it off.
     pub pool: PoolOptions,
+    /// Sandbox disks: default size, minimum, inode ratio.
+    pub disk: crate::disk::DiskOptions,
 }
 
 impl Default for HostOptions {
@@ -130,6 +132,7 @@ impl Default for HostOptions {
                 size: 0,
                 ..Default::default()
             },
+            disk: Default::default(),
         }
     }
 }
@@ -148,6 +151,8 @@ pub struct SandboxHost {
     slots: Mutex<()>,
     /// Sandboxes built ahead, claimed by creates of their shape.
     pool: Arc<Pool>,
+    /// Where sandbox disks come from.
+    disks: crate::disk::Templates,
 }
 
 fn valid_id(id: &str) -> bool {
@@ -184,6 +189,7 @@ impl SandboxHost {
         traversable(&root)?;
         let sealed = seal_agent(data_dir, agent)?;
         let images = ImageStore::new(data_dir, opts.max_image_bytes)?;
+        let disks = crate::disk::Templates::new(data_dir.join("disk-templates"), opts.disk)?;
         Ok(SandboxHost {
             root,
             runtime,
@@ -194,6 +200,7 @@ impl SandboxHost {
             net: std::sync::OnceLock::new(),
             slots: Mutex::new(()),
             pool: Arc::new(Pool::new(opts.pool)),
+            disks,
         })
     }
 
@@ -362,9 +369,7 @@ impl SandboxHost {
 
     fn save(&self, h: &Held) -> anyhow::Result<()> {
         let dir = self.layout(&h.sandbox_id).dir;
-        let tmp = dir.join("state.json.tmp");
-        std::fs::write(&tmp, serde_json::to_vec(h)?)?;
-        std::fs::rename(tmp, dir.join("state.json"))?;
+        write_private(&dir.join("state.json"), &serde_json::to_vec(h)?)?;
         Ok(())
     }
 
@@ -570,9 +575,7 @@ impl SandboxHost {
                 pooled,
                 init: None,
             };
-            let saved = std::fs::create_dir_all(&layout.dir)
-                .map_err(anyhow::Error::from)
-                .and_then(|()| self.save(&h));
+            let saved = sandbox_dir(&layout.dir).and_then(|()| self.save(&h));
             if let Err(e) = saved {
                 let _ = self.teardown(id).await;
                 return Err(e);
@@ -581,21 +584,9 @@ impl SandboxHost {
         };
         let uid = h.uid();
         let nameserver = self.net.get().map(|n| n.gateway());
-        let prepared = prepare(
-            &layout,
-            uid,
-            spec,
-            h.image.as_ref(),
-            &self.images,
-            nameserver,
-        )
-        .and_then(|()| {
-            if h.pooled.is_some() {
-                std::fs::create_dir_all(layout.secrets())?;
-                chown(layout.secrets(), Some(uid), Some(uid))?;
-            }
-            Ok(())
-        });
+        let prepared = self
+            .mount_disk(&layout, uid, spec)
+            .and_then(|()| prepare(&layout, uid, h.image.as_ref(), &self.images, nameserver));
         if let Err(e) = prepared {
             let _ = self.teardown(id).await;
             return Err(e);
@@ -664,9 +655,9 @@ impl SandboxHost {
         h.egress = egress;
         h.state = "running".into();
         self.save(&h)?;
-        std::fs::write(
-            layout.dir.join("spec.bin"),
-            prost::Message::encode_to_vec(spec),
+        write_private(
+            &layout.dir.join("spec.bin"),
+            &prost::Message::encode_to_vec(spec),
         )?;
         tracing::debug!(sandbox = %id, total = ?t0.elapsed(), rename = ?t_rename, agent = ?t_agent, hostname = ?t_host, network = ?t_net, "pooled sandbox claimed");
         Ok(Self::status(&h, ""))
@@ -808,6 +799,22 @@ impl SandboxHost {
         }
     }
 
+    /// Makes (once) and mounts the sandbox's disk (see `disk`); its top
+    /// directory is the sandbox's root's alone, so no other host user
+    /// reaches anything the sandbox wrote.
+    fn mount_disk(&self, l: &Layout, uid: u32, spec: &wpb::SandboxSpec) -> anyhow::Result<()> {
+        let image = l.disk_image();
+        if !image.exists() {
+            let asked = spec.resources.map_or(0, |r| r.disk_mib);
+            let size = self.disks.options().size_mib(asked);
+            self.disks.create(&image, size)?;
+        }
+        crate::disk::mount(&image, &l.disk())?;
+        chown(l.disk(), Some(uid), Some(uid))?;
+        std::fs::set_permissions(l.disk(), std::fs::Permissions::from_mode(0o700))?;
+        Ok(())
+    }
+
     /// Mounts an imported image's root (once: a restarted worker finds it
     /// still mounted) and checks its mount points.
     fn mount_root(&self, l: &Layout, uid: u32, h: &Held) -> anyhow::Result<()> {
@@ -857,6 +864,8 @@ impl SandboxHost {
             .as_ref()
             .map(|i| i.config.env.clone())
             .unwrap_or_default();
+        // A pooled sandbox gets its secrets at the claim.
+        let has_secrets = !spec.secret_files.is_empty() || h.pooled.is_some();
         let oci = bundle::spec(&BundleSpec {
             sandbox_id: id,
             layout,
@@ -870,14 +879,13 @@ impl SandboxHost {
             root,
             image_env: &image_env,
             agent: &self.agent,
-            // A pooled sandbox gets its secrets at the claim.
-            has_secret_files: !spec.secret_files.is_empty() || h.pooled.is_some(),
+            has_secret_files: has_secrets,
             masked_eq: self.runtime.masked_eq(),
         })?;
-        oci.save(layout.bundle().join("config.json"))?;
-        std::fs::set_permissions(
-            layout.bundle().join("config.json"),
-            std::fs::Permissions::from_mode(0o600),
+        // It holds the sandbox's environment, secrets included: root's.
+        write_private(
+            &layout.bundle().join("config.json"),
+            &serde_json::to_vec(&oci)?,
         )?;
         let dests: Vec<&str> = oci
             .mounts()
@@ -896,6 +904,11 @@ impl SandboxHost {
         };
         let started = async {
             let mut t = std::time::Instant::now();
+            self.mount_disk(layout, uid, spec)?;
+            if has_secrets {
+                mount_secrets(layout, uid)?;
+                write_secrets(layout, uid, &spec.secret_files)?;
+            }
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             mark("mount", &mut t);
@@ -924,8 +937,9 @@ impl SandboxHost {
         if let Err(e) = started.await {
             let _ = self.runtime.delete(id).await;
             self.detach_network(&h).await;
-            let _ = rootfs::unmount_under(&layout.rootfs());
+            let _ = rootfs::unmount_under(&layout.dir);
             h.state = "failed".into();
+
             self.save(&h)?;
             return Err(e);
         }
@@ -938,9 +952,9 @@ impl SandboxHost {
         .into();
         self.save(&h)?;
         // Keep the spec for Start after Stop.
-        std::fs::write(
-            layout.dir.join("spec.bin"),
-            prost::Message::encode_to_vec(spec),
+        write_private(
+            &layout.dir.join("spec.bin"),
+            &prost::Message::encode_to_vec(spec),
         )?;
         Ok(Self::status(&h, ""))
     }
@@ -992,7 +1006,9 @@ impl SandboxHost {
         let mut h = self.fenced(id, generation).await?;
         self.remove_container(h.cid()).await?;
         self.detach_network(&h).await;
-        rootfs::unmount_under(&self.layout(id).rootfs())?;
+        // Its root, its disk and its secrets: mounted again at start.
+        rootfs::unmount_under(&self.layout(id).dir)?;
+
         h.state = "stopped".into();
         h.init = None;
         self.save(&h)?;
@@ -1169,34 +1185,106 @@ async fn set_hostname(pid: u32, name: &str) -> anyhow::Result<()> {
     .await
 }
 
-/// Writes a sandbox's secret files into its secrets directory (bound
-/// read-only at /run/secrets), readable by its root only.
+/// Most bytes of secret files one sandbox may hold (its tmpfs's size).
+pub const SECRETS_TMPFS_BYTES: u64 = 8 << 20;
+
+/// Mounts the sandbox's secrets directory: a tmpfs of its own (secrets
+/// never touch a disk), the sandbox's root's and no one else's, bound
+/// read-only at /run/secrets. Once: a restarted worker finds it mounted.
+fn mount_secrets(l: &Layout, uid: u32) -> anyhow::Result<()> {
+    let at = l.secrets();
+    if rootfs::mounts_under(&at).contains(&at) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&at)?;
+    let data = std::ffi::CString::new(format!(
+        "size={SECRETS_TMPFS_BYTES},nr_inodes=1024,mode=0500,uid={uid},gid={uid}"
+    ))?;
+    use rustix::mount::MountFlags;
+    rustix::mount::mount(
+        "tmpfs",
+        &at,
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        Some(data.as_c_str()),
+    )
+    .map_err(|e| anyhow::anyhow!("secrets tmpfs at {}: {e}", at.display()))
+}
+
+/// Writes a sandbox's secret files into its secrets tmpfs, readable by
+/// its root only. Only the worker writes there (the sandbox sees it
+/// read-only), and a name is one plain component.
 fn write_secrets(l: &Layout, uid: u32, files: &HashMap<String, Vec<u8>>) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
     for (name, value) in files {
         anyhow::ensure!(
             !name.is_empty() && !name.contains('/') && !name.starts_with('.'),
             "bad secret name"
         );
         let p = l.secrets().join(name);
-        std::fs::write(&p, value)?;
-        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o400))?;
+        let _ = std::fs::remove_file(&p);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o400)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&p)
+            .map_err(|e| anyhow::anyhow!("secret file {name}: {e}"))?;
+        f.write_all(value).map_err(|e| {
+            anyhow::anyhow!(
+                "secret file {name}: {e} (a sandbox's secret files hold at most {} MiB)",
+                SECRETS_TMPFS_BYTES >> 20
+            )
+        })?;
         chown(&p, Some(uid), Some(uid))?;
     }
     Ok(())
 }
 
-/// Creates the directories of a new sandbox, owned by its root user.
+/// Writes a file only root may read, atomically (a temporary file of mode
+/// 0600, then a rename): records, specs and bundles, which may hold a
+/// sandbox's environment and secrets.
+fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// A sandbox's directory: root's, traversable (its root user reaches its
+/// bundle through it), not listable.
+fn sandbox_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o711).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
+        _ => {}
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))?;
+    Ok(())
+}
+
+/// Creates the directories of a new sandbox on its mounted disk, owned by
+/// its root user, and its bundle's root.
 fn prepare(
     l: &Layout,
     uid: u32,
-    spec: &wpb::SandboxSpec,
     image: Option<&HeldImage>,
     images: &ImageStore,
     nameserver: Option<std::net::Ipv4Addr>,
 ) -> anyhow::Result<()> {
-    std::fs::create_dir_all(&l.dir)?;
-    std::fs::set_permissions(&l.dir, std::fs::Permissions::from_mode(0o711))?;
     std::fs::create_dir_all(l.rootfs())?;
+    std::fs::set_permissions(l.bundle(), std::fs::Permissions::from_mode(0o711))?;
     let kind = image.map_or(RootKind::Host, HeldImage::root_kind);
     match image {
         None => prepare_host_root(l)?,
@@ -1244,21 +1332,15 @@ fn prepare(
             }
         }
     }
-    if !spec.secret_files.is_empty() {
-        std::fs::create_dir_all(l.secrets())?;
-        write_secrets(l, uid, &spec.secret_files)?;
-    }
     // The sandbox's root owns its private directories.
     for (dir, _) in l.private_dirs(kind) {
         chown_tree(&dir, uid)?;
     }
-    if l.secrets().exists() {
-        chown_tree(&l.secrets(), uid)?;
-    }
     std::fs::set_permissions(l.workspace(), std::fs::Permissions::from_mode(0o755))?;
     if kind != RootKind::Overlay {
-        std::fs::set_permissions(l.dir.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
-        std::fs::set_permissions(l.dir.join("root"), std::fs::Permissions::from_mode(0o700))?;
+        let disk = l.disk();
+        std::fs::set_permissions(disk.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
+        std::fs::set_permissions(disk.join("root"), std::fs::Permissions::from_mode(0o700))?;
     }
     Ok(())
 }
@@ -1276,7 +1358,6 @@ fn prepare_host_root(l: &Layout) -> anyhow::Result<()> {
         "root",
         "var/log/talon",
         "etc",
-        "run/talon",
         "run/secrets",
         ".talon",
     ] {
@@ -1294,8 +1375,8 @@ fn prepare_host_root(l: &Layout) -> anyhow::Result<()> {
             std::fs::create_dir_all(&inside)?;
         }
     }
-    std::fs::create_dir_all(l.dir.join("var/log/talon"))?;
-    std::fs::create_dir_all(l.dir.join("var/tmp"))?;
+    std::fs::create_dir_all(l.disk().join("var/log/talon"))?;
+    std::fs::create_dir_all(l.disk().join("var/tmp"))?;
     Ok(())
 }
 

@@ -11,6 +11,7 @@ pub mod agent_socket;
 pub mod beneath;
 pub mod bundle;
 pub mod dataplane;
+pub mod disk;
 pub mod host;
 pub mod image;
 pub mod image_api;

@@ -323,7 +323,7 @@ time.sleep(22)
 #[tokio::test(flavor = "multi_thread")]
 async fn escape_fs_api_stays_inside() {
     let mut s = sandbox((1000, 256, 256)).await;
-    let ws = s.data.join("sandboxes").join(&s.id).join("workspace");
+    let ws = s.data.join("sandboxes").join(&s.id).join("disk/workspace");
     let canary = s.data.join("canary");
     std::fs::write(&canary, b"canary").unwrap();
     // Prepared inside the sandbox by its own root: links to the outside.
@@ -383,7 +383,7 @@ async fn escape_fs_api_stays_inside() {
     }
     swapper.await.unwrap();
     assert_eq!(std::fs::read(&canary).unwrap(), b"canary");
-    let root_tmp = s.data.join("sandboxes").join(&s.id).join("tmp");
+    let root_tmp = s.data.join("sandboxes").join(&s.id).join("disk/tmp");
     let leaked: Vec<_> = std::fs::read_dir(&root_tmp)
         .unwrap()
         .flatten()
@@ -515,7 +515,7 @@ async fn escape_concurrent_creates_never_share_a_uid_range() {
         .iter()
         .map(|s| {
             std::os::unix::fs::MetadataExt::uid(
-                &std::fs::metadata(s.dir().join("workspace")).unwrap(),
+                &std::fs::metadata(s.dir().join("disk/workspace")).unwrap(),
             )
         })
         .collect();
@@ -755,4 +755,177 @@ async fn escape_proc_1_is_closed_to_the_workload() {
             "{rt}: {stdio:?}"
         );
     }
+}
+
+/// Free bytes of the filesystem holding `p`.
+fn free_bytes(p: &Path) -> u64 {
+    let s = rustix::fs::statvfs(p).unwrap();
+    s.f_bavail * s.f_frsize
+}
+
+/// A sandbox's disk bounds every path it can write, bytes and inodes: the
+/// probe wrote 2.8 GB and 118k files into the host's root filesystem from
+/// a sandbox with `diskMib: 256`. Here a 64 MiB sandbox fills each of its
+/// writable paths (the `host` image's workspace, /tmp, /root, /var, /etc
+/// and logs; an imported image's whole overlay root) until ENOSPC, floods
+/// one with empty files until its inodes run out, and uploads 100 MiB
+/// through the file API (RESOURCE_EXHAUSTED); the host's filesystem loses
+/// at most the disk's size, and a neighbour still writes.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_disk_and_inode_fill_of_every_writable_path() {
+    use talon_worker::host::HostOptions;
+    let fill = std::fs::read(common::static_probe("fill")).unwrap();
+    let env = common::TestHost::new(HostOptions::default());
+    // An imported image whose whole root is writable (overlay).
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::fs::write(root.join("fill"), &fill).unwrap();
+    std::fs::set_permissions(
+        root.join("fill"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let archive = d.path().join("fill.tar");
+    talon_worker::image::pack::pack(
+        &root,
+        &archive,
+        talon_worker::image::pack::Format::Oci,
+        &Default::default(),
+    )
+    .unwrap();
+    env.host.images().import("fill", &archive).unwrap();
+
+    let disk_mib = 64u64;
+    let limit = disk_mib << 20;
+    let mut neighbour = common::create(&env, &common::spec("host", (500, 64, 64)))
+        .await
+        .unwrap();
+    for (image, bin, dirs) in [
+        (
+            "host",
+            "/workspace/fill",
+            "/workspace /tmp /root /var /etc /var/log/talon",
+        ),
+        ("fill", "/fill", "/ /tmp /workspace /var/log/talon"),
+    ] {
+        let mut spec = common::spec(image, (500, 128, 64));
+        spec.resources.as_mut().unwrap().disk_mib = disk_mib as i64;
+        let mut s = common::create(&env, &spec).await.unwrap();
+        if image == "host" {
+            s.put("fill", &fill, 0o755).await;
+        }
+        let before = free_bytes(env.data());
+        let out = run(&mut s, &format!("{bin} bytes {dirs}")).await;
+        let mut total = 0u64;
+        for l in out.lines() {
+            let (dir, rest) = l.split_once(" bytes=").unwrap();
+            let (n, errno) = rest.split_once(" errno=").unwrap();
+            assert_eq!(
+                errno,
+                libc::ENOSPC.to_string(),
+                "{image}: {dir} stopped otherwise: {l}"
+            );
+            total += n.parse::<u64>().unwrap();
+        }
+        assert_eq!(
+            out.lines().count(),
+            dirs.split(' ').count(),
+            "{image}: {out}"
+        );
+        assert!(
+            total <= limit,
+            "{image}: {total} bytes written under a {disk_mib} MiB disk"
+        );
+        let lost = before.saturating_sub(free_bytes(env.data()));
+        assert!(
+            lost <= limit + (8 << 20),
+            "{image}: the host's filesystem lost {lost} bytes to a {disk_mib} MiB sandbox"
+        );
+        // The upload stops at the limit with a clear error.
+        let data = vec![b'u'; 100 << 20];
+        let e = upload(&mut s, "big.bin", &data)
+            .await
+            .expect_err("a 100 MiB upload fit");
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{image}: {e:?}");
+        assert!(e.message().contains("no space"), "{image}: {e:?}");
+        // Free the bytes, then run out of inodes instead.
+        run(&mut s, &format!("{bin} clean {dirs}")).await;
+
+        let out = run(&mut s, &format!("{bin} inodes /tmp")).await;
+        let rest = out
+            .trim()
+            .split_once(" inodes=")
+            .unwrap_or_else(|| panic!("{image}: {out:?}"))
+            .1;
+        let (n, errno) = rest.split_once(" errno=").unwrap();
+        let n: u64 = n.parse().unwrap();
+        assert_eq!(errno, libc::ENOSPC.to_string(), "{image}: {out}");
+        assert!(
+            n <= (disk_mib << 20) / 16384,
+            "{image}: {n} files on a {disk_mib} MiB disk"
+        );
+        // The neighbour is untouched.
+        let (o, _, code) = neighbour
+            .sh("head -c 1048576 /dev/zero > /workspace/n && echo ok")
+            .await;
+        assert_eq!((o.as_str(), code), ("ok\n", 0), "{image}");
+        let dir = s.dir();
+        env.host.delete(&s.id, 1).await.unwrap();
+        assert!(!dir.exists());
+    }
+}
+
+/// Runs a command line (words, no shell: the image may have none) in a
+/// sandbox; its stdout.
+async fn run(s: &mut common::Sandbox, line: &str) -> String {
+    let mut st = s
+        .agent
+        .start_process(pb::StartProcessRequest {
+            command: line.split(' ').map(String::from).collect(),
+
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(120), st.message())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        if let Some(pb::process_event::Event::Output(o)) = m.event.and_then(|e| e.event)
+            && o.stream != 2
+        {
+            out.extend(o.data);
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn upload(s: &mut common::Sandbox, path: &str, data: &[u8]) -> Result<(), tonic::Status> {
+    use pb::write_file_request::Message as W;
+    let mut msgs = vec![pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Header(pb::WriteFileHeader {
+            path: path.into(),
+            mode: 0,
+            create_parents: false,
+            no_overwrite: false,
+        })),
+    }];
+    for c in data.chunks(1 << 20) {
+        msgs.push(pb::WriteFileRequest {
+            sandbox_id: String::new(),
+            message: Some(W::Data(c.to_vec())),
+        });
+    }
+    msgs.push(pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Finish(pb::WriteFileFinish {
+            size: data.len() as i64,
+        })),
+    });
+    s.agent.write_file(tokio_stream::iter(msgs)).await.map(drop)
 }

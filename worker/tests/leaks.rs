@@ -1,6 +1,6 @@
 //! No leaks: 50 create/delete cycles (the `host` image, an imported image
 //! on an overlay root, and on a hardlink root; on a networked host, under
-//! every egress policy) leave the host's counts of mounts, talon cgroups,
+//! every egress policy) leave the host's counts of mounts, loop devices, talon cgroups,
 //! network namespaces, sandbox processes, sandbox links and nft objects
 //! where they started, and nothing of the sandboxes under the data
 //! directory.
@@ -30,6 +30,17 @@ struct Counts {
     sandbox_processes: usize,
     /// Links of the networked host's sandboxes.
     links: usize,
+    /// Loop devices with a backing file (sandbox disks).
+    loops: usize,
+}
+
+fn attached_loops() -> usize {
+    std::fs::read_dir("/sys/block")
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("loop"))
+        .filter(|e| e.path().join("loop/backing_file").exists())
+        .count()
 }
 
 const BRIDGE: &str = "tlleak";
@@ -98,6 +109,7 @@ fn counts() -> Counts {
         netns: netns.len(),
         sandbox_processes,
         links: sandbox_links(),
+        loops: attached_loops(),
     }
 }
 
@@ -169,9 +181,11 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
         "a sandbox has its own netns"
     );
     assert_eq!(
-        during.mounts, before.mounts,
-        "a host-image sandbox mounts nothing here"
+        (during.mounts, during.loops),
+        (before.mounts + 1, before.loops + 1),
+        "a host-image sandbox mounts its disk here, and nothing else"
     );
+
     assert_eq!(during.links, before.links + 1, "a sandbox has its link");
     let nft_during = net.tables().census().await.unwrap();
     assert_eq!(

@@ -191,7 +191,7 @@ async fn probe(
     port: u16,
     targets: &serde_json::Value,
 ) -> (Row, BTreeMap<String, Option<String>>) {
-    std::fs::copy(script("probe.py"), s.dir().join("workspace/probe.py")).unwrap();
+    std::fs::copy(script("probe.py"), s.dir().join("disk/workspace/probe.py")).unwrap();
     let cmd = format!("python3 /workspace/probe.py {port} '{targets}'");
     let (out, err, code) = s.sh(&cmd).await;
     assert_eq!(code, 0, "probe failed: {out}{err}");
@@ -249,7 +249,11 @@ async fn the_egress_truth_table() {
 
     // Another sandbox, with an open policy and an echo of its own.
     let mut other = create(&env, &spec("host", (500, 128, 64))).await.unwrap();
-    std::fs::copy(script("echo.py"), other.dir().join("workspace/echo.py")).unwrap();
+    std::fs::copy(
+        script("echo.py"),
+        other.dir().join("disk/workspace/echo.py"),
+    )
+    .unwrap();
     let (_, _, code) = other
         .sh("nohup python3 /workspace/echo.py PORT >/dev/null 2>&1 &"
             .replace("PORT", &port.to_string())

@@ -82,9 +82,9 @@ pub fn status(e: std::io::Error, path: &str) -> Status {
         Some(libc::ENOTEMPTY) => {
             Status::failed_precondition(format!("{path}: directory not empty"))
         }
-        Some(libc::ENOSPC) | Some(libc::EDQUOT) => {
-            Status::resource_exhausted(format!("{path}: no space left"))
-        }
+        Some(libc::ENOSPC) | Some(libc::EDQUOT) => Status::resource_exhausted(format!(
+            "{path}: no space left on the sandbox's disk (its size is resources.diskMib)"
+        )),
         Some(libc::ENAMETOOLONG) => Status::invalid_argument(format!("{path}: name too long")),
         _ => Status::internal(format!("{path}: {e}")),
     }

@@ -10,6 +10,14 @@
 //! about `2 * max_file_bytes`, are kept per process. The file is made at
 //! the first output: a process that prints nothing (most of an agent's
 //! `true`, `mkdir`, `test`) costs no file, and its start no file creation.
+//!
+//! The log directory is on the sandbox's disk, which the workload may fill
+//! (bytes or inodes), and then its last output (often the very error that
+//! says the disk is full) would be lost. So the agent keeps a reserve: a
+//! file of [`RESERVE_BYTES`] allocated at start. A write that fails for
+//! want of space (or a log file that can't be made for want of an inode)
+//! gives the reserve back and is tried once more. A write that still
+//! fails leaves no partial record behind.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufReader, Read, Write};
@@ -48,6 +56,52 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
+/// Bytes kept free for output on a full disk.
+pub const RESERVE_BYTES: i64 = 2 << 20;
+
+static RESERVE: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Allocates the reserve in `dir` (again, if it was given back and there
+/// is room now); quietly nothing where it can't be had.
+pub fn keep_reserve(dir: &Path) {
+    let mut held = RESERVE.lock().expect("reserve");
+    if held.is_some() {
+        return;
+    }
+    let path = dir.join(".reserve");
+    let made = OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .and_then(|f| {
+            use std::os::fd::AsRawFd;
+            // SAFETY: fallocate on a file we own.
+            match unsafe { libc::fallocate(f.as_raw_fd(), 0, 0, RESERVE_BYTES) } {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    match made {
+        Ok(()) => *held = Some(path),
+        Err(_) => {
+            let _ = std::fs::remove_file(&path);
+        }
+    }
+}
+
+/// Gives the reserve back to the filesystem; whether there was one.
+fn release_reserve() -> bool {
+    match RESERVE.lock().expect("reserve").take() {
+        Some(p) => std::fs::remove_file(p).is_ok(),
+        None => false,
+    }
+}
+
+fn out_of_space(e: &std::io::Error) -> bool {
+    matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT))
+}
+
 impl LogStore {
     pub fn create(path: PathBuf, max_file_bytes: u64) -> Self {
         LogStore {
@@ -67,8 +121,16 @@ impl LogStore {
             .open(path)
     }
 
-    /// Appends one chunk and returns its sequence number.
+    /// Appends one chunk and returns its sequence number. Out of space,
+    /// the reserve goes and the chunk is tried again once.
     pub fn append(&mut self, stream: u8, data: &[u8]) -> std::io::Result<u64> {
+        match self.try_append(stream, data) {
+            Err(e) if out_of_space(&e) && release_reserve() => self.try_append(stream, data),
+            r => r,
+        }
+    }
+
+    fn try_append(&mut self, stream: u8, data: &[u8]) -> std::io::Result<u64> {
         match &self.file {
             None => {
                 let _ = std::fs::remove_file(rotated(&self.path));
@@ -90,8 +152,15 @@ impl LogStore {
         buf.extend_from_slice(&now_ms().to_le_bytes());
         buf.extend_from_slice(&(data.len() as u32).to_le_bytes());
         buf.extend_from_slice(data);
-        file.write_all(&buf)?;
+        if let Err(e) = file.write_all(&buf) {
+            // No half record for a reader to trip on.
+            use std::io::Seek;
+            let _ = file.set_len(self.size);
+            let _ = file.seek(std::io::SeekFrom::Start(self.size));
+            return Err(e);
+        }
         self.size += buf.len() as u64;
+
         self.next_seq += 1;
         Ok(seq)
     }

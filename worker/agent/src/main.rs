@@ -160,7 +160,9 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        logstore::keep_reserve(&a.log_dir);
         let sup = supervisor::Supervisor::new(a.log_dir.clone(), a.max_log_bytes, a.workspace.clone());
+
         let files = Arc::new(files::Files::new(a.workspace.clone()).context("the workspace")?);
         let listener = match inherited {
             Some(l) => tokio::net::UnixListener::from_std(l)?,

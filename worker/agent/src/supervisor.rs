@@ -406,7 +406,10 @@ impl Supervisor {
     }
 
     pub fn spawn(&self, req: &pb::StartProcessRequest) -> Result<Arc<Proc>, Status> {
+        // Room for output on a full disk (see logstore), if it was used.
+        crate::logstore::keep_reserve(&self.log_dir);
         let argv = &req.command;
+
         if argv.is_empty() || argv[0].is_empty() {
             return Err(Status::invalid_argument("command is required"));
         }
