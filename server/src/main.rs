@@ -186,6 +186,9 @@ struct HostArgs {
     /// The smallest sandbox disk made, in MiB (a smaller diskMib gets this).
     #[arg(long, env = "TALON_DISK_MIN_MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(16..))]
     disk_min_mib: u64,
+    /// How often the worker reports every sandbox it holds, so that those the control plane no longer knows are removed, in seconds.
+    #[arg(long, env = "TALON_RECONCILE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    reconcile_secs: u64,
 }
 
 impl HostArgs {
@@ -444,6 +447,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             agent_path: args.agent_path.clone(),
             data_listen: "127.0.0.1:0".parse().expect("addr"),
             host: args.host.options()?,
+            reconcile_interval: std::time::Duration::from_secs(args.host.reconcile_secs),
         };
         let stop = stop.clone();
         tokio::spawn(async move {
@@ -492,7 +496,9 @@ async fn run() -> anyhow::Result<()> {
                 agent_path: a.agent_path,
                 data_listen: a.data_listen,
                 host: a.host.options()?,
+                reconcile_interval: std::time::Duration::from_secs(a.host.reconcile_secs),
             };
+
             talon_worker::run(wc, shutdown_signal()).await
         }
         Command::Gateway {

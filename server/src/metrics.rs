@@ -11,6 +11,9 @@ pub struct Metrics {
     rpc_seconds: HistogramVec,
     pub workers_connected: IntGauge,
     pub stale_events: prometheus::IntCounter,
+    /// Sandboxes a worker held that the control plane did not keep,
+    /// which it was told to remove.
+    pub orphans_removed: prometheus::IntCounter,
     /// Preview tokens by outcome: signed, verified, expired, invalid, or
     /// denied (a good token for another sandbox or port).
     pub preview_tokens: IntCounterVec,
@@ -59,6 +62,14 @@ impl Metrics {
             .expect("register");
         registry
             .register(Box::new(stale_events.clone()))
+            .expect("register");
+        let orphans_removed = prometheus::IntCounter::new(
+            "talon_worker_orphans_removed_total",
+            "Sandboxes a worker held that the control plane did not keep (removed)",
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(orphans_removed.clone()))
             .expect("register");
         let preview_tokens = IntCounterVec::new(
             prometheus::Opts::new(
@@ -116,6 +127,7 @@ impl Metrics {
             rpc_seconds,
             workers_connected,
             stale_events,
+            orphans_removed,
             preview_tokens,
         }
     }

@@ -153,7 +153,15 @@ pub struct SandboxHost {
     pool: Arc<Pool>,
     /// Where sandbox disks come from.
     disks: crate::disk::Templates,
+    /// Sandboxes deleted lately, with the generation deleted: a create of
+    /// that generation or older that arrives after its delete (commands
+    /// run concurrently) is refused instead of building a sandbox nobody
+    /// knows.
+    deleted: std::sync::Mutex<HashMap<String, (i64, std::time::Instant)>>,
 }
+
+/// How long a delete is remembered against a late create.
+const TOMBSTONE_TTL: Duration = Duration::from_secs(600);
 
 fn valid_id(id: &str) -> bool {
     id.starts_with("sbx_")
@@ -201,6 +209,7 @@ impl SandboxHost {
             slots: Mutex::new(()),
             pool: Arc::new(Pool::new(opts.pool)),
             disks,
+            deleted: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -373,6 +382,23 @@ impl SandboxHost {
         Ok(())
     }
 
+    /// Every sandbox held here (pooled ones aside), as the records say,
+    /// without asking the runtime: what the periodic reconcile sends.
+    pub fn held_records(&self) -> Vec<wpb::SandboxStatus> {
+        self.all_held()
+            .into_iter()
+            .filter(|h| h.pooled.is_none())
+            .map(|h| Self::status(&h, ""))
+            .collect()
+    }
+
+    /// Whether `id` was deleted at `generation` or later, lately.
+    fn deleted_since(&self, id: &str, generation: i64) -> bool {
+        let mut d = self.deleted.lock().expect("tombstones");
+        d.retain(|_, (_, at)| at.elapsed() < TOMBSTONE_TTL);
+        d.get(id).is_some_and(|(g, _)| *g >= generation)
+    }
+
     /// Every sandbox this worker holds, with its state checked against the
     /// runtime: a container that died while we were away is reported
     /// failed, not running.
@@ -508,6 +534,10 @@ impl SandboxHost {
         let _live = self.pool.live();
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
+        anyhow::ensure!(
+            !self.deleted_since(id, generation),
+            "sandbox {id} was deleted (generation {generation})"
+        );
         if let Some(h) = self.held(id) {
             anyhow::ensure!(
                 generation >= h.generation,
@@ -1048,12 +1078,17 @@ impl SandboxHost {
                 h.generation
             );
         }
+        self.deleted
+            .lock()
+            .expect("tombstones")
+            .insert(id.to_string(), (generation, std::time::Instant::now()));
         self.teardown(id).await?;
         self.locks.lock().await.remove(id);
         Ok(wpb::SandboxStatus {
             sandbox_id: id.into(),
             generation,
             state: SandboxState::Deleted as i32,
+
             message: String::new(),
         })
     }

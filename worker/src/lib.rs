@@ -51,6 +51,9 @@ pub struct WorkerConfig {
     pub cpu_overcommit: f64,
     /// How sandboxes are built: rootfs mode, image size limit.
     pub host: host::HostOptions,
+    /// How often the worker tells the server every sandbox it holds, so
+    /// that what the control plane no longer knows is removed.
+    pub reconcile_interval: Duration,
 }
 
 /// This host's capacity: its cores times `cpu_overcommit` (cpu limits are
@@ -391,6 +394,9 @@ async fn session(
     let mut beat = tokio::time::interval(interval);
     // How often containers are checked for having died on their own.
     let mut watch = tokio::time::interval(Duration::from_secs(2));
+    let mut reconcile =
+        tokio::time::interval(config.reconcile_interval.max(Duration::from_secs(1)));
+    reconcile.tick().await;
     loop {
         tokio::select! {
             msg = inbound.next() => {
@@ -426,6 +432,15 @@ async fn session(
             _ = beat.tick() => {
                 tx.send(heartbeat(host.as_deref())).await?;
             }
+            // Every sandbox held, so that the server can have those it no
+            // longer knows removed (a create that outran its delete).
+            _ = reconcile.tick() => {
+                let mut hb = heartbeat(host.as_deref());
+                if let (Some(h), Some(wpb::session_request::Message::Heartbeat(b))) = (&host, &mut hb.message) {
+                    b.held = h.held_records();
+                }
+                tx.send(hb).await?;
+            }
             // The pool's figures reach the server as they change (a claim,
             // a refill), not a heartbeat later.
             _ = pool_changed(host.as_deref()) => {
@@ -441,7 +456,9 @@ fn heartbeat(host: Option<&host::SandboxHost>) -> wpb::SessionRequest {
         used: Some(wpb::Capacity::default()),
         time: None,
         pool: host.map(|h| h.pool().stats()),
+        held: vec![],
     };
+
     wpb::SessionRequest {
         message: Some(wpb::session_request::Message::Heartbeat(hb)),
     }

@@ -929,3 +929,23 @@ async fn upload(s: &mut common::Sandbox, path: &str, data: &[u8]) -> Result<(), 
     });
     s.agent.write_file(tokio_stream::iter(msgs)).await.map(drop)
 }
+
+/// A create that reaches the worker after the delete of the same sandbox
+/// (commands run concurrently) is refused, not built: a sandbox nobody
+/// knows would run on with its address and egress. A later generation
+/// (the sandbox placed here again) is built.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_a_create_after_its_delete_builds_nothing() {
+    let env = common::TestHost::new(talon_worker::host::HostOptions::default());
+    let id = common::unique_id("r");
+    let spec = common::spec("host", (100, 64, 32));
+    env.host.delete(&id, 1).await.unwrap();
+    let e = env.host.create(&id, 1, &spec).await.unwrap_err();
+    assert!(e.to_string().contains("was deleted"), "{e:#}");
+    assert!(env.host.held(&id).is_none());
+    assert!(!env.data().join("sandboxes").join(&id).exists());
+    assert!(env.host.held_records().is_empty());
+    env.host.create(&id, 2, &spec).await.unwrap();
+    assert_eq!(env.host.held_records().len(), 1);
+    env.host.delete(&id, 2).await.unwrap();
+}

@@ -124,6 +124,14 @@ impl WorkerControlService for WorkerApi {
                             app.metrics.pool(&worker_id, &pool, &p);
                             pool = p;
                         }
+                        for cmd in sandboxes::orphans(&app, &worker_id, &hb.held).await {
+                            let _ = tx
+                                .send(Ok(wpb::SessionResponse {
+                                    message: Some(wpb::session_response::Message::Command(cmd)),
+                                }))
+                                .await;
+                        }
+
                         // Pool changes beat often; the database hears a
                         // beat at most once a second.
                         if last_beat.elapsed() < std::time::Duration::from_secs(1) {

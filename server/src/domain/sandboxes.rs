@@ -409,9 +409,20 @@ fn dispatch(app: &App, row: sandbox::Model, cmd: wpb::Command) {
         match app.hub.call(&worker, cmd, timeout).await {
             Ok(result) => {
                 let answered = t0.elapsed();
+                let status = result.status.clone();
                 if let Err(e) = apply_result(&app, &worker, &row, result).await {
                     tracing::warn!(sandbox = %row.id, error = %e, "command result not applied");
+                    // Deleted (or moved) while it was built: the worker
+                    // must not keep what nobody knows.
+                    if let Some(s) =
+                        status.filter(|s| s.state != talon_proto::v1::SandboxState::Deleted as i32)
+                    {
+                        for cmd in orphans(&app, &worker, &[s]).await {
+                            let _ = app.hub.call(&worker, cmd, timeout).await;
+                        }
+                    }
                 }
+
                 tracing::debug!(sandbox = %row.id, ?answered, applied = ?t0.elapsed(), "worker command done");
             }
             Err(e) => tracing::warn!(sandbox = %row.id, error = %e, "command not delivered"),
@@ -1019,27 +1030,69 @@ pub async fn reassign(app: &App, id: &str, target: Option<&str>) -> Result<sandb
 pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Vec<wpb::Command> {
     let mut out = Vec::new();
     for s in held {
-        let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
-            .one(&app.db)
-            .await
-            .ok()
-            .flatten();
-        let keep = row.as_ref().is_some_and(|r| {
-            r.worker_id.as_deref() == Some(worker)
-                && r.generation == s.generation
-                && state_of(r) != SandboxState::Deleted
-        });
-        if keep {
+        if kept(app, worker, s).await {
             if let Err(e) = apply_status(app, worker, s).await {
                 tracing::debug!(sandbox = %s.sandbox_id, error = %e, "reconcile: status not applied");
             }
         } else {
-            out.push(wpb::Command {
-                command_id: crate::ids::new_id("cmd"),
-                sandbox_id: s.sandbox_id.clone(),
-                generation: s.generation,
-                action: Some(wpb::command::Action::Delete(wpb::DeleteSandboxCommand {})),
-            });
+            out.push(delete_command(s));
+        }
+    }
+    out
+}
+
+/// Whether the server keeps what a worker says it holds: a sandbox it
+/// knows, not deleted, placed on that worker at that generation.
+async fn kept(app: &App, worker: &str, s: &wpb::SandboxStatus) -> bool {
+    let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
+        .one(&app.db)
+        .await;
+    match row {
+        Ok(row) => row.is_some_and(|r| keeps(&r, worker, s)),
+        // Unknown is not "gone": nothing is removed on a read error.
+        Err(_) => true,
+    }
+}
+
+fn keeps(r: &sandbox::Model, worker: &str, s: &wpb::SandboxStatus) -> bool {
+    r.worker_id.as_deref() == Some(worker)
+        && r.generation == s.generation
+        && state_of(r) != SandboxState::Deleted
+}
+
+fn delete_command(s: &wpb::SandboxStatus) -> wpb::Command {
+    wpb::Command {
+        command_id: crate::ids::new_id("cmd"),
+        sandbox_id: s.sandbox_id.clone(),
+        generation: s.generation,
+        action: Some(wpb::command::Action::Delete(wpb::DeleteSandboxCommand {})),
+    }
+}
+
+/// The periodic half of `reconcile`: delete commands for what a worker
+/// holds that the control plane does not keep (a create that finished
+/// after its delete, a sandbox placed elsewhere since). States are not
+/// applied: a worker's records lag the server's transitions.
+pub async fn orphans(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Vec<wpb::Command> {
+    let mut rows = std::collections::HashMap::new();
+    for chunk in held.chunks(500) {
+        let ids: Vec<&str> = chunk.iter().map(|s| s.sandbox_id.as_str()).collect();
+        match sandbox::Entity::find()
+            .filter(sandbox::Column::Id.is_in(ids))
+            .all(&app.db)
+            .await
+        {
+            Ok(found) => rows.extend(found.into_iter().map(|r| (r.id.clone(), r))),
+            // Unknown is not "gone": nothing is removed on a read error.
+            Err(_) => return vec![],
+        }
+    }
+    let mut out = Vec::new();
+    for s in held {
+        if !rows.get(&s.sandbox_id).is_some_and(|r| keeps(r, worker, s)) {
+            app.metrics.orphans_removed.inc();
+            tracing::warn!(worker, sandbox = %s.sandbox_id, generation = s.generation, "the worker holds a sandbox the control plane does not keep; removing it");
+            out.push(delete_command(s));
         }
     }
     out
