@@ -19,6 +19,8 @@
 pub mod aliases;
 pub mod codec;
 pub mod error;
+pub mod framing;
+pub mod jsonseq;
 pub mod openapi;
 pub mod preview;
 pub mod routes;
@@ -50,6 +52,8 @@ pub struct GatewayConfig {
     pub server_url: String,
     /// Most bytes of a JSON request body.
     pub max_json_bytes: usize,
+    /// Most messages in one JSON client-stream request.
+    pub max_stream_messages: usize,
     /// Size of the `data` chunks a raw upload is cut into.
     pub chunk_bytes: usize,
     /// How long a server stream's first message is waited for before the
@@ -65,6 +69,12 @@ pub struct GatewayConfig {
     /// Origins (`scheme://host[:port]`) whose pages may use a browser
     /// session for state-changing calls and WebSockets.
     pub browser_origins: Vec<String>,
+    /// Connections: how many at once, from one address, and how long a new
+    /// one may stay silent (see `talon_core::listen`).
+    pub connections: talon_core::listen::Limits,
+    /// How long a request's headers may take to arrive, and how long an
+    /// idle keep-alive connection is kept (HTTP/1).
+    pub header_timeout: std::time::Duration,
 }
 
 impl GatewayConfig {
@@ -72,11 +82,14 @@ impl GatewayConfig {
         GatewayConfig {
             server_url: server_url.into(),
             max_json_bytes: 16 << 20,
+            max_stream_messages: 10_000,
             chunk_bytes: 1 << 20,
             first_message_wait: std::time::Duration::from_millis(250),
             preview_domain: None,
             public_https: false,
             browser_origins: Vec::new(),
+            connections: Default::default(),
+            header_timeout: std::time::Duration::from_secs(30),
         }
     }
 }
@@ -111,22 +124,53 @@ impl Gateway {
     }
 }
 
-/// Serves the gateway on `listener` until `shutdown` turns true.
+/// Serves the gateway on `listener` until `shutdown` turns true, within
+/// its connection limits: a connection over them is closed on accept, a
+/// silent one after the first-byte time, and an HTTP/1 connection whose
+/// headers (or next request, when idle) take longer than the header
+/// timeout is closed too. Open connections finish after a shutdown.
 pub async fn serve(
     gw: Arc<Gateway>,
     listener: tokio::net::TcpListener,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    let admission = talon_core::listen::Admission::new(gw.config.connections);
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(gw.config.header_timeout);
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(std::time::Duration::from_secs(30)))
+        .max_header_list_size(64 << 10)
+        .enable_connect_protocol();
+    let builder = Arc::new(builder);
+    let header_timeout = gw.config.header_timeout;
     let app = axum::Router::new().fallback(handle).with_state(gw);
-    axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
-    )
-    .with_graceful_shutdown(async move {
-        let _ = shutdown.wait_for(|s| *s).await;
-    })
-    .await?;
-    Ok(())
+    loop {
+        let (io, peer) = tokio::select! {
+            r = admission.accept(&listener) => r?,
+            _ = shutdown.wait_for(|s| *s) => return Ok(()),
+        };
+        let (app, builder) = (app.clone(), builder.clone());
+        tokio::spawn(async move {
+            let svc =
+                hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
+                    req.extensions_mut()
+                        .insert(axum::extract::ConnectInfo(peer));
+                    tower::ServiceExt::oneshot(app.clone(), req.map(Body::new))
+                });
+            let _ = builder
+                .serve_connection_with_upgrades(
+                    TokioIo::new(framing::Followed::new(io, header_timeout)),
+                    svc,
+                )
+                .await;
+        });
+    }
 }
 
 /// Response metadata that names things travels back as headers.
@@ -187,6 +231,18 @@ async fn handle(
     axum::extract::State(gw): axum::extract::State<Arc<Gateway>>,
     req: http::Request<Body>,
 ) -> Response {
+    // What `framing` made of a request with two framings.
+    if req.uri().path() == framing::REFUSED_PATH {
+        let mut r = error::response(
+            &gw.pool,
+            &Status::invalid_argument(
+                "a request may not carry both Transfer-Encoding and Content-Length",
+            ),
+        );
+        *r.status_mut() = http::StatusCode::BAD_REQUEST;
+        return r;
+    }
+
     let host = req
         .headers()
         .get(http::header::HOST)
@@ -552,53 +608,36 @@ async fn client_stream(
             })?)
         };
     let Some((data_field, has_header)) = raw else {
-        let body = read_body(gw, body).await?;
-        let values: Vec<Value> = match serde_json::from_slice::<Value>(&body) {
-            Ok(Value::Array(a)) => a,
-            Ok(v @ Value::Object(_)) => vec![v],
-            Ok(_) => return Err(Status::invalid_argument("expected a JSON object or array")),
-            Err(_) => body
-                .split(|b| *b == b'\n')
-                .filter(|l| !l.iter().all(u8::is_ascii_whitespace))
-                .map(serde_json::from_slice)
-                .collect::<Result<_, _>>()
-                .map_err(|e| Status::invalid_argument(format!("request body: {e}")))?,
-        };
         let binds = bindings(&desc, vars, parts.uri.query(), false)?;
-        let mut msgs = Vec::with_capacity(values.len().max(1));
-        for (i, v) in values.into_iter().enumerate() {
-            let Value::Object(mut o) = v else {
-                return Err(Status::invalid_argument(
-                    "each message must be a JSON object",
-                ));
-            };
-            if i == 0 {
-                merge(&mut o, binds.clone());
-            }
-            msgs.push(transcode::from_json(desc.clone(), Value::Object(o))?);
+        let limits = (gw.config.max_json_bytes, gw.config.max_stream_messages);
+        let (tx, rx) = tokio::sync::mpsc::channel::<DynamicMessage>(4);
+        let (failed_tx, mut failed_rx) = tokio::sync::oneshot::channel::<Status>();
+        let feeder = tokio::spawn(feed_json(body, desc, binds, limits, tx, failed_tx));
+        let call = async {
+            grpc(gw)
+                .await?
+                .client_streaming(
+                    with_metadata(tokio_stream::wrappers::ReceiverStream::new(rx), &md),
+                    grpc_path(route),
+                    codec,
+                )
+                .await
+        };
+        // A body that turns out malformed fails the request (and its call
+        // is dropped, so the server sees a cancel, never a clean end).
+        let resp = tokio::select! {
+            biased;
+            Ok(st) = &mut failed_rx => return Err(st),
+            r = call => r,
+        };
+        feeder.abort();
+        if let Ok(st) = failed_rx.try_recv() {
+            return Err(st);
         }
-        if msgs.is_empty() {
-            msgs.push(transcode::from_json(desc.clone(), Value::Object(binds))?);
-        }
-        // An upload given as JSON gets its finish too, unless it has one.
-        if let Some((raw, _)) = transcode::raw_field(&desc)
-            && let Some(fin) = desc.get_field_by_name("finish")
-            && !msgs.iter().any(|m| m.has_field(&fin))
-        {
-            let size = msgs.iter().map(|m| transcode::raw_len(m, &raw)).sum();
-            msgs.extend(transcode::finish_message(&desc, size));
-        }
-        let resp = grpc(gw)
-            .await?
-            .client_streaming(
-                with_metadata(futures::stream::iter(msgs), &md),
-                grpc_path(route),
-                codec,
-            )
-            .await?;
-        let (md, msg, _) = resp.into_parts();
+        let (md, msg, _) = resp?.into_parts();
         return json_response(http::StatusCode::OK, &transcode::json_or_status(&msg)?, &md);
     };
+
     // Raw: the path and query make the first message (with the header);
     // the body follows in `data` chunks. Without a header, each chunk
     // carries the bindings too (they name the process, say).
@@ -632,6 +671,92 @@ async fn client_stream(
     feeder.abort();
     let (md, msg, _) = resp.into_parts();
     message_response(route, &md, &msg)
+}
+
+/// Reads a JSON client stream's body (one object, an array, or NDJSON)
+/// into the request stream one message at a time (see `jsonseq`): at most
+/// `limits.0` bytes and `limits.1` messages. The path and query bind into
+/// the first message (or make one, for an empty body); an upload gets its
+/// finish message unless it brought one. A body that fails says so on
+/// `failed`, and the stream is then held open until the call is dropped.
+async fn feed_json(
+    body: Body,
+    desc: MessageDescriptor,
+    binds: Map<String, Value>,
+    limits: (usize, usize),
+    tx: tokio::sync::mpsc::Sender<DynamicMessage>,
+    failed: tokio::sync::oneshot::Sender<Status>,
+) {
+    let (max_bytes, max_messages) = limits;
+    let raw = transcode::raw_field(&desc).map(|(f, _)| f);
+    let fin = desc.get_field_by_name("finish");
+    let mut binds = Some(binds);
+    let (mut bytes, mut count, mut raw_size, mut has_finish) = (0usize, 0usize, 0u64, false);
+    let mut split = jsonseq::Splitter::default();
+    let mut stream = body.into_data_stream();
+    let result: Result<(), Status> = async {
+        loop {
+            let chunk = match stream.next().await {
+                Some(Ok(c)) => c,
+                Some(Err(e)) => {
+                    return Err(Status::cancelled(format!(
+                        "the request body broke off: {e}"
+                    )));
+                }
+                None => break,
+            };
+            bytes += chunk.len();
+            if bytes > max_bytes {
+                return Err(Status::invalid_argument(format!(
+                    "request body: at most {max_bytes} bytes of JSON (send large data as application/octet-stream)"
+                )));
+            }
+            let objects = split
+                .push(&chunk)
+                .map_err(|m| Status::invalid_argument(format!("request body: {}", m.0)))?;
+            for obj in objects {
+                count += 1;
+                if count > max_messages {
+                    return Err(Status::invalid_argument(format!(
+                        "request body: at most {max_messages} messages in one request"
+                    )));
+                }
+                let mut o: Map<String, Value> = serde_json::from_slice(&obj)
+                    .map_err(|e| Status::invalid_argument(format!("request body: {e}")))?;
+                if let Some(b) = binds.take() {
+                    merge(&mut o, b);
+                }
+                let m = transcode::from_json(desc.clone(), Value::Object(o))?;
+                if let Some(r) = &raw {
+                    raw_size += transcode::raw_len(&m, r);
+                }
+                has_finish |= fin.as_ref().is_some_and(|f| m.has_field(f));
+                if tx.send(m).await.is_err() {
+                    return Ok(());
+                }
+            }
+        }
+        split
+            .finish()
+            .map_err(|m| Status::invalid_argument(format!("request body: {}", m.0)))?;
+        if let Some(b) = binds.take() {
+            let _ = tx
+                .send(transcode::from_json(desc.clone(), Value::Object(b))?)
+                .await;
+        }
+        // An upload given as JSON gets its finish too, unless it has one.
+        if raw.is_some() && !has_finish
+            && let Some(m) = transcode::finish_message(&desc, raw_size)
+        {
+            let _ = tx.send(m).await;
+        }
+        Ok(())
+    }
+    .await;
+    if let Err(st) = result {
+        let _ = failed.send(st);
+        tx.closed().await;
+    }
 }
 
 /// Reads a raw body into the request stream. With a header, the first

@@ -36,6 +36,8 @@ pub struct ServerConfig {
     pub public_url: String,
     /// Browser origins allowed to call gRPC-web (CORS); none by default.
     pub grpc_web_origins: Vec<String>,
+    /// The gRPC listener's connection limits.
+    pub grpc_connections: talon_core::listen::Limits,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -62,6 +64,10 @@ impl ServerConfig {
             ops_listen: "127.0.0.1:9090".parse().expect("addr"),
             public_url: "http://127.0.0.1:8080".into(),
             grpc_web_origins: Vec::new(),
+            grpc_connections: talon_core::listen::Limits {
+                per_peer: 512,
+                ..Default::default()
+            },
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
             auth_cache_ttl: Duration::from_millis(2000),

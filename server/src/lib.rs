@@ -12,6 +12,7 @@ pub mod db;
 pub mod domain;
 pub mod error;
 pub mod ids;
+pub mod listener;
 pub mod metrics;
 pub mod ops;
 pub mod rbac;

@@ -45,6 +45,8 @@ enum Command {
         public_url: Option<String>,
         #[command(flatten)]
         preview: PreviewArgs,
+        #[command(flatten)]
+        connections: ConnectionArgs,
     },
     /// Image archives.
     #[command(subcommand)]
@@ -116,6 +118,55 @@ struct ServerArgs {
     host: HostArgs,
     #[command(flatten)]
     preview: PreviewArgs,
+    #[command(flatten)]
+    connections: ConnectionArgs,
+}
+
+/// Connection and request limits of the listeners clients reach (0: no
+/// count limit). Behind a proxy every client has the proxy's address:
+/// raise or turn off the per-IP limits there.
+#[derive(Args, Clone)]
+struct ConnectionArgs {
+    /// gRPC connections open at once.
+    #[arg(long, env = "TALON_GRPC_MAX_CONNECTIONS", default_value_t = 4096)]
+    grpc_max_connections: usize,
+    /// gRPC connections open at once from one IP address.
+    #[arg(long, env = "TALON_GRPC_MAX_CONNECTIONS_PER_IP", default_value_t = 512)]
+    grpc_max_connections_per_ip: usize,
+    /// REST gateway connections open at once.
+    #[arg(long, env = "TALON_HTTP_MAX_CONNECTIONS", default_value_t = 4096)]
+    http_max_connections: usize,
+    /// REST gateway connections open at once from one IP address.
+    #[arg(long, env = "TALON_HTTP_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
+    http_max_connections_per_ip: usize,
+    /// A new connection that sends nothing for this long is closed, in seconds.
+    #[arg(long, env = "TALON_CONNECTION_FIRST_BYTE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    connection_first_byte_secs: u64,
+    /// REST: how long a request's headers may take, and an idle keep-alive connection stays, in seconds.
+    #[arg(long, env = "TALON_HTTP_HEADER_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    http_header_timeout_secs: u64,
+    /// REST: most bytes of one JSON request body (raw uploads are streamed and not bound by it).
+    #[arg(long, env = "TALON_HTTP_MAX_JSON_BYTES", default_value_t = 16 << 20, value_parser = clap::value_parser!(u64).range(1024..=1 << 30))]
+    http_max_json_bytes: u64,
+    /// REST: most messages in one JSON client-stream request (an upload or stdin given as JSON).
+    #[arg(long, env = "TALON_HTTP_MAX_STREAM_MESSAGES", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=10_000_000))]
+    http_max_stream_messages: u64,
+}
+
+impl ConnectionArgs {
+    fn limits(&self, max: usize, per_ip: usize) -> talon_core::listen::Limits {
+        talon_core::listen::Limits {
+            max,
+            per_peer: per_ip,
+            first_byte: std::time::Duration::from_secs(self.connection_first_byte_secs),
+        }
+    }
+    fn grpc(&self) -> talon_core::listen::Limits {
+        self.limits(self.grpc_max_connections, self.grpc_max_connections_per_ip)
+    }
+    fn http(&self) -> talon_core::listen::Limits {
+        self.limits(self.http_max_connections, self.http_max_connections_per_ip)
+    }
 }
 
 /// `scheme://host[:port]` of a URL, as browsers send it in `Origin`.
@@ -323,6 +374,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.auth_cache_ttl = std::time::Duration::from_millis(a.auth_cache_ms);
     c.sandbox_cache_ttl = std::time::Duration::from_millis(a.sandbox_cache_ms);
     c.grpc_web_origins = a.grpc_web_origins.clone();
+    c.grpc_connections = a.connections.grpc();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     if let Some(u) = &a.public_url {
         c.public_url = u.clone();
@@ -364,10 +416,15 @@ async fn start_gateway(
     server_url: String,
     addr: SocketAddr,
     preview: &PreviewArgs,
+    connections: &ConnectionArgs,
     browser_origins: &[String],
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let mut config = talon_gateway::GatewayConfig::new(server_url);
+    config.connections = connections.http();
+    config.header_timeout = std::time::Duration::from_secs(connections.http_header_timeout_secs);
+    config.max_json_bytes = connections.http_max_json_bytes as usize;
+    config.max_stream_messages = connections.http_max_stream_messages as usize;
     config.preview_domain = preview
         .preview_domain
         .as_ref()
@@ -404,6 +461,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             format!("http://{}", config.grpc_listen),
             addr,
             &preview,
+            &args.connections,
             &origins,
             stop.clone(),
         )
@@ -481,6 +539,10 @@ fn main() -> anyhow::Result<()> {
 async fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     init_logging(&cli.log_format);
+    // Connections, sandboxes and their agent connections all take fds.
+    let nofile = talon_core::listen::raise_fd_limit();
+    tracing::debug!(nofile, "open-file limit");
+
     match cli.command {
         Command::Up(a) => serve(a, true).await,
         Command::Server(a) => serve(a, false).await,
@@ -506,11 +568,20 @@ async fn run() -> anyhow::Result<()> {
             http_listen,
             public_url,
             preview,
+            connections,
         } => {
             let stop = shutdown_signal();
             let public_url = public_url.unwrap_or_else(|| format!("http://{http_listen}"));
             let origins = vec![origin_of(&public_url)];
-            start_gateway(server_url, http_listen, &preview, &origins, stop.clone()).await?;
+            start_gateway(
+                server_url,
+                http_listen,
+                &preview,
+                &connections,
+                &origins,
+                stop.clone(),
+            )
+            .await?;
             println!("REST gateway on http://{http_listen}");
             let mut stop = stop;
             let _ = stop.wait_for(|s| *s).await;

@@ -187,7 +187,7 @@ pub async fn start(
 
     let proxy = api::agent_proxy::AgentProxy(app.clone());
     let listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
-    let incoming = tonic::transport::server::TcpIncoming::from(listener).with_nodelay(Some(true));
+    let incoming = crate::listener::limited_incoming(listener, config.grpc_connections);
     let mut stop = shutdown.clone();
     let router = tonic::transport::Server::builder()
         .accept_http1(true)

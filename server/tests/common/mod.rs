@@ -154,6 +154,18 @@ impl Server {
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
+        // `up` serves REST too; its listener binds just after gRPC's.
+        if sub == "up" {
+            for _ in 0..200 {
+                if tokio::net::TcpStream::connect(("127.0.0.1", h))
+                    .await
+                    .is_ok()
+                {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(25)).await;
+            }
+        }
         Server {
             child,
             grpc,
@@ -162,6 +174,11 @@ impl Server {
             boot: boot.expect("server did not start"),
             dir,
         }
+    }
+
+    /// The talon process's pid.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub fn data_dir(&self) -> PathBuf {

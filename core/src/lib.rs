@@ -1,0 +1,3 @@
+//! What every Talon tier shares, free of tonic and of any one tier.
+
+pub mod listen;

@@ -1,0 +1,278 @@
+//! Hostile clients against a real `talon up`: what one request may hold
+//! in memory, floods of idle and slow connections, and request smuggling.
+//! Each was a finding of the independent probe. Needs root (sandboxes).
+
+mod common;
+use common::*;
+use serde_json::{Value, json};
+use std::time::Duration;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap()
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn open_fds(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .count()
+}
+
+async fn sandbox(s: &Server, key: &str) -> String {
+    let c = reqwest::Client::new();
+    for _ in 0..300 {
+        let (st, body) = rest_json(
+            &c,
+            key,
+            reqwest::Method::POST,
+            format!("{}/v1/sandboxes?waitUntilRunning=true", s.http),
+            Some(json!({})),
+        )
+        .await;
+        if st == 200 {
+            return body["sandbox"]["sandboxId"].as_str().unwrap().to_string();
+        }
+        assert_eq!(st, 503, "{body}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("no worker came up");
+}
+
+/// A JSON client stream is decoded one message at a time, with a cap on
+/// messages: a 15 MiB `files:write` array of 1.15 M tiny messages raised
+/// talon's memory from 304 MiB to 1.1 GiB (four at once: 1.7 GiB, and it
+/// stayed there).
+#[tokio::test(flavor = "multi_thread")]
+async fn json_client_streams_hold_one_message_at_a_time() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (CI runs as root)"
+    );
+    ensure_agent_built();
+    let s = Server::up().await;
+    let key = s.boot.api_key.clone();
+    let id = sandbox(&s, &key).await;
+    let c = reqwest::Client::new();
+    let url = |path: &str| format!("{}/v1/sandboxes/{id}/files:write?path={path}", s.http);
+
+    // Just over the cap: refused with a clear 400, no file written.
+    let mut over = vec![json!({"header": {"path": "over.bin"}})];
+    over.extend((0..10_000).map(|_| json!({"data": "eA=="})));
+    let r = c
+        .post(format!("{}/v1/sandboxes/{id}/files:write", s.http))
+        .bearer_auth(&key)
+        .json(&over)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let body: Value = r.json().await.unwrap();
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("at most 10000 messages"),
+        "{body}"
+    );
+    // Under it: every message arrives, in order.
+    let mut under = vec![json!({"header": {"path": "under.bin"}})];
+    under.extend((0..9_000).map(|_| json!({"data": "eA=="})));
+    let (st, body) = rest_json(
+        &c,
+        &key,
+        reqwest::Method::POST,
+        format!("{}/v1/sandboxes/{id}/files:write", s.http),
+        Some(Value::Array(under)),
+    )
+    .await;
+    assert_eq!((st, &body["info"]["size"]), (200, &json!("9000")), "{body}");
+    // Malformed halfway: refused, nothing written (the call is cancelled,
+    // never ended cleanly).
+    let r = c
+        .post(url("half.bin"))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body("[{\"data\":\"eA==\"},{\"data\":\"eA==\"},{\"data\":")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 400);
+    let (st, _) = rest_json(
+        &c,
+        &key,
+        reqwest::Method::GET,
+        format!("{}/v1/sandboxes/{id}/files:stat?path=half.bin", s.http),
+        None,
+    )
+    .await;
+    assert_eq!(st, 404, "a malformed upload left a file");
+
+    // The probe's body, four at once.
+    let mut hostile = String::from("[{\"header\":{\"path\":\"h.bin\"}}");
+    while hostile.len() < 15 << 20 {
+        hostile.push_str(",{\"data\":\"eA==\"}");
+    }
+    hostile.push(']');
+    let before = rss_kib(s.pid());
+    let sends = (0..4).map(|_| {
+        let (c, key, body, url) = (c.clone(), key.clone(), hostile.clone(), url("h.bin"));
+        async move {
+            c.post(url)
+                .bearer_auth(key)
+                .header("content-type", "application/json")
+                .body(body)
+                .send()
+                .await
+                .map(|r| r.status().as_u16())
+        }
+    });
+    for r in futures::future::join_all(sends).await {
+        // Refused early: a 400, or the connection closed on the rest.
+        assert!(r.as_ref().map_or(true, |st| *st == 400), "{r:?}");
+    }
+    let after = rss_kib(s.pid());
+    assert!(
+        after < before + 100 * 1024,
+        "talon grew from {before} KiB to {after} KiB on four hostile bodies"
+    );
+}
+
+/// Floods of idle and slow connections: the probe's 20k idle
+/// unauthenticated connections to the gateway took every fd of the one
+/// process and the platform stopped answering. Here a flood from other
+/// addresses fills the gateway's connection limit; the control plane
+/// still answers over gRPC, the gateway's fds stay bounded, silent and
+/// slow connections are closed, and then the gateway answers again.
+#[tokio::test(flavor = "multi_thread")]
+async fn connection_floods_leave_the_platform_answering() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (CI runs as root)"
+    );
+    ensure_agent_built();
+    let s = Server::up_with(&[
+        "--http-max-connections",
+        "600",
+        "--http-max-connections-per-ip",
+        "100",
+        "--connection-first-byte-secs",
+        "3",
+        "--http-header-timeout-secs",
+        "3",
+    ])
+    .await;
+    let http: std::net::SocketAddr = s.http.trim_start_matches("http://").parse().unwrap();
+    let fds_before = open_fds(s.pid());
+    // 20 addresses × 150 connections, idle.
+    let mut flood = Vec::new();
+    for n in 2..22u8 {
+        for _ in 0..150 {
+            let sock = tokio::net::TcpSocket::new_v4().unwrap();
+            sock.bind(std::net::SocketAddr::from(([127, 0, 0, n], 0)))
+                .unwrap();
+            if let Ok(c) = sock.connect(http).await {
+                flood.push(c);
+            }
+        }
+    }
+    assert!(flood.len() >= 2000, "{} connections made", flood.len());
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let fds = open_fds(s.pid());
+    assert!(
+        fds < fds_before + 700,
+        "talon holds {fds} fds under the flood ({fds_before} before)"
+    );
+    // The control plane answers over gRPC meanwhile.
+    let mut admin = s.admin().await;
+    let me = admin
+        .auth
+        .who_am_i(talon_proto::v1::WhoAmIRequest::default())
+        .await
+        .expect("gRPC under a REST flood");
+    assert!(!me.into_inner().tenant_id.is_empty());
+    // The silent ones are closed after the first-byte time.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let mut b = [0u8; 64];
+    let mut still_open = 0;
+    for c in &mut flood {
+        // Closed: EOF or a reset; open: the read waits.
+        if tokio::time::timeout(Duration::from_millis(5), c.read(&mut b))
+            .await
+            .is_err()
+        {
+            still_open += 1;
+        }
+    }
+    assert_eq!(still_open, 0, "silent connections were kept");
+    // A slow client, headers a byte at a time and never finished, is
+    // closed after the header timeout.
+    let sock = tokio::net::TcpSocket::new_v4().unwrap();
+    sock.bind(std::net::SocketAddr::from(([127, 0, 0, 30], 0)))
+        .unwrap();
+    let mut slow = sock.connect(http).await.unwrap();
+    let started = std::time::Instant::now();
+    let mut trickle = b"GET /openapi.json HTTP/1.1\r\nHost: x\r\nX-Slow: "
+        .iter()
+        .cycle();
+    while started.elapsed() < Duration::from_secs(10) {
+        if slow.write_all(&[*trickle.next().unwrap()]).await.is_err() {
+            break;
+        }
+        match tokio::time::timeout(Duration::from_millis(200), slow.read(&mut b)).await {
+            Err(_) => {}
+            Ok(_) => break,
+        }
+    }
+    let took = started.elapsed();
+    assert!(
+        took >= Duration::from_secs(2) && took < Duration::from_secs(6),
+        "the slow client was closed after {took:?} (header timeout 3 s)"
+    );
+    drop(flood);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let r = reqwest::get(format!("{}/openapi.json", s.http))
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(open_fds(s.pid()) < fds_before + 50);
+}
+
+/// A request with both Transfer-Encoding and Content-Length (how requests
+/// are smuggled past a proxy that reads the other framing) is refused.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_request_with_two_framings_is_refused() {
+    let s = Server::up_with(&["--runtime", "none"]).await;
+    let http = s.http.trim_start_matches("http://").to_string();
+    // In either order, after a well-framed request on the same connection.
+    for framing in [
+        "Content-Length: 4\r\nTransfer-Encoding: chunked",
+        "Transfer-Encoding: chunked\r\nContent-Length: 4",
+    ] {
+        let mut c = tokio::net::TcpStream::connect(&http).await.unwrap();
+        let req = format!(
+            "GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n\
+             POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+             {framing}\r\n\r\n2\r\n{{}}\r\n0\r\n\r\n"
+        );
+        c.write_all(req.as_bytes()).await.unwrap();
+        let mut out = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(5), c.read_to_end(&mut out)).await;
+        let out = String::from_utf8_lossy(&out);
+        assert!(out.starts_with("HTTP/1.1 200"), "{out}");
+        let second = &out[out.rfind("HTTP/1.1 ").unwrap()..];
+        assert!(second.starts_with("HTTP/1.1 400"), "{framing}: {second}");
+        assert!(
+            second.contains("Transfer-Encoding and Content-Length"),
+            "{second}"
+        );
+    }
+}
