@@ -143,9 +143,9 @@ step "TypeScript SDK (node --test)"
 step "Go SDK (go test)"
 (cd clients/go && go test ./...)
 
-step "grpc-web from headless Chromium (Playwright)"
-(cd server/tests/grpc-web && npm ci --no-audit --no-fund >/dev/null && \
-  BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -8)
+step "browser tests in headless Chromium (Playwright): grpc-web, previews against a visitor's session"
+(cd server/tests/browser && npm ci --no-audit --no-fund >/dev/null && \
+  BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -30)
 
 step "conformance: every case × every client"
 TALON_ADMIN_KEY=$TALON_API_KEY .venv/bin/python conformance/run.py

@@ -148,6 +148,17 @@ pub async fn handle(
     client: Option<SocketAddr>,
     mut req: http::Request<Body>,
 ) -> Response {
+    // A service worker registered from a path-mode preview would sit on
+    // the gateway's origin (the page's opaque origin already stops it;
+    // this holds even for a request that isn't from a preview page).
+    if !target.prefix.is_empty() && req.headers().contains_key("service-worker") {
+        return crate::error::response(
+            &gw.pool,
+            &Status::permission_denied(
+                "a path-mode preview may not serve a service worker; use subdomain previews",
+            ),
+        );
+    }
     let (query, query_token) = take_token(req.uri().query());
     let cookie = cookie_name(&target);
     let credential = if let Some(t) = &query_token {
@@ -176,7 +187,16 @@ pub async fn handle(
             if let Err(s) = open(gw, &target, &credential).await.map(drop) {
                 return crate::error::response(&gw.pool, &s);
             }
-            let set = format!("{cookie}={t}; Path=/; Secure; HttpOnly; SameSite=Lax");
+            // A path-mode page has an opaque origin, so its requests for
+            // its own resources are cross-site: a Lax cookie would not go
+            // with them. The cookie names one sandbox and port and opens
+            // nothing but that preview.
+            let same_site = if target.prefix.is_empty() {
+                "Lax"
+            } else {
+                "None"
+            };
+            let set = format!("{cookie}={t}; Path=/; Secure; HttpOnly; SameSite={same_site}");
             let mut r = StatusCode::SEE_OTHER.into_response();
             let h = r.headers_mut();
             if let (Ok(l), Ok(c)) = (
@@ -279,7 +299,89 @@ pub async fn handle(
             }
         });
     }
+    confine_response(&target, resp.headers_mut());
     resp.map(Body::new)
+}
+
+/// The sandbox flags a path-mode preview document runs with: everything a
+/// web app needs but `allow-same-origin` (so its origin is opaque, never
+/// the gateway's) and top navigation.
+pub const PATH_MODE_CSP: &str = "sandbox allow-scripts allow-forms allow-popups allow-modals \
+     allow-downloads allow-pointer-lock allow-presentation allow-orientation-lock";
+
+/// Response headers by which a preview could reach beyond itself. In path
+/// mode a preview is served from the gateway's own origin, so its
+/// documents get an opaque origin (`Content-Security-Policy: sandbox`,
+/// added to any policy of its own: every policy is enforced), and it may
+/// neither widen a service worker's scope, clear the origin's data (the
+/// API session with it), nor set a cookie outside its own path. In both
+/// modes a cookie is kept to the preview's own host (no `Domain`), so one
+/// preview can't set cookies for the others.
+pub fn confine_response(target: &Target, h: &mut HeaderMap) {
+    h.remove("service-worker-allowed");
+    let cookies: Vec<HeaderValue> = h.get_all(header::SET_COOKIE).iter().cloned().collect();
+    h.remove(header::SET_COOKIE);
+    for c in cookies {
+        if let Some(v) = c
+            .to_str()
+            .ok()
+            .and_then(|c| confine_cookie(c, &target.prefix))
+            .and_then(|c| HeaderValue::from_str(&c).ok())
+        {
+            h.append(header::SET_COOKIE, v);
+        }
+    }
+    if !target.prefix.is_empty() {
+        h.remove("clear-site-data");
+        h.append(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(PATH_MODE_CSP),
+        );
+    }
+}
+
+/// A `Set-Cookie` value kept to the preview: no `Domain`, and in path mode
+/// a `Path` under the preview's prefix. A cookie with a `__Host-` name
+/// needs `Path=/`, which a path-mode preview may not have: dropped (None).
+fn confine_cookie(value: &str, prefix: &str) -> Option<String> {
+    let mut parts = value.split(';');
+    let pair = parts.next()?.trim();
+    let name = pair.split_once('=').map_or(pair, |(n, _)| n).trim();
+    if name.is_empty() || (!prefix.is_empty() && name.starts_with("__Host-")) {
+        return None;
+    }
+    let mut out = vec![pair.to_string()];
+    let mut path = None;
+    for attr in parts.map(str::trim).filter(|a| !a.is_empty()) {
+        let key = attr.split_once('=').map_or(attr, |(k, _)| k).trim();
+        if key.eq_ignore_ascii_case("domain") {
+            continue;
+        }
+        if key.eq_ignore_ascii_case("path") {
+            path = Some(
+                attr.split_once('=')
+                    .map_or("", |(_, v)| v)
+                    .trim()
+                    .to_string(),
+            );
+            continue;
+        }
+        out.push(attr.to_string());
+    }
+    if prefix.is_empty() {
+        if let Some(p) = path {
+            out.push(format!("Path={p}"));
+        }
+    } else {
+        // A path of its own goes under the prefix; none means the
+        // preview's root (the browser's default would be the request's
+        // directory, still under the prefix, but say it plainly).
+        let p = path
+            .filter(|p| p.starts_with('/'))
+            .unwrap_or_else(|| "/".into());
+        out.push(format!("Path={prefix}{p}"));
+    }
+    Some(out.join("; "))
 }
 
 /// Removes one cookie from the Cookie headers, keeping the others.
@@ -442,6 +544,68 @@ mod tests {
         );
         assert_eq!(take_token(Some("token=x")), (None, Some("x".into())));
         assert_eq!(take_token(Some("q=token")), (Some("q=token".into()), None));
+    }
+
+    #[test]
+    fn a_path_mode_preview_is_confined_to_an_opaque_origin_and_its_path() {
+        let t = target(None, None, "/preview/sbx_b/8080/x")
+            .unwrap()
+            .unwrap();
+        let mut h = HeaderMap::new();
+        for c in [
+            "__Host-talon-session=planted; Path=/; Secure; HttpOnly",
+            "app=1; Path=/; Domain=127.0.0.1; HttpOnly",
+            "deep=2; path=/api; SameSite=Lax",
+            "bare=3",
+        ] {
+            h.append(header::SET_COOKIE, HeaderValue::from_str(c).unwrap());
+        }
+        h.insert("service-worker-allowed", HeaderValue::from_static("/"));
+        h.insert("clear-site-data", HeaderValue::from_static("\"cookies\""));
+        h.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static("default-src 'self'"),
+        );
+        confine_response(&t, &mut h);
+        let cookies: Vec<_> = h
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .map(|v| v.to_str().unwrap())
+            .collect();
+        assert_eq!(
+            cookies,
+            [
+                "app=1; HttpOnly; Path=/preview/sbx_b/8080/",
+                "deep=2; SameSite=Lax; Path=/preview/sbx_b/8080/api",
+                "bare=3; Path=/preview/sbx_b/8080/",
+            ]
+        );
+        assert!(!h.contains_key("service-worker-allowed"));
+        assert!(!h.contains_key("clear-site-data"));
+        let csp: Vec<_> = h.get_all(header::CONTENT_SECURITY_POLICY).iter().collect();
+        assert_eq!(csp, ["default-src 'self'", PATH_MODE_CSP]);
+        assert!(!PATH_MODE_CSP.contains("allow-same-origin"));
+        assert!(!PATH_MODE_CSP.contains("allow-top-navigation"));
+    }
+
+    #[test]
+    fn a_subdomain_preview_keeps_its_cookies_to_its_host() {
+        let t = target(Some("p.test"), Some("80-sbx_b.p.test"), "/")
+            .unwrap()
+            .unwrap();
+        let mut h = HeaderMap::new();
+        h.append(
+            header::SET_COOKIE,
+            HeaderValue::from_static("__Host-x=1; Path=/; Secure"),
+        );
+        h.append(
+            header::SET_COOKIE,
+            HeaderValue::from_static("s=1; Domain=p.test; Path=/app"),
+        );
+        confine_response(&t, &mut h);
+        let cookies: Vec<_> = h.get_all(header::SET_COOKIE).iter().collect();
+        assert_eq!(cookies, ["__Host-x=1; Secure; Path=/", "s=1; Path=/app"]);
+        assert!(!h.contains_key(header::CONTENT_SECURITY_POLICY));
     }
 
     #[test]

@@ -63,7 +63,13 @@ fn hex_sha256(s: &str) -> String {
         .collect()
 }
 
-/// Checks a request authenticated by the session cookie.
+/// Checks a request authenticated by the session cookie. Any method: a
+/// request whose `Origin` is foreign or opaque (`null`: a sandboxed page,
+/// such as a path-mode preview), or that the browser says came from
+/// another origin (`Sec-Fetch-Site`), is refused, so a page elsewhere can
+/// neither change state nor read with the session (a GET through an
+/// iframe of the same site reads as well as a fetch). State changes also
+/// need the CSRF token.
 pub fn check(
     allowed_origins: &[String],
     method: &Method,
@@ -71,15 +77,21 @@ pub fn check(
     session: &str,
 ) -> Result<(), Status> {
     let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-    let upgrade = h.contains_key(header::UPGRADE);
-    if (!safe || upgrade)
-        && let Some(origin) = h.get(header::ORIGIN)
-    {
-        let origin = origin.to_str().unwrap_or("null");
-        if !allowed_origins.iter().any(|o| o == origin) {
+    let origin = h.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
+    match origin {
+        Some(o) if !allowed_origins.iter().any(|a| a == o) => {
             return Err(Status::permission_denied(format!(
-                "origin {origin} may not use this session"
+                "origin {o} may not use this session"
             )));
+        }
+        Some(_) => {}
+        None => {
+            let site = h.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+            if site.is_some_and(|s| s != "same-origin" && s != "none") {
+                return Err(Status::permission_denied(
+                    "a request from another origin may not use this session",
+                ));
+            }
         }
     }
     if safe {
@@ -172,6 +184,32 @@ mod tests {
         assert!(check(&ok, &Method::PATCH, &ours, &s).is_ok());
         let ws = headers(&[("upgrade", "websocket"), ("origin", "https://evil.test")]);
         assert!(check(&ok, &Method::GET, &ws, &s).is_err());
+    }
+
+    #[test]
+    fn reads_from_another_or_an_opaque_origin_are_refused() {
+        let s = session("tok");
+        let ok = vec!["https://talon.test".to_string()];
+        for h in [
+            headers(&[("origin", "null")]),
+            headers(&[("origin", "https://evil.test")]),
+            headers(&[("sec-fetch-site", "cross-site")]),
+            headers(&[("sec-fetch-site", "same-site")]),
+            headers(&[("upgrade", "websocket"), ("origin", "null")]),
+        ] {
+            assert!(check(&ok, &Method::GET, &h, &s).is_err(), "{h:?}");
+        }
+        for h in [
+            headers(&[]),
+            headers(&[("sec-fetch-site", "same-origin")]),
+            headers(&[("sec-fetch-site", "none")]),
+            headers(&[
+                ("origin", "https://talon.test"),
+                ("sec-fetch-site", "same-site"),
+            ]),
+        ] {
+            assert!(check(&ok, &Method::GET, &h, &s).is_ok(), "{h:?}");
+        }
     }
 
     #[test]

@@ -34,6 +34,9 @@ pub struct ServerConfig {
     pub max_prewarm_pool_size: i32,
     /// Where users reach the REST gateway; preview links start with it.
     pub public_url: String,
+    /// Subdomain previews at `{port}-{sandbox}.DOMAIN`: preview links take
+    /// that form (scheme and port from `public_url`). None: path links.
+    pub preview_domain: Option<String>,
     /// Browser origins allowed to call gRPC-web (CORS); none by default.
     pub grpc_web_origins: Vec<String>,
     /// The gRPC listener's connection limits.
@@ -63,6 +66,7 @@ impl ServerConfig {
             grpc_listen: "127.0.0.1:7070".parse().expect("addr"),
             ops_listen: "127.0.0.1:9090".parse().expect("addr"),
             public_url: "http://127.0.0.1:8080".into(),
+            preview_domain: None,
             grpc_web_origins: Vec::new(),
             grpc_connections: talon_core::listen::Limits {
                 per_peer: 512,

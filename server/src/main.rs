@@ -184,12 +184,33 @@ fn origin_of(url: &str) -> String {
 /// How the gateway serves previews.
 #[derive(Args, Clone)]
 struct PreviewArgs {
-    /// Subdomain previews at {port}-{sandbox}.DOMAIN (a wildcard DNS name pointing at the gateway); path previews (/preview/{sandbox}/{port}/) are always served.
+    /// Subdomain previews at {port}-{sandbox}.DOMAIN (a wildcard DNS name pointing at the gateway), and preview links in that form. Default: `localhost` when the public URL is on loopback (browsers resolve *.localhost there), else none; `none` turns them off. Path previews (/preview/{sandbox}/{port}/, in an opaque origin in browsers) are always served.
     #[arg(long, env = "TALON_PREVIEW_DOMAIN")]
     preview_domain: Option<String>,
     /// Users reach the gateway over HTTPS (a TLS proxy in front): previews are told so in X-Forwarded-Proto.
     #[arg(long, env = "TALON_PUBLIC_HTTPS")]
     public_https: bool,
+}
+
+impl PreviewArgs {
+    /// The preview domain in effect for a gateway reached at `public_url`.
+    fn domain(&self, public_url: &str) -> Option<String> {
+        match self.preview_domain.as_deref().map(|d| d.trim_matches('.')) {
+            Some("none") | Some("") => None,
+            Some(d) => Some(d.to_ascii_lowercase()),
+            None => {
+                let host = public_url
+                    .parse::<http::Uri>()
+                    .ok()
+                    .and_then(|u| u.host().map(|h| h.trim_matches(['[', ']']).to_string()))?;
+                let loopback = host.eq_ignore_ascii_case("localhost")
+                    || host
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback());
+                loopback.then(|| "localhost".to_string())
+            }
+        }
+    }
 }
 
 /// How a worker builds sandboxes.
@@ -381,6 +402,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     } else if let Some(h) = a.http_listen {
         c.public_url = format!("http://{h}");
     }
+    c.preview_domain = a.preview.domain(&c.public_url);
     c
 }
 
@@ -414,6 +436,7 @@ fn shutdown_signal() -> tokio::sync::watch::Receiver<bool> {
 /// Binds the gateway (so a taken port fails the start) and serves it.
 async fn start_gateway(
     server_url: String,
+    public_url: &str,
     addr: SocketAddr,
     preview: &PreviewArgs,
     connections: &ConnectionArgs,
@@ -425,10 +448,7 @@ async fn start_gateway(
     config.header_timeout = std::time::Duration::from_secs(connections.http_header_timeout_secs);
     config.max_json_bytes = connections.http_max_json_bytes as usize;
     config.max_stream_messages = connections.http_max_stream_messages as usize;
-    config.preview_domain = preview
-        .preview_domain
-        .as_ref()
-        .map(|d| d.trim_matches('.').to_string());
+    config.preview_domain = preview.domain(public_url);
     config.public_https = preview.public_https;
     config.browser_origins = browser_origins.to_vec();
     let gw = talon_gateway::Gateway::new(config)?;
@@ -459,6 +479,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         origins.extend(config.grpc_web_origins.iter().cloned());
         start_gateway(
             format!("http://{}", config.grpc_listen),
+            &config.public_url,
             addr,
             &preview,
             &args.connections,
@@ -575,6 +596,7 @@ async fn run() -> anyhow::Result<()> {
             let origins = vec![origin_of(&public_url)];
             start_gateway(
                 server_url,
+                &public_url,
                 http_listen,
                 &preview,
                 &connections,

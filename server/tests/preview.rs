@@ -105,7 +105,7 @@ async fn the_preview_proxy_end_to_end() {
         cookie.starts_with(&format!("__Host-talon-preview-{a}-{PORT}={ta};")),
         "{cookie}"
     );
-    for attr in ["Path=/", "Secure", "HttpOnly", "SameSite=Lax"] {
+    for attr in ["Path=/", "Secure", "HttpOnly", "SameSite=None"] {
         assert!(cookie.contains(attr), "{cookie} lacks {attr}");
     }
     let pair = cookie.split(';').next().unwrap().to_string();
@@ -123,6 +123,12 @@ async fn the_preview_proxy_end_to_end() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
+    // A path-mode page runs in an opaque origin, never the gateway's.
+    let csp = r.headers()["content-security-policy"].to_str().unwrap();
+    assert!(
+        csp.starts_with("sandbox ") && !csp.contains("allow-same-origin"),
+        "{csp}"
+    );
     let seen: Value = r.json().await.unwrap();
     assert_eq!(seen["path"], "/hello");
     assert_eq!(seen["query"], "x=1");
@@ -148,6 +154,8 @@ async fn the_preview_proxy_end_to_end() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
+    // A subdomain preview is an origin of its own, unsandboxed.
+    assert!(r.headers().get("content-security-policy").is_none());
     let seen: Value = r.json().await.unwrap();
     assert_eq!(seen["path"], "/sub/path");
     assert!(

@@ -1,5 +1,7 @@
 //! Preview links: a signed token for one port of a sandbox the caller may
-//! see, and the URL (path-prefix mode) that carries it.
+//! see, and the URL that carries it: in subdomain form when a preview
+//! domain is set (the page gets an origin of its own), else in path form
+//! (served in an opaque origin; see the gateway's `preview`).
 
 use crate::app::App;
 use crate::auth::Principal;
@@ -36,14 +38,82 @@ pub async fn create_token(
         .preview_tokens
         .with_label_values(&["signed"])
         .inc();
-    let url = format!(
-        "{}/preview/{}/{port}/?token={token}",
-        app.config.public_url.trim_end_matches('/'),
-        row.id
+    let url = link(
+        &app.config.public_url,
+        app.config.preview_domain.as_deref(),
+        &row.id,
+        port,
+        &token,
     );
     Ok(PreviewLink {
         token,
         url,
         expires_at_secs: exp,
     })
+}
+
+/// The link to a port of a sandbox: `{scheme}://{port}-{sandbox}.{domain}`
+/// with the public URL's scheme and port, or the public URL's
+/// `/preview/{sandbox}/{port}/`.
+pub fn link(
+    public_url: &str,
+    domain: Option<&str>,
+    sandbox: &str,
+    port: u32,
+    token: &str,
+) -> String {
+    let base = public_url.trim_end_matches('/');
+    let Some(domain) = domain else {
+        return format!("{base}/preview/{sandbox}/{port}/?token={token}");
+    };
+    let (scheme, rest) = base.split_once("://").unwrap_or(("http", base));
+    let authority = rest.split('/').next().unwrap_or("");
+    // The port of the public URL, if it names one (after an IPv6 literal's `]`).
+    let public_port = authority
+        .rsplit_once(':')
+        .filter(|(h, p)| {
+            !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && !h.ends_with('[')
+        })
+        .map(|(_, p)| format!(":{p}"))
+        .unwrap_or_default();
+    // Host names are case-insensitive: browsers send them lowercased.
+    let sandbox = sandbox.to_ascii_lowercase();
+    format!("{scheme}://{port}-{sandbox}.{domain}{public_port}/?token={token}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::link;
+
+    #[test]
+    fn links_in_both_forms() {
+        assert_eq!(
+            link("http://127.0.0.1:8080/", None, "sbx_a", 3000, "t"),
+            "http://127.0.0.1:8080/preview/sbx_a/3000/?token=t"
+        );
+        assert_eq!(
+            link(
+                "http://127.0.0.1:8080",
+                Some("localhost"),
+                "sbx_a",
+                3000,
+                "t"
+            ),
+            "http://3000-sbx_a.localhost:8080/?token=t"
+        );
+        assert_eq!(
+            link(
+                "https://talon.example.com",
+                Some("preview.example.net"),
+                "sbx_a",
+                80,
+                "t"
+            ),
+            "https://80-sbx_a.preview.example.net/?token=t"
+        );
+        assert_eq!(
+            link("http://[::1]:9000/x", Some("localhost"), "sbx_a", 1, "t"),
+            "http://1-sbx_a.localhost:9000/?token=t"
+        );
+    }
 }
