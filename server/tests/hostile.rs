@@ -26,6 +26,11 @@ fn open_fds(pid: u32) -> usize {
 }
 
 async fn sandbox(s: &Server, key: &str) -> String {
+    sandbox_with(s, key, json!({})).await
+}
+
+/// A running sandbox of `body`, once the embedded worker is up.
+async fn sandbox_with(s: &Server, key: &str, body: Value) -> String {
     let c = reqwest::Client::new();
     for _ in 0..300 {
         let (st, body) = rest_json(
@@ -33,7 +38,7 @@ async fn sandbox(s: &Server, key: &str) -> String {
             key,
             reqwest::Method::POST,
             format!("{}/v1/sandboxes?waitUntilRunning=true", s.http),
-            Some(json!({})),
+            Some(body.clone()),
         )
         .await;
         if st == 200 {
@@ -275,4 +280,148 @@ async fn a_request_with_two_framings_is_refused() {
             "{second}"
         );
     }
+}
+
+/// Host file modes: every file the platform writes under its data
+/// directory is its owner's alone. The probe read every tenant's secrets
+/// as another local user: `talon.db` and its WAL were 0644, each
+/// sandbox's `bundle/config.json` (decrypted secrets and env) 0644, and
+/// `worker/runtime-state/` listable. Walks the whole data directory (not
+/// into a sandbox's own filesystems: its disk, secrets tmpfs and root are
+/// mounts) after a sandbox with an env and a file secret starts, and
+/// after it is stopped and started again.
+#[tokio::test(flavor = "multi_thread")]
+async fn files_under_the_data_directory_are_their_owners_alone() {
+    use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (CI runs as root)"
+    );
+    ensure_agent_built();
+    let s = Server::up().await;
+    let key = s.boot.api_key.clone();
+    let c = reqwest::Client::new();
+    for (name, delivery) in [
+        ("TOKEN", "SECRET_DELIVERY_ENV"),
+        ("CERT", "SECRET_DELIVERY_FILE"),
+    ] {
+        let (st, body) = rest_json(
+            &c,
+            &key,
+            reqwest::Method::PUT,
+            format!("{}/v1/secrets/{name}", s.http),
+            Some(json!({"value": "s3cret-value", "delivery": delivery})),
+        )
+        .await;
+        assert_eq!(st, 200, "{body}");
+    }
+    let id = sandbox_with(
+        &s,
+        &key,
+        json!({"secretNames": ["TOKEN", "CERT"], "env": {"PLAIN": "x"}}),
+    )
+    .await;
+    let out = rest_sh(
+        &c,
+        &key,
+        &s.http,
+        &id,
+        "echo hi > /workspace/f; cat /run/secrets/CERT",
+    )
+    .await;
+    assert!(out.contains("\"exitCode\":0"), "{out}");
+
+    // Directories other users may pass through (a sandbox's mapped root
+    // must reach its bundle), never list; the sealed agent they may run.
+    let check = |phase: &str| {
+        let root = s.data_dir();
+        let dev = std::fs::metadata(&root).unwrap().dev();
+        let mut bad = Vec::new();
+        // (directory, whether other users can reach it)
+        let mut stack = vec![(root.clone(), true)];
+        while let Some((dir, reachable)) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap() {
+                let p = e.unwrap().path();
+                let Ok(m) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                let mode = m.permissions().mode() & 0o7777;
+                let rel = p.strip_prefix(&root).unwrap().display().to_string();
+                // A secret in clear is root's alone: the spec a worker
+                // keeps to start the sandbox again, and config.json,
+                // which the runtime reads, are 0600 in a bundle others
+                // can't list.
+                if m.is_file()
+                    && (reachable && mode & 0o044 != 0 || mode & 0o077 != 0)
+                    && m.len() < 64 << 20
+                    && std::fs::read(&p).is_ok_and(|b| b.windows(12).any(|w| w == b"s3cret-value"))
+                {
+                    bad.push(format!("{rel} {mode:o} holds a secret in clear"));
+                }
+                if m.file_type().is_symlink() || !reachable {
+                    if m.is_dir() && m.dev() == dev && !rel.ends_with("/rootfs") {
+                        stack.push((p, false));
+                    }
+                    continue;
+                }
+                if m.is_dir() {
+                    // A mount (the sandbox's disk, secrets, root) is the
+                    // sandbox's own filesystem; others may not list its
+                    // mount point.
+                    if m.dev() != dev || rel.ends_with("/rootfs") {
+                        if mode & 0o044 != 0 && !rel.ends_with("/rootfs") {
+                            bad.push(format!("{rel} {mode:o} (a mount point others may list)"));
+                        }
+                        continue;
+                    }
+                    if mode & 0o066 != 0 {
+                        bad.push(format!("{rel} {mode:o}"));
+                    }
+                    stack.push((p, mode & 0o011 != 0));
+                } else if m.is_file() {
+                    // Others may run the sealed agent (a sandbox does).
+                    let agent = rel.starts_with("worker/agent/talon-agent");
+                    if mode & 0o066 != 0 && !(agent && mode & 0o022 == 0) {
+                        bad.push(format!("{rel} {mode:o}"));
+                    }
+                } else if !(m.file_type().is_socket() || m.file_type().is_fifo()) {
+                    bad.push(format!("{rel}: unexpected file type"));
+                }
+            }
+        }
+        assert!(bad.is_empty(), "{phase}: readable by others: {bad:#?}");
+    };
+    check("running");
+    for verb in ["stop", "start"] {
+        let (st, body) = rest_json(
+            &c,
+            &key,
+            reqwest::Method::POST,
+            format!("{}/v1/sandboxes/{id}:{verb}", s.http),
+            Some(json!({})),
+        )
+        .await;
+        assert_eq!(st, 200, "{verb}: {body}");
+        let want = if verb == "stop" {
+            "SANDBOX_STATE_STOPPED"
+        } else {
+            "SANDBOX_STATE_RUNNING"
+        };
+        for _ in 0..200 {
+            let (_, b) = rest_json(
+                &c,
+                &key,
+                reqwest::Method::GET,
+                format!("{}/v1/sandboxes/{id}", s.http),
+                None,
+            )
+            .await;
+            if b["sandbox"]["state"] == want {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    check("after stop and start");
 }

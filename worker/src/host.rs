@@ -1172,6 +1172,8 @@ fn seal_agent(data_dir: &Path, agent: &Path) -> anyhow::Result<PathBuf> {
     }
     let dir = data_dir.join("agent");
     std::fs::create_dir_all(&dir)?;
+    // Sandboxes run the copy (through a bind); nobody lists the directory.
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o711))?;
     let path = dir.join(format!("talon-agent-{digest:016x}"));
     if !path.exists() {
         let tmp = dir.join(format!(".tmp-{}", std::process::id()));

@@ -85,7 +85,13 @@ fn worker_id(data_dir: &std::path::Path) -> anyhow::Result<String> {
     }
     std::fs::create_dir_all(data_dir)?;
     let id = format!("wrk_{}", uuid::Uuid::new_v4().simple());
-    std::fs::write(&path, &id)?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)?;
+    std::io::Write::write_all(&mut f, id.as_bytes())?;
     Ok(id)
 }
 
@@ -267,6 +273,14 @@ fn find_on_path(name: &str) -> Option<PathBuf> {
         .find(|p| p.is_file())
 }
 
+/// A directory only its owner may read or pass through (0700), made if
+/// missing and tightened if it was made before.
+pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir)?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+}
+
 /// The sandbox host, when a runtime and the agent are both here.
 /// "libcontainer" is youki's library, run through `talon oci`; "runc",
 /// "crun" or "runsc" are their CLIs on PATH.
@@ -275,6 +289,12 @@ fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>>
         return None;
     }
     let state = config.data_dir.join("runtime-state");
+    // The runtimes' state (pids, bundle paths) is root's alone; they
+    // create it 0755 otherwise.
+    if let Err(e) = private_dir(&state) {
+        tracing::warn!(error = %e, dir = %state.display(), "runtime state directory");
+        return None;
+    }
     let rt = if config.runtime == "libcontainer" {
         let exe = std::env::current_exe().ok()?;
         runtime::OciCli::libcontainer(&exe.to_string_lossy(), &["oci"], state)

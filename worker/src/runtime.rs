@@ -8,6 +8,7 @@
 //! to the bundle's log through `--log`. The agent's bound socket is the
 //! one fd handed over (`--preserve-fds 1`, as fd 3).
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
@@ -195,6 +196,8 @@ impl Runtime for OciCli {
         )
         .await?;
         let pid = std::fs::read_to_string(&pid_file)?;
+        // Written 0644 by the runtime; the bundle is root's business.
+        let _ = std::fs::set_permissions(&pid_file, std::fs::Permissions::from_mode(0o600));
         pid.trim()
             .parse()
             .map_err(|_| anyhow::anyhow!("{}: not a pid: {pid:?}", pid_file.display()))

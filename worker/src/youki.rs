@@ -75,7 +75,7 @@ pub fn main(args: &[String]) -> anyhow::Result<()> {
 
 fn command(root: &Path, rest: &[&str]) -> anyhow::Result<()> {
     let root = root.to_path_buf();
-    std::fs::create_dir_all(&root)?;
+    crate::private_dir(&root)?;
     let (preserve, run) = match rest {
         ["run", "--detach", "--preserve-fds", n, tail @ ..] => (n.parse::<i32>()?, Some(tail)),
         ["run", "--detach", tail @ ..] => (0, Some(tail)),

@@ -15,6 +15,7 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     opts.connect_timeout(Duration::from_secs(10))
         .sqlx_logging(false);
     if url.starts_with("sqlite:") {
+        private_sqlite_files(url)?;
         // One writer at a time is SQLite's model; a small pool avoids
         // SQLITE_BUSY storms while WAL keeps readers concurrent.
         opts.max_connections(8).min_connections(1);
@@ -36,6 +37,37 @@ pub async fn connect(url: &str) -> anyhow::Result<DatabaseConnection> {
     let db = Database::connect(opts).await?;
     migration::Migrator::up(&db, None).await?;
     Ok(db)
+}
+
+/// The database file and its WAL and shared-memory files are the
+/// server's alone (0600): they hold every tenant's users, keys' hashes and
+/// encrypted secrets. SQLite gives the WAL and -shm files the mode of the
+/// database file, so it is made 0600 before SQLite makes it (0644), and
+/// all three are tightened when they exist from an older version.
+fn private_sqlite_files(url: &str) -> std::io::Result<()> {
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let path = url
+        .trim_start_matches("sqlite://")
+        .trim_start_matches("sqlite:")
+        .split('?')
+        .next()
+        .unwrap_or("");
+    if path.is_empty() || path == ":memory:" || url.contains("mode=memory") {
+        return Ok(());
+    }
+    let _ = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path)?;
+    for suffix in ["", "-wal", "-shm", "-journal"] {
+        let f = format!("{path}{suffix}");
+        if std::path::Path::new(&f).exists() {
+            std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600))?;
+        }
+    }
+    Ok(())
 }
 
 /// Begins a transaction that will write. On SQLite a transaction begins

@@ -87,6 +87,7 @@ impl ImageStore {
         let root = data_dir.join("images");
         for d in ["layers", "refs", "flat", "tmp"] {
             std::fs::create_dir_all(root.join(d))?;
+            std::fs::set_permissions(root.join(d), std::fs::Permissions::from_mode(0o700))?;
         }
         std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700))?;
         // Whatever an interrupted import left.
