@@ -39,6 +39,9 @@ pub struct ServerConfig {
     pub preview_domain: Option<String>,
     /// Browser origins allowed to call gRPC-web (CORS); none by default.
     pub grpc_web_origins: Vec<String>,
+    /// Most of the connected workers' capacity one tenant may hold (0-1];
+    /// the platform tenant is not held to it (see `scheduler::over_share`).
+    pub tenant_max_share: f64,
     /// The gRPC listener's connection limits.
     pub grpc_connections: talon_core::listen::Limits,
 }
@@ -67,6 +70,7 @@ impl ServerConfig {
             ops_listen: "127.0.0.1:9090".parse().expect("addr"),
             public_url: "http://127.0.0.1:8080".into(),
             preview_domain: None,
+            tenant_max_share: 0.5,
             grpc_web_origins: Vec::new(),
             grpc_connections: talon_core::listen::Limits {
                 per_peer: 512,

@@ -102,6 +102,9 @@ struct ServerArgs {
     /// Largest pool size PrewarmImage may ask of each worker.
     #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
     max_prewarm_pool_size: i32,
+    /// Most of the connected workers' cpu, memory and sandbox slots one tenant may hold, over 0 and at most 1 (no cap); the platform tenant is not held to it.
+    #[arg(long, env = "TALON_TENANT_MAX_SHARE", default_value_t = 0.5, value_parser = parse_share)]
+    tenant_max_share: f64,
     /// Most sandboxes the embedded worker takes (`up` only).
     #[arg(long, default_value_t = 500)]
     worker_max_sandboxes: i64,
@@ -166,6 +169,13 @@ impl ConnectionArgs {
     }
     fn http(&self) -> talon_core::listen::Limits {
         self.limits(self.http_max_connections, self.http_max_connections_per_ip)
+    }
+}
+
+fn parse_share(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(v) if v > 0.0 && v <= 1.0 => Ok(v),
+        _ => Err(format!("{s:?} is not a share over 0 and at most 1")),
     }
 }
 
@@ -397,6 +407,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.grpc_web_origins = a.grpc_web_origins.clone();
     c.grpc_connections = a.connections.grpc();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
+    c.tenant_max_share = a.tenant_max_share;
     if let Some(u) = &a.public_url {
         c.public_url = u.clone();
     } else if let Some(h) = a.http_listen {

@@ -229,6 +229,48 @@ fn check_quota(
     Ok(())
 }
 
+/// The fair-share cap (see `scheduler::over_share`) on what a tenant other
+/// than the platform's may hold of the connected, undrained workers.
+async fn check_share(
+    app: &App,
+    db: &impl ConnectionTrait,
+    t: &tenant::Model,
+    u: &tenants::Usage,
+    req: &Amount,
+) -> Result<()> {
+    if t.platform || app.config.tenant_max_share >= 1.0 {
+        return Ok(());
+    }
+    let drained: Vec<String> = crate::db::entity::worker::Entity::find()
+        .filter(crate::db::entity::worker::Column::Draining.eq(true))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|w| w.id)
+        .collect();
+    let mut total = Amount::default();
+    for (id, cap) in app.hub.connected() {
+        if !drained.contains(&id) {
+            total.cpu_millis += cap.cpu_millis;
+            total.memory_mib += cap.memory_mib;
+            total.sandboxes += cap.sandboxes;
+        }
+    }
+    if total == Amount::default() {
+        // No capacity at all: placement says so (UNAVAILABLE).
+        return Ok(());
+    }
+    let held = Amount {
+        cpu_millis: u.cpu_millis,
+        memory_mib: u.memory_mib,
+        sandboxes: u.live_sandboxes,
+    };
+    match scheduler::over_share(&held, req, &total, app.config.tenant_max_share) {
+        Some(why) => Err(Error::ResourceExhausted(why)),
+        None => Ok(()),
+    }
+}
+
 /// Reads the tenant row inside a transaction, locking it on PostgreSQL so
 /// that quota checks on several servers serialize too.
 async fn tenant_for_update(
@@ -287,12 +329,13 @@ pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandb
     let t = tenant_for_update(&txn, &p.tenant_id).await?;
     let u = tenants::usage(&txn, &p.tenant_id).await?;
     check_quota(&t, &u, true, n.cpu_millis, n.memory_mib)?;
-    let cands = candidates(app, &txn, None, &n.image).await?;
     let req = Amount {
         cpu_millis: n.cpu_millis,
         memory_mib: n.memory_mib,
         sandboxes: 1,
     };
+    check_share(app, &txn, &t, &u, &req).await?;
+    let cands = candidates(app, &txn, None, &n.image).await?;
     // No worker at all is an outage (UNAVAILABLE, retry); workers that are
     // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
     let worker = scheduler::place(&cands, &req).ok_or_else(|| {
@@ -765,6 +808,12 @@ pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sand
     let t = tenant_for_update(&txn, &p.tenant_id).await?;
     let u = tenants::usage(&txn, &p.tenant_id).await?;
     check_quota(&t, &u, false, row.cpu_millis, row.memory_mib)?;
+    let req = Amount {
+        cpu_millis: row.cpu_millis,
+        memory_mib: row.memory_mib,
+        sandboxes: 1,
+    };
+    check_share(app, &txn, &t, &u, &req).await?;
     txn.commit().await?;
     let row = transition(
         app,

@@ -48,6 +48,43 @@ impl Candidate {
     }
 }
 
+/// Fairness between tenants: one tenant may hold at most `share` of the
+/// capacity of the connected workers (cpu, memory and sandbox slots
+/// each), whatever its quota, so that it can't fill the platform and leave
+/// another tenant's create refused. A cap, not a reservation: with more
+/// tenants than 1/share they can still fill it together. The words of the
+/// refusal, when `held + req` is over the cap.
+pub fn over_share(held: &Amount, req: &Amount, total: &Amount, share: f64) -> Option<String> {
+    if share >= 1.0 {
+        return None;
+    }
+    let cap = |t: i64| (t as f64 * share).floor() as i64;
+    let dims = [
+        (
+            "cpu millis",
+            held.cpu_millis,
+            req.cpu_millis,
+            total.cpu_millis,
+        ),
+        (
+            "MiB of memory",
+            held.memory_mib,
+            req.memory_mib,
+            total.memory_mib,
+        ),
+        ("sandboxes", held.sandboxes, req.sandboxes, total.sandboxes),
+    ];
+    dims.into_iter()
+        .find(|(_, h, r, t)| h + r > cap(*t))
+        .map(|(what, h, r, t)| {
+            format!(
+                "fair share: the tenant holds {h} + {r} {what}, over its share of the platform ({:.0}% of {t}); \
+                 delete or stop sandboxes, or ask the operator for more capacity",
+                share * 100.0
+            )
+        })
+}
+
 /// Picks a worker for `req`, or None when none fits.
 pub fn place<'a>(candidates: &'a [Candidate], req: &Amount) -> Option<&'a Candidate> {
     candidates.iter().filter(|c| c.fits(req)).max_by(|a, b| {
@@ -98,5 +135,34 @@ mod tests {
         };
         assert!(place(&ws, &big).is_none());
         assert!(place(&[], &req).is_none());
+    }
+
+    #[test]
+    fn one_tenant_may_not_take_more_than_its_share() {
+        let a = |cpu, mem, n| Amount {
+            cpu_millis: cpu,
+            memory_mib: mem,
+            sandboxes: n,
+        };
+        let total = a(8000, 16384, 100);
+        assert_eq!(
+            over_share(&a(3000, 1024, 3), &a(1000, 512, 1), &total, 0.5),
+            None
+        );
+        let cpu = over_share(&a(4000, 1024, 4), &a(1000, 512, 1), &total, 0.5).unwrap();
+        assert!(
+            cpu.contains("4000 + 1000 cpu millis") && cpu.contains("50% of 8000"),
+            "{cpu}"
+        );
+        let mem = over_share(&a(0, 8000, 1), &a(100, 512, 1), &total, 0.5).unwrap();
+        assert!(mem.contains("MiB"), "{mem}");
+        let n = over_share(&a(0, 0, 50), &a(0, 0, 1), &total, 0.5).unwrap();
+        assert!(n.contains("sandboxes"), "{n}");
+        // A share of 1 is no cap; no capacity at all is over any share.
+        assert_eq!(
+            over_share(&a(8000, 16384, 100), &a(1, 1, 1), &total, 1.0),
+            None
+        );
+        assert!(over_share(&a(0, 0, 0), &a(1, 1, 1), &a(0, 0, 0), 0.5).is_some());
     }
 }

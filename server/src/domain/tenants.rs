@@ -19,7 +19,10 @@ pub const PLATFORM_TENANT: &str = "platform";
 
 #[derive(Clone, Debug, Default)]
 pub struct Usage {
+    /// Every sandbox not deleted (what the quota counts).
     pub sandboxes: i64,
+    /// Those that hold a worker's capacity (running, starting, paused…).
+    pub live_sandboxes: i64,
     pub cpu_millis: i64,
     pub memory_mib: i64,
 }
@@ -100,6 +103,7 @@ pub async fn usage<C: ConnectionTrait>(db: &C, tenant_id: &str) -> Result<Usage>
         {
             u.cpu_millis += cpu;
             u.memory_mib += mem;
+            u.live_sandboxes += 1;
         }
     }
     Ok(u)
