@@ -401,6 +401,13 @@ async fn first_message(
                     "the request body must be a JSON object",
                 ));
             }
+            (BodyRule::Field(_), Value::Null) => {
+                // JSON's null would read as "unset": an empty object
+                // where the caller sent none of one.
+                return Err(Status::invalid_argument(
+                    "the request body must not be null (send {} for an empty one)",
+                ));
+            }
             (BodyRule::Field(f), v) => {
                 let key = desc
                     .get_field_by_name(f)

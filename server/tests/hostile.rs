@@ -425,3 +425,159 @@ async fn files_under_the_data_directory_are_their_owners_alone() {
     }
     check("after stop and start");
 }
+
+/// User errors are 4xx with a reason, never a 500, and invalid values
+/// are refused, not stored: each case is one the probe found answered
+/// with a 500 or accepted.
+#[tokio::test(flavor = "multi_thread")]
+async fn user_errors_are_4xx_with_a_reason_and_invalid_values_are_refused() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (CI runs as root)"
+    );
+    ensure_agent_built();
+    let s = Server::up().await;
+    let key = s.boot.api_key.clone();
+    let id = sandbox(&s, &key).await;
+    let c = reqwest::Client::new();
+    let out = rest_sh(&c, &key, &s.http, &id, "mkdir -p /workspace/sub/deep").await;
+    assert!(out.contains("\"exitCode\":0"), "{out}");
+    let sbx = format!("{}/v1/sandboxes/{id}", s.http);
+    let big = "a".repeat(1 << 20);
+    use reqwest::Method as M;
+    // (what, method, url, JSON body, raw body)
+    type Case<'a> = (&'a str, M, String, Option<Value>, Option<&'a str>);
+    let cases: Vec<Case> = vec![
+        (
+            "a 1 MiB argument (E2BIG)",
+            M::POST,
+            format!("{sbx}/processes"),
+            Some(json!({"command": ["echo", big]})),
+            None,
+        ),
+        (
+            "a write over a bind-mounted file (EBUSY)",
+            M::POST,
+            format!("{sbx}/files:write?path=/etc/ld.so.cache"),
+            None,
+            Some("x"),
+        ),
+        (
+            "a write over /dev/null (EBUSY)",
+            M::POST,
+            format!("{sbx}/files:write?path=/dev/null"),
+            None,
+            Some("x"),
+        ),
+        (
+            "a write over /dev/full (EBUSY)",
+            M::POST,
+            format!("{sbx}/files:write?path=/dev/full"),
+            None,
+            Some("x"),
+        ),
+        (
+            "a read of /dev/tty (ENXIO)",
+            M::GET,
+            format!("{sbx}/files:read?path=/dev/tty"),
+            None,
+            None,
+        ),
+        (
+            "a move into itself (EINVAL)",
+            M::POST,
+            format!("{sbx}/files:move"),
+            Some(json!({"sourcePath": "sub", "destinationPath": "sub/deep/sub"})),
+            None,
+        ),
+        (
+            "a null body",
+            M::POST,
+            format!("{}/v1/sandboxes", s.http),
+            Some(Value::Null),
+            None,
+        ),
+        (
+            "NUL in a label value",
+            M::POST,
+            format!("{}/v1/sandboxes", s.http),
+            Some(json!({"labels": {"a": "x\u{0}y"}})),
+            None,
+        ),
+        (
+            "an IPv6 CIDR in an allowlist",
+            M::POST,
+            format!("{}/v1/sandboxes", s.http),
+            Some(
+                json!({"networkPolicy": {"mode": "EGRESS_MODE_ALLOWLIST", "allowCidrs": ["::/0"]}}),
+            ),
+            None,
+        ),
+        (
+            "NUL in a process tag",
+            M::POST,
+            format!("{sbx}/processes"),
+            Some(json!({"command": ["true"], "tag": "a\u{0}b"})),
+            None,
+        ),
+        (
+            "a 10,000-character tag",
+            M::POST,
+            format!("{sbx}/processes"),
+            Some(json!({"command": ["true"], "tag": "t".repeat(10_000)})),
+            None,
+        ),
+        (
+            "a negative process timeout",
+            M::POST,
+            format!("{sbx}/processes"),
+            Some(json!({"command": ["true"], "timeout": "-1s"})),
+            None,
+        ),
+        (
+            "a negative sandbox timeout",
+            M::POST,
+            format!("{}/v1/sandboxes", s.http),
+            Some(json!({"timeout": "-1s"})),
+            None,
+        ),
+        (
+            "pageSize=-1",
+            M::GET,
+            format!("{}/v1/sandboxes?pageSize=-1", s.http),
+            None,
+            None,
+        ),
+        (
+            "depth=-1",
+            M::GET,
+            format!("{sbx}/files:list?path=.&depth=-1"),
+            None,
+            None,
+        ),
+    ];
+    for (what, method, url, body, raw) in cases {
+        let mut r = c.request(method, &url).bearer_auth(&key);
+        if let Some(b) = body {
+            r = r
+                .header("content-type", "application/json")
+                .body(b.to_string());
+        }
+        if let Some(b) = raw {
+            r = r.header("content-type", "application/octet-stream").body(b);
+        }
+        let r = r.send().await.unwrap();
+        let st = r.status().as_u16();
+        let text = r.text().await.unwrap();
+        assert!((400..500).contains(&st), "{what}: {st} {text}");
+        let msg: Value = serde_json::from_str(&text).unwrap_or(json!({}));
+        assert!(
+            msg["message"].as_str().is_some_and(|m| !m.is_empty()),
+            "{what}: no reason: {text}"
+        );
+    }
+    // Nothing was created by the refused creates.
+    let (_, list) = rest_json(&c, &key, M::GET, format!("{}/v1/sandboxes", s.http), None).await;
+    assert_eq!(list["sandboxes"].as_array().unwrap().len(), 1, "{list}");
+}

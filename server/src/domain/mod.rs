@@ -41,8 +41,14 @@ pub fn encode_page_token(offset: u64) -> String {
 pub const DEFAULT_PAGE_SIZE: u64 = 50;
 pub const MAX_PAGE_SIZE: u64 = 500;
 
-/// The offset and limit of a list request's page.
+/// The offset and limit of a list request's page. A negative size is
+/// refused (0 is the default).
 pub fn page(token: &str, size: i32) -> crate::error::Result<(u64, u64)> {
+    if size < 0 {
+        return Err(crate::error::Error::InvalidArgument(
+            "page_size must not be negative".into(),
+        ));
+    }
     Ok((
         decode_page_token(token)?,
         page_size(size, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),

@@ -23,7 +23,15 @@ pub fn validate_cidr(c: &str) -> Result<()> {
     let bad = || Error::InvalidArgument(format!("invalid CIDR {c:?}"));
     let (addr, len) = c.split_once('/').unwrap_or((c, ""));
     let ip: std::net::IpAddr = addr.parse().map_err(|_| bad())?;
-    let max = if ip.is_ipv4() { 32 } else { 128 };
+    // Sandboxes reach the network over IPv4 only (IPv6 is refused under
+    // every policy): an IPv6 entry would never match, so it is an error,
+    // not a rule that silently does nothing.
+    if ip.is_ipv6() {
+        return Err(Error::InvalidArgument(format!(
+            "{c:?}: sandbox egress is IPv4 only; an IPv6 CIDR would never match"
+        )));
+    }
+    let max = 32;
     if !len.is_empty() {
         let n: u8 = len.parse().map_err(|_| bad())?;
         if n > max {
@@ -73,7 +81,8 @@ mod tests {
     #[test]
     fn validation() {
         assert!(validate_cidr("8.8.8.0/24").is_ok());
-        assert!(validate_cidr("2001:db8::/32").is_ok());
+        assert!(validate_cidr("2001:db8::/32").is_err());
+        assert!(validate_cidr("::/0").is_err());
         assert!(validate_cidr("1.2.3.4").is_ok());
         assert!(validate_cidr("1.2.3.4/33").is_err());
         assert!(validate_cidr("nope/8").is_err());
@@ -82,7 +91,7 @@ mod tests {
         assert!(validate_domain("bad_domain.org").is_err());
         assert!(validate_domain("-x.org").is_err());
         for r in talon_worker::net::ALWAYS_DENIED {
-            validate_cidr(r).unwrap();
+            r.parse::<ipnet::IpNet>().unwrap();
         }
     }
 }

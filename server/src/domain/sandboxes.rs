@@ -82,7 +82,7 @@ fn validate_labels(labels: &BTreeMap<String, String>) -> Result<()> {
         if !key_ok {
             return Err(Error::InvalidArgument(format!("invalid label key {k:?}")));
         }
-        if v.len() > 255 || v.contains([',', '=']) {
+        if v.len() > 255 || v.contains([',', '=']) || v.chars().any(char::is_control) {
             return Err(Error::InvalidArgument(format!(
                 "invalid value for label {k:?}"
             )));

@@ -86,6 +86,22 @@ pub fn status(e: std::io::Error, path: &str) -> Status {
             "{path}: no space left on the sandbox's disk (its size is resources.diskMib)"
         )),
         Some(libc::ENAMETOOLONG) => Status::invalid_argument(format!("{path}: name too long")),
+        // What the caller asked can't be done to this path: user errors,
+        // never the agent's (they were 500s).
+        Some(libc::EBUSY) | Some(libc::ETXTBSY) => Status::failed_precondition(format!(
+            "{path}: busy (a mount point, a device or a running program can't be replaced)"
+        )),
+        Some(libc::ENXIO) | Some(libc::ENODEV) => {
+            Status::failed_precondition(format!("{path}: no such device (a special file)"))
+        }
+        Some(libc::EINVAL) => Status::invalid_argument(format!(
+            "{path}: invalid for this path (e.g. moving a directory into itself)"
+        )),
+        Some(libc::EMLINK) => Status::failed_precondition(format!("{path}: too many links")),
+        Some(libc::EFBIG) => Status::resource_exhausted(format!("{path}: file too large")),
+        Some(libc::EOPNOTSUPP) => {
+            Status::failed_precondition(format!("{path}: not supported by this file system"))
+        }
         _ => Status::internal(format!("{path}: {e}")),
     }
 }
@@ -105,6 +121,10 @@ struct Target {
     leaf: Option<CString>,
     /// The absolute path, for messages and FileInfo.
     shown: String,
+    /// The path ended in `/` or `/.`: as in POSIX, it names a directory,
+    /// and a file there is ENOTDIR (`write lnroot/.` once replaced the
+    /// symlink `lnroot` with a file).
+    dir_only: bool,
 }
 
 pub struct Files {
@@ -145,6 +165,7 @@ impl Files {
             )
         };
         // "dir/." and "." name the directory itself.
+        let mut dir_only = rel.ends_with('/') || rel.ends_with("/.");
         let mut rel = rel.trim_end_matches('/');
         while let Some(r) = rel.strip_suffix("/.") {
             rel = r.trim_end_matches('/');
@@ -152,6 +173,7 @@ impl Files {
         if rel == "." {
             rel = "";
         }
+        dir_only &= !rel.is_empty();
         let shown = match (absolute, rel.is_empty()) {
             (true, _) => format!("/{rel}"),
             (false, true) => self.workspace.display().to_string(),
@@ -164,6 +186,7 @@ impl Files {
                 parent: c".".into(),
                 leaf: None,
                 shown,
+                dir_only: false,
             });
         }
         let (parent, leaf) = match rel.rsplit_once('/') {
@@ -181,7 +204,26 @@ impl Files {
             parent: cstr(parent)?,
             leaf: Some(cstr(leaf)?),
             shown,
+            dir_only,
         })
+    }
+
+    /// For a path that ends in `/`: what it names, if it exists, must be a
+    /// directory (ENOTDIR otherwise). Whether it exists and is one.
+    fn dir_only_check(t: &Target, parent: RawFd) -> Result<Option<bool>, Status> {
+        let Some(leaf) = &t.leaf else {
+            return Ok(Some(true));
+        };
+        match Self::info_at(parent, Some(leaf), &t.shown) {
+            Ok(i) if i.r#type == pb::FileType::Directory as i32 => Ok(Some(true)),
+            Ok(_) if t.dir_only => Err(status(
+                std::io::Error::from_raw_os_error(libc::ENOTDIR),
+                &t.shown,
+            )),
+            Ok(_) => Ok(Some(false)),
+            Err(e) if e.code() == tonic::Code::NotFound => Ok(None),
+            Err(e) => Err(e),
+        }
     }
 
     fn open_parent(&self, t: &Target) -> Result<OwnedFd, Status> {
@@ -256,6 +298,9 @@ impl Files {
             None => Self::info_at(t.base, None, &t.shown),
             Some(leaf) => {
                 let parent = self.open_parent(&t)?;
+                if t.dir_only {
+                    Self::dir_only_check(&t, parent.as_raw_fd())?;
+                }
                 Self::info_at(parent.as_raw_fd(), Some(leaf), &t.shown)
             }
         }
@@ -281,7 +326,8 @@ impl Files {
 
     pub fn list_dir(&self, path: &str, depth: i32) -> Result<Vec<pb::FileInfo>, Status> {
         let depth = match depth {
-            d if d <= 0 => 1,
+            d if d < 0 => return Err(Status::invalid_argument("depth must not be negative")),
+            0 => 1,
             d => d.min(16),
         };
         let t = self.target(path)?;
@@ -299,6 +345,14 @@ impl Files {
             ));
         }
         let t = self.target(path)?;
+        if t.dir_only {
+            let parent = self.open_parent(&t)?;
+            Self::dir_only_check(&t, parent.as_raw_fd())?;
+            return Err(status(
+                std::io::Error::from_raw_os_error(libc::EISDIR),
+                &t.shown,
+            ));
+        }
         let rel = match &t.leaf {
             None => {
                 return Err(Status::failed_precondition(format!(
@@ -354,6 +408,14 @@ impl Files {
         } else {
             self.open_parent(&t)?
         };
+        if t.dir_only {
+            // A file can't be written at a path that names a directory.
+            Self::dir_only_check(&t, parent.as_raw_fd())?;
+            return Err(status(
+                std::io::Error::from_raw_os_error(libc::EISDIR),
+                &t.shown,
+            ));
+        }
         let tmp = cstr(&format!(
             "{TEMP_PREFIX}{}-{}",
             std::process::id(),
@@ -461,6 +523,16 @@ impl Files {
         };
         let ap = self.open_parent(&a)?;
         let bp = self.open_parent(&b)?;
+        if a.dir_only || b.dir_only {
+            // Either end with a `/`: the source must be a directory.
+            if Self::dir_only_check(&a, ap.as_raw_fd())? == Some(false) {
+                return Err(status(
+                    std::io::Error::from_raw_os_error(libc::ENOTDIR),
+                    &a.shown,
+                ));
+            }
+            Self::dir_only_check(&b, bp.as_raw_fd())?;
+        }
         let flags: libc::c_uint = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
         // SAFETY: renameat2 between two dirfds we hold.
         let r = unsafe {
@@ -486,6 +558,9 @@ impl Files {
             .clone()
             .ok_or_else(|| Status::invalid_argument("cannot remove the workspace or the root"))?;
         let parent = self.open_parent(&t)?;
+        if t.dir_only {
+            Self::dir_only_check(&t, parent.as_raw_fd())?;
+        }
         let info = Self::info_at(parent.as_raw_fd(), Some(&leaf), &t.shown)?;
         if info.r#type == pb::FileType::Directory as i32 {
             if recursive {

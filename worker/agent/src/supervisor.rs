@@ -406,6 +406,7 @@ impl Supervisor {
     }
 
     pub fn spawn(&self, req: &pb::StartProcessRequest) -> Result<Arc<Proc>, Status> {
+        const MAX_TAG_BYTES: usize = 256;
         // Room for output on a full disk (see logstore), if it was used.
         crate::logstore::keep_reserve(&self.log_dir);
         let argv = &req.command;
@@ -422,6 +423,16 @@ impl Supervisor {
             return Err(Status::invalid_argument(
                 "command and env must not contain NUL (or '=' in names)",
             ));
+        }
+        if req.tag.len() > MAX_TAG_BYTES || req.tag.chars().any(char::is_control) {
+            return Err(Status::invalid_argument(format!(
+                "a tag is at most {MAX_TAG_BYTES} bytes, without control characters"
+            )));
+        }
+        if let Some(t) = &req.timeout
+            && (t.seconds < 0 || t.nanos < 0)
+        {
+            return Err(Status::invalid_argument("timeout must not be negative"));
         }
         let cwd = if req.cwd.is_empty() {
             self.workspace.to_string_lossy().into_owned()
@@ -536,6 +547,12 @@ fn dedup_env(env: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
 }
 
 fn spawn_error(program: &str, e: std::io::Error) -> Status {
+    if e.raw_os_error() == Some(libc::E2BIG) {
+        return Status::invalid_argument(format!(
+            "{program}: the arguments and environment are too long (E2BIG: at most 128 KiB per string and about 2 MiB in all); \
+             pass large input on stdin or in a file"
+        ));
+    }
     match e.kind() {
         std::io::ErrorKind::NotFound => {
             Status::invalid_argument(format!("{program}: command not found"))

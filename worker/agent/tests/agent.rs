@@ -899,3 +899,97 @@ async fn logs_rotate_by_size() {
 
     assert!(kept < 3 * 65536 + 65536, "{kept} bytes of logs kept");
 }
+
+/// A path that ends in `/` or `/.` names a directory, as in POSIX: on a
+/// file or a symlink it is ENOTDIR (FAILED_PRECONDITION), and nothing is
+/// changed. The probe's `write lnroot/.` replaced the symlink `lnroot`
+/// with a file.
+#[tokio::test]
+async fn a_trailing_slash_names_a_directory() {
+    let mut a = Agent::start().await;
+    write(&mut a, "f", b"kept", false).await.unwrap();
+    std::os::unix::fs::symlink("f", a.ws().join("ln")).unwrap();
+    std::fs::create_dir(a.ws().join("d")).unwrap();
+    let fp = |st: tonic::Status| {
+        assert_eq!(st.code(), Code::FailedPrecondition, "{st:?}");
+        st.message().to_string()
+    };
+    for p in ["f/", "f/.", "ln/", "ln/.", "f//"] {
+        let m = fp(write(&mut a, p, b"replaced", false).await.unwrap_err());
+        assert!(m.contains("not a directory"), "{p}: {m}");
+        fp(read(&mut a, p).await.unwrap_err());
+        fp(a.client
+            .stat(pb::StatRequest {
+                path: p.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err());
+        fp(a.client
+            .remove_path(pb::RemovePathRequest {
+                path: p.into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err());
+        fp(a.client
+            .move_path(pb::MovePathRequest {
+                source_path: p.into(),
+                destination_path: "moved".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err());
+    }
+    // Nothing changed.
+    assert_eq!(std::fs::read(a.ws().join("f")).unwrap(), b"kept");
+    assert!(
+        std::fs::symlink_metadata(a.ws().join("ln"))
+            .unwrap()
+            .file_type()
+            .is_symlink()
+    );
+    assert!(!a.ws().join("moved").exists());
+    // A file at a directory's path: refused as a directory.
+    let m = fp(write(&mut a, "d/.", b"x", false).await.unwrap_err());
+    assert!(m.contains("is a directory"), "{m}");
+    let m = fp(write(&mut a, "new/", b"x", false).await.unwrap_err());
+    assert!(m.contains("is a directory"), "{m}");
+    assert!(!a.ws().join("new").exists());
+    // On directories the slash is fine.
+    a.client
+        .stat(pb::StatRequest {
+            path: "d/".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    a.client
+        .make_dir(pb::MakeDirRequest {
+            path: "e/".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    a.client
+        .move_path(pb::MovePathRequest {
+            source_path: "d/".into(),
+            destination_path: "d2/".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert!(a.ws().join("d2").is_dir() && a.ws().join("e").is_dir());
+    // Moving a directory into itself is the caller's error, not ours.
+    std::fs::create_dir_all(a.ws().join("sub/deep")).unwrap();
+    let st = a
+        .client
+        .move_path(pb::MovePathRequest {
+            source_path: "sub".into(),
+            destination_path: "sub/deep/sub".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(st.code(), Code::InvalidArgument, "{st:?}");
+}
