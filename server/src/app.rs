@@ -40,6 +40,8 @@ pub struct App {
     /// Running sandboxes' rows for GetSandbox and the data-plane calls;
     /// forgotten on every change to a sandbox (domain::sandboxes::publish).
     pub running: ShortCache<sandbox::Model>,
+    /// Failed sign-ins per email (see `auth::throttle`).
+    pub logins: crate::auth::throttle::LoginThrottle,
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     me: Weak<App>,
 }
@@ -70,6 +72,7 @@ impl App {
             data_channels: Mutex::new(HashMap::new()),
             principals: Arc::new(ShortCache::new(config.auth_cache_ttl)),
             running: ShortCache::new(config.sandbox_cache_ttl),
+            logins: crate::auth::throttle::LoginThrottle::new(config.login_throttle),
             tenant_locks: Mutex::new(HashMap::new()),
             config,
         })

@@ -42,6 +42,8 @@ pub struct ServerConfig {
     /// Most of the connected workers' capacity one tenant may hold (0-1];
     /// the platform tenant is not held to it (see `scheduler::over_share`).
     pub tenant_max_share: f64,
+    /// Sign-in throttling (see `auth::throttle`).
+    pub login_throttle: crate::auth::throttle::ThrottleConfig,
     /// The gRPC listener's connection limits.
     pub grpc_connections: talon_core::listen::Limits,
 }
@@ -71,6 +73,7 @@ impl ServerConfig {
             public_url: "http://127.0.0.1:8080".into(),
             preview_domain: None,
             tenant_max_share: 0.5,
+            login_throttle: Default::default(),
             grpc_web_origins: Vec::new(),
             grpc_connections: talon_core::listen::Limits {
                 per_peer: 512,

@@ -102,6 +102,12 @@ struct ServerArgs {
     /// Largest pool size PrewarmImage may ask of each worker.
     #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
     max_prewarm_pool_size: i32,
+    /// Wrong passwords in a row after which an email is locked out of signing in (0: never).
+    #[arg(long, env = "TALON_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    login_max_failures: u32,
+    /// The first lockout, in seconds; each further failure doubles it, up to 15 minutes.
+    #[arg(long, env = "TALON_LOGIN_LOCKOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    login_lockout_secs: u64,
     /// Most of the connected workers' cpu, memory and sandbox slots one tenant may hold, over 0 and at most 1 (no cap); the platform tenant is not held to it.
     #[arg(long, env = "TALON_TENANT_MAX_SHARE", default_value_t = 0.5, value_parser = parse_share)]
     tenant_max_share: f64,
@@ -408,6 +414,9 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.grpc_connections = a.connections.grpc();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     c.tenant_max_share = a.tenant_max_share;
+    c.login_throttle.max_failures = a.login_max_failures;
+    c.login_throttle.lockout = std::time::Duration::from_secs(a.login_lockout_secs);
+    c.login_throttle.max_lockout = c.login_throttle.max_lockout.max(c.login_throttle.lockout);
     if let Some(u) = &a.public_url {
         c.public_url = u.clone();
     } else if let Some(h) = a.http_listen {

@@ -17,6 +17,8 @@ pub struct Metrics {
     /// Preview tokens by outcome: signed, verified, expired, invalid, or
     /// denied (a good token for another sandbox or port).
     pub preview_tokens: IntCounterVec,
+    /// Password sign-ins by outcome: ok, failed, throttled.
+    pub logins: IntCounterVec,
     pool_ready: IntGaugeVec,
     pool_target: IntGaugeVec,
     pool_hits: IntCounterVec,
@@ -82,6 +84,17 @@ impl Metrics {
         registry
             .register(Box::new(preview_tokens.clone()))
             .expect("register");
+        let logins = IntCounterVec::new(
+            prometheus::Opts::new(
+                "talon_logins_total",
+                "Password sign-ins (Login, CreateBrowserSession) by outcome",
+            ),
+            &["outcome"],
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(logins.clone()))
+            .expect("register");
         let gauge = |name: &str, help: &str| {
             let g =
                 IntGaugeVec::new(prometheus::Opts::new(name, help), &["worker"]).expect("metric");
@@ -129,6 +142,7 @@ impl Metrics {
             stale_events,
             orphans_removed,
             preview_tokens,
+            logins,
         }
     }
 

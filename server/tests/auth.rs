@@ -371,3 +371,67 @@ async fn user_changes_apply_at_once_despite_the_principal_cache() {
     assert_eq!(code(who(&mut by_key).await), Code::Unauthenticated);
     assert_eq!(code(who(&mut by_token).await), Code::Unauthenticated);
 }
+
+/// Sign-in throttling: the probe tried 20 wrong passwords in half a
+/// second, then the right one worked. Now five wrong ones lock the email
+/// (the right password too is refused, RESOURCE_EXHAUSTED), an unknown
+/// email locks the same way (no oracle), the browser-session sign-in is
+/// held to the same count, other emails are untouched, and once the
+/// lockout has passed the right password works.
+#[tokio::test]
+async fn failed_sign_ins_lock_the_email_for_a_while() {
+    let s = Server::start_with(None, &["--login-lockout-secs", "2"]).await;
+    let t = tenant(&s, "throttle").await;
+    let mut anon = s.as_("").await;
+    let try_login = |email: &str, password: &str| pb::LoginRequest {
+        email: email.into(),
+        password: password.into(),
+    };
+    for _ in 0..5 {
+        let r = anon
+            .auth
+            .login(try_login(&t.owner_email, "wrong password!"))
+            .await;
+        assert_eq!(code(r), Code::Unauthenticated);
+    }
+    let locked = anon
+        .auth
+        .login(try_login(&t.owner_email, PASSWORD))
+        .await
+        .unwrap_err();
+    assert_eq!(locked.code(), Code::ResourceExhausted, "{locked:?}");
+    assert!(
+        locked.message().contains("try again in"),
+        "{}",
+        locked.message()
+    );
+    // The same email, typed differently, and through a browser session.
+    let r = anon
+        .auth
+        .create_browser_session(pb::CreateBrowserSessionRequest {
+            email: t.owner_email.to_uppercase(),
+            password: PASSWORD.into(),
+        })
+        .await;
+    assert_eq!(code(r), Code::ResourceExhausted);
+    // An email no one has locks the same way.
+    for _ in 0..5 {
+        let r = anon
+            .auth
+            .login(try_login("nobody@nowhere.test", "wrong password!"))
+            .await;
+        assert_eq!(code(r), Code::Unauthenticated);
+    }
+    let r = anon.auth.login(try_login("nobody@nowhere.test", "x")).await;
+    assert_eq!(code(r), Code::ResourceExhausted);
+    // Others sign in.
+    login(&s, &s.boot.email, &s.boot.password).await;
+    // After the lockout, the right password works (and clears the count).
+    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
+    login(&s, &t.owner_email, PASSWORD).await;
+    let r = anon
+        .auth
+        .login(try_login(&t.owner_email, "wrong password!"))
+        .await;
+    assert_eq!(code(r), Code::Unauthenticated, "the count started again");
+}

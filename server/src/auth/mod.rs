@@ -7,6 +7,7 @@ pub mod apikey;
 pub mod jwt;
 pub mod password;
 pub mod preview;
+pub mod throttle;
 
 use crate::db::entity::{api_key, user};
 use crate::db::now_ms;

@@ -38,19 +38,37 @@ pub async fn browser_session(app: &App, email: &str, pass: &str) -> Result<(Stri
 
 async fn check_password(app: &App, email: &str, pass: &str) -> Result<user::Model> {
     let email = email.trim().to_ascii_lowercase();
+    if let Err(wait) = app.logins.check(&email, std::time::Instant::now()) {
+        app.metrics.logins.with_label_values(&["throttled"]).inc();
+        return Err(Error::ResourceExhausted(format!(
+            "too many failed sign-ins for this email; try again in {} s",
+            wait.as_secs().max(1)
+        )));
+    }
     let found = user::Entity::find()
         .filter(user::Column::Email.eq(&email))
         .one(&app.db)
         .await?;
-    let Some(u) = found else {
-        // Same work as a real check, so timing does not tell who exists.
-        password::verify(pass, password::dummy_hash());
-        return Err(Error::Unauthenticated(BAD_LOGIN.into()));
+    let ok = match &found {
+        Some(u) => password::verify(pass, &u.password_hash) && !u.disabled,
+        None => {
+            // Same work as a real check, so timing does not tell who exists.
+            password::verify(pass, password::dummy_hash());
+            false
+        }
     };
-    if !password::verify(pass, &u.password_hash) || u.disabled {
-        return Err(Error::Unauthenticated(BAD_LOGIN.into()));
+    match found {
+        Some(u) if ok => {
+            app.logins.succeeded(&email);
+            app.metrics.logins.with_label_values(&["ok"]).inc();
+            Ok(u)
+        }
+        _ => {
+            app.logins.failed(&email, std::time::Instant::now());
+            app.metrics.logins.with_label_values(&["failed"]).inc();
+            Err(Error::Unauthenticated(BAD_LOGIN.into()))
+        }
     }
-    Ok(u)
 }
 
 async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {
