@@ -1,7 +1,9 @@
 //! Sandbox networking against real namespaces, veths and nftables, all on
 //! this machine: an "outside" network namespace the test makes stands for
 //! the internet (198.51.100.0/24, TEST-NET-2: two hosts, a cloud metadata
-//! address, and the server's address), a DNS server in this process is
+//! address, and the server's address), reached through it as a router on
+//! a link of its own (203.0.113.0/30, TEST-NET-3: the host's own network
+//! there, which sandboxes may not reach), a DNS server in this process is
 //! the resolver's upstream, and the probes run in a sandbox through its
 //! agent. Root is required, and `nft`.
 //!
@@ -26,6 +28,10 @@ const ALLOWED: &str = "198.51.100.10";
 const OTHER: &str = "198.51.100.20";
 const SERVER: &str = "198.51.100.30";
 const METADATA: &str = "169.254.169.254";
+/// The host's end of the link to the outside, and the outside's (the
+/// router the internet is behind).
+const UPLINK: &str = "203.0.113.1";
+const ROUTER: &str = "203.0.113.2";
 
 fn ip(args: &[&str]) {
     let out = Command::new("ip").args(args).output().expect("ip");
@@ -57,31 +63,27 @@ impl Outside {
         ip(&[
             "link", "add", &link, "type", "veth", "peer", "name", "o", "netns", &ns,
         ]);
-        ip(&["addr", "add", "198.51.100.1/24", "dev", &link]);
+        ip(&["addr", "add", &format!("{UPLINK}/30"), "dev", &link]);
         ip(&["link", "set", &link, "up"]);
         let inside = |args: &[&str]| {
             let mut a = vec!["netns", "exec", ns.as_str(), "ip"];
             a.extend_from_slice(args);
             ip(&a);
         };
-        for a in [ALLOWED, OTHER, SERVER] {
-            inside(&["addr", "add", &format!("{a}/24"), "dev", "o"]);
+        inside(&["addr", "add", &format!("{ROUTER}/30"), "dev", "o"]);
+        for a in [ALLOWED, OTHER, SERVER, METADATA] {
+            inside(&["addr", "add", &format!("{a}/32"), "dev", "lo"]);
         }
-        inside(&["addr", "add", &format!("{METADATA}/32"), "dev", "lo"]);
         inside(&["link", "set", "o", "up"]);
         inside(&["link", "set", "lo", "up"]);
-        ip(&[
-            "route",
-            "replace",
-            &format!("{METADATA}/32"),
-            "via",
-            ALLOWED,
-        ]);
+        for net in ["198.51.100.0/24", &format!("{METADATA}/32")] {
+            ip(&["route", "replace", net, "via", ROUTER]);
+        }
         let mut server = Command::new("ip")
             .args(["netns", "exec", &ns, "python3"])
             .arg(script("echo.py"))
             .arg(port.to_string())
-            .args([ALLOWED, OTHER, SERVER, METADATA])
+            .args([ALLOWED, OTHER, SERVER, METADATA, ROUTER])
             .stdout(Stdio::piped())
             .spawn()
             .unwrap();
@@ -94,9 +96,9 @@ impl Drop for Outside {
     fn drop(&mut self) {
         let _ = self.server.kill();
         let _ = self.server.wait();
-        let _ = Command::new("ip")
-            .args(["route", "del", &format!("{METADATA}/32")])
-            .status();
+        for net in ["198.51.100.0/24", &format!("{METADATA}/32")] {
+            let _ = Command::new("ip").args(["route", "del", net]).status();
+        }
         let _ = Command::new("ip")
             .args(["link", "del", &self.link])
             .status();
@@ -172,8 +174,8 @@ fn worker_address() -> String {
         .skip_while(|w| *w != "src")
         .nth(1)
         .map(String::from)
-        .filter(|a| !a.starts_with("198.51.100."))
-        .unwrap_or_else(|| "198.51.100.1".into())
+        .filter(|a| a != UPLINK)
+        .unwrap_or_else(|| UPLINK.into())
 }
 
 fn free_port() -> u16 {
@@ -277,6 +279,7 @@ async fn the_egress_truth_table() {
         OTHER,
         SERVER,
         METADATA,
+        ROUTER,
         &worker_address(),
         &gateway,
         &other_addr,
@@ -298,6 +301,7 @@ async fn the_egress_truth_table() {
         "metadata": [METADATA, METADATA],
         "worker": [worker_address(), worker_address()],
         "server": [SERVER, SERVER],
+        "host network": [ROUTER, ROUTER],
         "other sandbox": [other_addr, other_addr],
         "gateway": [gateway, gateway],
     });
@@ -346,6 +350,10 @@ async fn the_egress_truth_table() {
             let want = match (&policy, dest.as_str()) {
                 (Egress::Open, "allowlisted host" | "other host") => all,
                 (Egress::Allowlist { .. }, "allowlisted host") => all,
+                // The resolver answers (over TCP and UDP) only those that
+                // may resolve; under sealed and deny no packet leaves, not
+                // even to be REFUSED.
+                (Egress::Open | Egress::Allowlist { .. }, "resolver") => (true, true, false),
                 _ => none,
             };
             eprintln!(

@@ -3,7 +3,9 @@
 //! its source address: under `allowlist` it answers only allowed names and
 //! pins their A records into the sandbox's nft set before the answer
 //! leaves, so the first connection to a just-resolved name is allowed;
-//! under `open` it forwards; anyone else is REFUSED. AAAA questions get an
+//! under `open` it forwards; a name an allowlist doesn't hold is REFUSED;
+//! a sandbox under `sealed` (which the rules already keep from here) or
+//! an address that is no sandbox gets no answer at all. AAAA questions get an
 //! empty answer, as sandboxes have no IPv6 route.
 
 use super::Network;
@@ -53,9 +55,7 @@ pub async fn answer(net: &Network, from: Ipv4Addr, query: &[u8]) -> Option<Vec<u
     if q.message_type() != MessageType::Query || q.queries().len() != 1 {
         return reply_code(&q, ResponseCode::FormErr);
     }
-    let Some((id, policy)) = net.policy_of(from) else {
-        return reply_code(&q, ResponseCode::Refused);
-    };
+    let (id, policy) = net.policy_of(from)?;
     let question = &q.queries()[0];
     let name = question.name().to_ascii();
     let allowlist = match &policy {
@@ -66,7 +66,7 @@ pub async fn answer(net: &Network, from: Ipv4Addr, query: &[u8]) -> Option<Vec<u
             }
             Some(())
         }
-        _ => return reply_code(&q, ResponseCode::Refused),
+        _ => return None,
     };
     if question.query_type() == RecordType::AAAA {
         return reply_code(&q, ResponseCode::NoError);

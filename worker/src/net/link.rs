@@ -49,6 +49,32 @@ pub async fn names_with_prefix(h: &Handle, prefix: &str) -> anyhow::Result<Vec<S
         .collect())
 }
 
+/// The IPv4 networks of this host's own interfaces (address and prefix),
+/// whatever their range: sandboxes may reach none of them (a host on a
+/// public subnet has neighbours there that are not the internet).
+/// Prefixes shorter than /8 are left out (no real interface has one, and
+/// it would deny a large part of the internet).
+pub async fn host_networks(h: &Handle) -> anyhow::Result<Vec<ipnet::Ipv4Net>> {
+    use rtnetlink::packet_route::address::AddressAttribute;
+    let addrs: Vec<_> = h.address().get().execute().try_collect().await?;
+    let mut out = Vec::new();
+    for a in addrs {
+        let len = a.header.prefix_len;
+        for attr in a.attributes {
+            if let AddressAttribute::Local(IpAddr::V4(ip))
+            | AddressAttribute::Address(IpAddr::V4(ip)) = attr
+                && len >= 8
+                && let Ok(n) = ipnet::Ipv4Net::new(ip, len)
+            {
+                out.push(n.trunc());
+            }
+        }
+    }
+    out.sort();
+    out.dedup();
+    Ok(out)
+}
+
 async fn add_address(h: &Handle, index: u32, addr: Ipv4Addr, len: u8) -> anyhow::Result<()> {
     match h
         .address()

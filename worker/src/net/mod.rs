@@ -192,6 +192,11 @@ impl Network {
             .map(|s| s.parse().expect("valid"))
             .collect();
         deny.push(IpNet::V4(cidr));
+        // The host's own networks, whatever their range (a public subnet's
+        // neighbours are not the internet); read once, at start.
+        let own = link::host_networks(&handle).await?;
+        tracing::debug!(networks = ?own, "the host's own networks are denied to sandboxes");
+        deny.extend(own.into_iter().map(IpNet::V4));
         deny.extend(opts.deny.iter().copied());
         tables.base(&IpNet::aggregate(&deny)).run().await?;
         let upstream = opts.dns_upstream.or_else(|| {

@@ -439,8 +439,12 @@ impl Tables {
             "element",
             self.egress_element(who.addr, Some(&chain)),
         );
-        if !matches!(verdict, Verdict::Sealed) {
-            b.push("add", "element", self.dns_element(who.addr));
+        // Sealed: not even the resolver. A sandbox that was open keeps no
+        // way to it (add, then delete: the batch can't fail on an element
+        // that is not there).
+        b.push("add", "element", self.dns_element(who.addr));
+        if matches!(verdict, Verdict::Sealed) {
+            b.push("delete", "element", self.dns_element(who.addr));
         }
         b.push(
             "add",
@@ -750,11 +754,19 @@ mod tests {
         ] {
             assert!(j.contains(needle), "{needle} missing from {j}");
         }
+        // Sealed: the resolver's element ends deleted (it was added just
+        // before, so the delete can't fail on a sandbox that never had it).
         let sealed = t.member(&who, &Verdict::Sealed, false).to_json();
-        assert!(
-            !sealed.contains("dns_ok\",\"elem"),
-            "sealed may not ask DNS"
-        );
+        let steps: Vec<String> = serde_json::from_str::<Value>(&sealed).unwrap()["nftables"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|c| {
+                let (verb, body) = c.as_object()?.iter().next()?;
+                (body["element"]["name"] == "dns_ok").then(|| verb.clone())
+            })
+            .collect();
+        assert_eq!(steps, ["add", "delete"], "sealed may not ask DNS: {sealed}");
     }
 
     #[test]

@@ -1,7 +1,9 @@
 """Probes destinations from inside a sandbox: `probe.py PORT TARGETS_JSON`
 where TARGETS_JSON maps a label to [name_or_ip, fallback_ip]. For each it
 tries TCP and UDP echo on PORT and an ICMP echo, and prints JSON:
-{label: {"tcp": bool, "udp": bool, "icmp": bool, "resolved": ip|null}}."""
+{label: {"tcp": bool, "udp": bool, "icmp": bool, "resolved": ip|null}},
+and under "resolver" whether the sandbox's name server answers a query at
+all (any answer, REFUSED included) over TCP and UDP."""
 import json
 import socket
 import struct
@@ -67,7 +69,42 @@ def probe(label, name, fallback):
     out[label] = r
 
 
+def nameserver():
+    for line in open("/etc/resolv.conf"):
+        if line.startswith("nameserver"):
+            return line.split()[1]
+
+
+# A query for "example.test" A; any reply counts.
+QUERY = struct.pack("!HHHHHH", 0x7a1b, 0x0100, 1, 0, 0, 0) + b"\x07example\x04test\x00" + struct.pack("!HH", 1, 1)
+
+
+def dns_udp(ip):
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(TIMEOUT)
+        s.sendto(QUERY, (ip, 53))
+        return s.recv(512)[:2] == QUERY[:2]
+
+
+def dns_tcp(ip):
+    with socket.create_connection((ip, 53), timeout=TIMEOUT) as s:
+        s.sendall(struct.pack("!H", len(QUERY)) + QUERY)
+        got = b""
+        while len(got) < 4:
+            chunk = s.recv(512)
+            if not chunk:
+                break
+            got += chunk
+        return got[2:4] == QUERY[:2]
+
+
+def resolver():
+    ns = nameserver()
+    out["resolver"] = {"tcp": attempt(dns_tcp, ns), "udp": attempt(dns_udp, ns), "icmp": False, "resolved": None}
+
+
 threads = [threading.Thread(target=probe, args=(k, v[0], v[1])) for k, v in targets.items()]
+threads.append(threading.Thread(target=resolver))
 for t in threads:
     t.start()
 for t in threads:
