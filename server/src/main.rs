@@ -232,6 +232,9 @@ impl PreviewArgs {
 /// How a worker builds sandboxes.
 #[derive(Args, Clone)]
 struct HostArgs {
+    /// Most bytes a second of process output (logs, PTY) one sandbox's streams carry to clients; the host copies every byte outside the sandbox's cgroup (0: no limit).
+    #[arg(long, env = "TALON_SANDBOX_OUTPUT_BYTES_PER_SEC", default_value_t = 16 << 20)]
+    sandbox_output_bytes_per_sec: u64,
     /// Root filesystem of imported images: overlay (writable, copy-on-write) or hardlink (read-only).
     #[arg(long, env = "TALON_ROOTFS", default_value = "overlay")]
     rootfs: talon_worker::rootfs::RootfsMode,
@@ -545,6 +548,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             runtime: args.runtime.clone(),
             agent_path: args.agent_path.clone(),
             data_listen: "127.0.0.1:0".parse().expect("addr"),
+            output_bytes_per_sec: args.host.sandbox_output_bytes_per_sec,
             host: args.host.options()?,
             reconcile_interval: std::time::Duration::from_secs(args.host.reconcile_secs),
         };
@@ -598,6 +602,7 @@ async fn run() -> anyhow::Result<()> {
                 runtime: a.runtime,
                 agent_path: a.agent_path,
                 data_listen: a.data_listen,
+                output_bytes_per_sec: a.host.sandbox_output_bytes_per_sec,
                 host: a.host.options()?,
                 reconcile_interval: std::time::Duration::from_secs(a.host.reconcile_secs),
             };

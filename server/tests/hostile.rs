@@ -581,3 +581,91 @@ async fn user_errors_are_4xx_with_a_reason_and_invalid_values_are_refused() {
     let (_, list) = rest_json(&c, &key, M::GET, format!("{}/v1/sandboxes", s.http), None).await;
     assert_eq!(list["sandboxes"].as_array().unwrap().len(), 1, "{list}");
 }
+
+/// The cpu seconds (user + system) a process has used.
+fn cpu_secs(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after = &stat[stat.rfind(')').unwrap() + 2..];
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / ticks
+}
+
+/// Follows `yes` for `secs` through REST: (response bytes, talon's cpu
+/// seconds meanwhile).
+async fn follow_a_flood(s: &Server, secs: f64) -> (usize, f64) {
+    let key = s.boot.api_key.clone();
+    let id = sandbox(s, &key).await;
+    let c = reqwest::Client::new();
+    let mut r = c
+        .post(format!("{}/v1/sandboxes/{id}/processes", s.http))
+        .bearer_auth(&key)
+        .json(&json!({"command": ["yes", "an output flood"], "tag": "flood"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    // Past the burst and the start-up.
+    let warm = std::time::Instant::now();
+    while warm.elapsed() < Duration::from_millis(500) {
+        r.chunk().await.unwrap();
+    }
+    let cpu0 = cpu_secs(s.pid());
+    let t0 = std::time::Instant::now();
+    let mut bytes = 0;
+    while t0.elapsed().as_secs_f64() < secs {
+        bytes += r.chunk().await.unwrap().map_or(0, |c| c.len());
+    }
+    let cpu = cpu_secs(s.pid()) - cpu0;
+    drop(r);
+    let _ = rest_json(
+        &c,
+        &key,
+        reqwest::Method::DELETE,
+        format!("{}/v1/sandboxes/{id}", s.http),
+        None,
+    )
+    .await;
+    (bytes, cpu)
+}
+
+/// An output flood: `yes` followed by a client slowed another tenant's cpu
+/// work 1.9× from outside the sandbox's cgroup, as the worker, server and
+/// gateway (one talon process) copied every byte. Output now leaves the
+/// data plane at most at --sandbox-output-bytes-per-sec per sandbox: the
+/// bytes a client gets and the cpu talon spends stay bounded; without the
+/// limit (0) both are many times more, so the test sees a regression.
+#[tokio::test(flavor = "multi_thread")]
+async fn an_output_flood_costs_the_host_a_bounded_share() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (CI runs as root)"
+    );
+    ensure_agent_built();
+    const RATE: usize = 2 << 20;
+    let secs = 3.0;
+    let paced = Server::up_with(&["--sandbox-output-bytes-per-sec", &RATE.to_string()]).await;
+    let (bytes, cpu) = follow_a_flood(&paced, secs).await;
+    drop(paced);
+    // NDJSON carries output base64-encoded (4/3) in small JSON records.
+    let bound = (RATE as f64 * secs * 4.0 / 3.0 * 1.3) as usize;
+    assert!(bytes <= bound, "{bytes} bytes in {secs} s, over {bound}");
+    assert!(
+        bytes > bound / 4,
+        "only {bytes} bytes in {secs} s: output stalled"
+    );
+    let free = Server::up_with(&["--sandbox-output-bytes-per-sec", "0"]).await;
+    let (free_bytes, free_cpu) = follow_a_flood(&free, secs).await;
+    eprintln!(
+        "paced: {bytes} B, talon cpu {cpu:.2} s; unlimited: {free_bytes} B, talon cpu {free_cpu:.2} s"
+    );
+    assert!(
+        free_bytes > bytes * 3,
+        "without the limit only {free_bytes} B (paced {bytes} B): the test can't tell"
+    );
+    assert!(
+        cpu * 2.0 < free_cpu,
+        "talon spent {cpu:.2} cpu-s paced, {free_cpu:.2} unlimited"
+    );
+}

@@ -80,11 +80,33 @@ impl AgentConnections {
     }
 }
 
+/// A response body whose data frames wait for `bucket` (see
+/// `output_budget`); trailers pass at once.
+fn paced(body: Incoming, bucket: Arc<crate::output_budget::Bucket>) -> Body {
+    use futures::StreamExt;
+    let frames = http_body_util::BodyStream::new(body).then(move |frame| {
+        let bucket = bucket.clone();
+        async move {
+            if let Ok(f) = &frame
+                && let Some(d) = f.data_ref()
+            {
+                let wait = bucket.take(d.len(), std::time::Instant::now());
+                if !wait.is_zero() {
+                    tokio::time::sleep(wait).await;
+                }
+            }
+            frame.map_err(BoxError::from)
+        }
+    });
+    http_body_util::StreamBody::new(frames).boxed_unsync()
+}
+
 async fn forward(
     host: Arc<SandboxHost>,
     token: Arc<String>,
     images: ImageServer,
     conns: Arc<AgentConnections>,
+    budgets: Arc<crate::output_budget::OutputBudgets>,
     mut req: Request<Incoming>,
 ) -> Result<Response<Body>, std::convert::Infallible> {
     let authorized = req
@@ -145,10 +167,16 @@ async fn forward(
         .path_and_query()
         .map(|p| p.as_str().to_string())
         .unwrap_or_default();
+    let budget = crate::output_budget::is_output(&path)
+        .then(|| budgets.of(&id))
+        .flatten();
     *req.uri_mut() = format!("http://agent{path}").parse().expect("uri");
     req.headers_mut().remove("authorization");
     match sender.send_request(req).await {
-        Ok(resp) => Ok(resp.map(|b| b.map_err(BoxError::from).boxed_unsync())),
+        Ok(resp) => Ok(match budget {
+            Some(bucket) => resp.map(|b| paced(b, bucket)),
+            None => resp.map(|b| b.map_err(BoxError::from).boxed_unsync()),
+        }),
         Err(e) => Ok(grpc_error(tonic::Code::Unavailable, &format!("agent: {e}"))),
     }
 }
@@ -157,10 +185,21 @@ fn constant_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Serves the data plane until the listener fails.
-pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, token: String) {
+/// Serves the data plane until the listener fails; each sandbox's process
+/// output leaves at most at `output_rate` bytes a second (0: no limit).
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    host: Arc<SandboxHost>,
+    token: String,
+    output_rate: u64,
+) {
     let token = Arc::new(token);
     let conns = Arc::new(AgentConnections::default());
+    // A burst of a quarter second's worth, at least 1 MiB.
+    let budgets = Arc::new(crate::output_budget::OutputBudgets::new(
+        output_rate,
+        (output_rate / 4).max(1 << 20),
+    ));
     let images = ImageServer::new(crate::image_api::ImageApi(host.clone()))
         .max_decoding_message_size(16 << 20);
     loop {
@@ -168,8 +207,13 @@ pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, to
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (host, token, images, conns) =
-            (host.clone(), token.clone(), images.clone(), conns.clone());
+        let (host, token, images, conns, budgets) = (
+            host.clone(),
+            token.clone(),
+            images.clone(),
+            conns.clone(),
+            budgets.clone(),
+        );
         tokio::spawn(async move {
             let svc = hyper::service::service_fn(move |req| {
                 forward(
@@ -177,6 +221,7 @@ pub async fn serve(listener: tokio::net::TcpListener, host: Arc<SandboxHost>, to
                     token.clone(),
                     images.clone(),
                     conns.clone(),
+                    budgets.clone(),
                     req,
                 )
             });

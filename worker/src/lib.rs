@@ -17,6 +17,7 @@ pub mod image;
 pub mod image_api;
 pub mod net;
 pub mod ns;
+pub mod output_budget;
 pub mod pool;
 pub mod rootfs;
 pub mod runtime;
@@ -39,6 +40,9 @@ pub struct WorkerConfig {
     pub agent_path: Option<PathBuf>,
     /// Where the data plane listens; the server dials it.
     pub data_listen: std::net::SocketAddr,
+    /// Most bytes a second of process output one sandbox's streams carry
+    /// out of the data plane (0: no limit); see `output_budget`.
+    pub output_bytes_per_sec: u64,
     /// The control plane's gRPC URL, e.g. `http://127.0.0.1:7070`.
     pub server_url: String,
     /// The worker token (`DATA_DIR/keys/worker.token` on the server).
@@ -346,7 +350,12 @@ pub async fn run(
     if let Some(h) = &host {
         let listener = tokio::net::TcpListener::bind(config.data_listen).await?;
         data_address = listener.local_addr()?.to_string();
-        tokio::spawn(dataplane::serve(listener, h.clone(), config.token.clone()));
+        tokio::spawn(dataplane::serve(
+            listener,
+            h.clone(),
+            config.token.clone(),
+            config.output_bytes_per_sec,
+        ));
         // Pooled sandboxes of the last run: kept or removed, then refilled.
         h.reclaim_pool().await;
         tokio::spawn(h.clone().refill());
