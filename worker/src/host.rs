@@ -1274,7 +1274,9 @@ fn write_secrets(l: &Layout, uid: u32, files: &HashMap<String, Vec<u8>>) -> anyh
                 SECRETS_TMPFS_BYTES >> 20
             )
         })?;
-        chown(&p, Some(uid), Some(uid))?;
+        // On the fd: the secrets tmpfs is the sandbox's, and a path could
+        // be swapped for a link to a host file between open and chown.
+        std::os::unix::fs::fchown(&f, Some(uid), Some(uid))?;
     }
     Ok(())
 }
