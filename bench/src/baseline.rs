@@ -43,10 +43,12 @@ fn oci_masked_eq(cfg: &mut serde_json::Value) {
     }
 }
 
-/// The OCI runtimes on this host that we compare with.
+/// The OCI runtimes on this host that we compare with (crun not where it
+/// refuses the host's cgroup layout).
 pub fn runtimes() -> Vec<String> {
     ["runc", "crun"]
         .into_iter()
+        .filter(|r| *r != "crun" || !talon_worker::runtime::crun_refuses_this_host())
         .filter(|r| {
             Command::new(r)
                 .arg("--version")

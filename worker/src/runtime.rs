@@ -262,3 +262,11 @@ impl Runtime for OciCli {
         }
     }
 }
+
+/// Whether crun (1.8, Debian's) refuses this host: it won't run on a
+/// hybrid cgroup layout whose unified hierarchy holds controllers, as
+/// this project's VMs have ("cgroups in hybrid mode not supported").
+pub fn crun_refuses_this_host() -> bool {
+    std::fs::read_to_string("/sys/fs/cgroup/unified/cgroup.controllers")
+        .is_ok_and(|c| !c.trim().is_empty())
+}

@@ -201,10 +201,7 @@ pub fn adapters() -> Vec<&'static str> {
                 .is_ok_and(|o| o.status.success()),
             "the escape suite runs under every adapter: install {cli} (.ci/run does)"
         );
-        let hybrid_with_controllers =
-            std::fs::read_to_string("/sys/fs/cgroup/unified/cgroup.controllers")
-                .is_ok_and(|c| !c.trim().is_empty());
-        if cli == "crun" && hybrid_with_controllers {
+        if cli == "crun" && talon_worker::runtime::crun_refuses_this_host() {
             eprintln!("crun: not run here (it refuses this host's hybrid cgroup layout)");
             continue;
         }
