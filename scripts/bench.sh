@@ -5,7 +5,7 @@
 # Usage: scripts/bench.sh [talon-bench flags, e.g. --short]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build --quiet --release -p talon-server -p talon-bench --bin talon --bin talon-bench
+cargo build --quiet --release -p talon -p talon-bench --bin talon --bin talon-bench
 agent=$(./scripts/build-agent.sh release)
 mkdir -p target/bench
 exec target/release/talon-bench --agent "$agent" --json target/bench/results.json "$@"

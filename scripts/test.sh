@@ -75,12 +75,12 @@ cargo test --workspace
 step "bench, short mode: ratios against bench/thresholds.json"
 # The harness of bench/README.md on this (debug) build: fails when a ratio
 # to its same-run baseline is more than twice the committed one.
-cargo build --quiet -p talon-server -p talon-bench --bin talon --bin talon-bench
+cargo build --quiet -p talon -p talon-bench --bin talon --bin talon-bench
 target/debug/talon-bench --agent "$(./scripts/build-agent.sh)" --short --check \
   --json target/bench-short.json | tail -40
 
 step "talon up for the clients"
-cargo build --quiet -p talon-server --bin talon
+cargo build --quiet -p talon --bin talon
 cargo build --quiet -p talon-sdk -p talon-conformance
 free_port() { .venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 data=$(mktemp -d)
@@ -105,7 +105,12 @@ cleanup() {
   for c in "$data"/worker/runtime-state/*/; do
     [ -d "$c" ] && target/debug/talon oci --root "$data/worker/runtime-state" delete --force "$(basename "$c")" >/dev/null 2>&1 || true
   done
-  rm -rf "$data"
+  # Their disks, secrets and roots are mounts (deepest first); a disk's
+  # loop device goes with its unmount.
+  awk -v d="$data/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do
+    umount "$m" 2>/dev/null || umount -l "$m" 2>/dev/null || true
+  done
+  rm -rf "$data" || echo "cleanup: $data was not removed" >&2
   if [ "${net_args[1]}" = bridge ]; then
     ip link del tlci 2>/dev/null || true
     nft delete table inet tlci 2>/dev/null || true
@@ -115,7 +120,7 @@ cleanup() {
 trap cleanup EXIT
 
 step "python grpcio against talon up"
-.venv/bin/python server/tests/python/reflection_check.py "127.0.0.1:$port" "$data/bootstrap-credentials.json"
+.venv/bin/python talon/tests/python/reflection_check.py "127.0.0.1:$port" "$data/bootstrap-credentials.json"
 export TALON_URL="http://127.0.0.1:$http" TALON_GRPC_URL="http://127.0.0.1:$port"
 TALON_API_KEY=$(.venv/bin/python -c 'import json,sys; print(json.load(open(sys.argv[1]))["api_key"])' "$data/bootstrap-credentials.json")
 export TALON_API_KEY
@@ -144,7 +149,7 @@ step "Go SDK (go test)"
 (cd clients/go && go test ./...)
 
 step "browser tests in headless Chromium (Playwright): grpc-web, previews against a visitor's session"
-(cd server/tests/browser && npm ci --no-audit --no-fund >/dev/null && \
+(cd talon/tests/browser && npm ci --no-audit --no-fund >/dev/null && \
   BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -30)
 
 step "conformance: every case × every client"

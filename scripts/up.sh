@@ -16,7 +16,7 @@ if [ ${#need[@]} -gt 0 ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null;
   export DEBIAN_FRONTEND=noninteractive
   apt-get install -y -qq "${need[@]}" >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq "${need[@]}" >/dev/null; }
 fi
-cargo build --release -p talon-server
+cargo build --release -p talon
 # The agent is PID 1 in every sandbox, whatever its image: built static.
 agent=$(./scripts/build-agent.sh release)
 exec ./target/release/talon up --agent-path "$agent" "$@"

@@ -26,15 +26,7 @@ pub fn http_status(code: Code) -> http::StatusCode {
     }
 }
 
-#[derive(Message)]
-struct RpcStatus {
-    #[prost(int32, tag = "1")]
-    code: i32,
-    #[prost(string, tag = "2")]
-    message: String,
-    #[prost(message, repeated, tag = "3")]
-    details: Vec<prost_types::Any>,
-}
+use talon_core::rpc_status::RpcStatus;
 
 fn detail_json(pool: &DescriptorPool, any: &prost_types::Any) -> serde_json::Value {
     let name = any.type_url.rsplit('/').next().unwrap_or_default();

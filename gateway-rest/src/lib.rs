@@ -178,7 +178,7 @@ pub(crate) fn copy_metadata(md: &MetadataMap, h: &mut http::HeaderMap) {
     for kv in md.iter() {
         if let tonic::metadata::KeyAndValueRef::Ascii(k, v) = kv {
             let name = k.as_str();
-            if (name == "x-request-id" || name.starts_with("talon-"))
+            if (name == talon_core::wire::REQUEST_ID_HEADER || name.starts_with("talon-"))
                 && let (Ok(n), Ok(v)) = (
                     http::HeaderName::from_bytes(name.as_bytes()),
                     http::HeaderValue::from_bytes(v.as_encoded_bytes()),
@@ -208,11 +208,11 @@ fn request_metadata(h: &http::HeaderMap, bearer: Option<&str>) -> MetadataMap {
         md.insert("authorization", v);
     }
     if let Some(v) = h
-        .get("x-request-id")
+        .get(talon_core::wire::REQUEST_ID_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
     {
-        md.insert("x-request-id", v);
+        md.insert(talon_core::wire::REQUEST_ID_HEADER, v);
     }
     md
 }

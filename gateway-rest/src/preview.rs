@@ -424,7 +424,7 @@ async fn open(
     match credential {
         Credential::PreviewToken(t) => {
             md.insert(
-                "talon-preview-token",
+                talon_core::wire::PREVIEW_TOKEN_HEADER,
                 t.parse()
                     .map_err(|_| Status::unauthenticated("malformed preview token"))?,
             );

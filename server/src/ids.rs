@@ -13,14 +13,7 @@ pub fn new_id(prefix: &str) -> String {
     format!("{prefix}_{}", random_token(16))
 }
 
-/// Checks the shape of an id given by a client before it reaches a query.
-pub fn valid_id(prefix: &str, id: &str) -> bool {
-    id.strip_prefix(prefix)
-        .and_then(|r| r.strip_prefix('_'))
-        .is_some_and(|r| {
-            !r.is_empty() && r.len() <= 64 && r.bytes().all(|b| b.is_ascii_alphanumeric())
-        })
-}
+pub use talon_core::ids::valid_id;
 
 #[cfg(test)]
 mod tests {

@@ -32,7 +32,7 @@ pub enum Access {
 }
 
 /// The metadata that carries a preview token to the preview tunnel.
-pub const PREVIEW_TOKEN_HEADER: &str = "talon-preview-token";
+pub use talon_core::wire::PREVIEW_TOKEN_HEADER;
 
 /// One row of the access table.
 #[derive(Clone, Copy, Debug)]
@@ -262,7 +262,7 @@ fn bearer(req: &http::Request<Body>) -> Option<&str> {
 
 fn request_id(req: &http::Request<Body>) -> String {
     req.headers()
-        .get("x-request-id")
+        .get(talon_core::wire::REQUEST_ID_HEADER)
         .and_then(|v| v.to_str().ok())
         .filter(|v| !v.is_empty() && v.len() <= 128 && v.bytes().all(|b| b.is_ascii_graphic()))
         .map(str::to_string)
@@ -313,7 +313,8 @@ where
                 state.metrics.rpc(&method, status.code(), started.elapsed());
                 let mut resp = status.into_http::<Body>();
                 if let Ok(v) = http::HeaderValue::from_str(&rid) {
-                    resp.headers_mut().insert("x-request-id", v);
+                    resp.headers_mut()
+                        .insert(talon_core::wire::REQUEST_ID_HEADER, v);
                 }
                 Ok(resp)
             };
@@ -371,7 +372,8 @@ where
             // Where a call's time goes, for profiling (debug level).
             tracing::debug!(%method, ?authed, ?handled, total = ?started.elapsed(), "call timing");
             if let Ok(v) = http::HeaderValue::from_str(&rid) {
-                resp.headers_mut().insert("x-request-id", v);
+                resp.headers_mut()
+                    .insert(talon_core::wire::REQUEST_ID_HEADER, v);
             }
             Ok(resp)
         })

@@ -104,7 +104,7 @@ fn grpc_web_cors(origins: &[String]) -> anyhow::Result<tower_http::cors::CorsLay
             "grpc-status",
             "grpc-message",
             "grpc-status-details-bin",
-            "x-request-id",
+            talon_core::wire::REQUEST_ID_HEADER,
         ]))
         .max_age(std::time::Duration::from_secs(600)))
 }
@@ -213,9 +213,9 @@ pub async fn start(
         )))
         .add_service(
             ImageServiceServer::new(api::image::ImageApi(app.clone()))
-                .max_decoding_message_size(16 << 20),
+                .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES),
         )
-        .add_service(ProcessServiceServer::new(proxy.clone()).max_decoding_message_size(16 << 20))
+        .add_service(ProcessServiceServer::new(proxy.clone()).max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES))
         .add_service(PtyServiceServer::new(proxy.clone()))
         .add_service(PreviewServiceServer::new(proxy.clone()))
         .add_service(
@@ -223,7 +223,7 @@ pub async fn start(
                 proxy.clone(),
             ),
         )
-        .add_service(FilesystemServiceServer::new(proxy).max_decoding_message_size(16 << 20))
+        .add_service(FilesystemServiceServer::new(proxy).max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES))
         .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
             app.clone(),
         )));

@@ -17,8 +17,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-pub const SANDBOX_HEADER: &str = "talon-sandbox-id";
-pub const GENERATION_HEADER: &str = "talon-generation";
+pub use talon_core::wire::{GENERATION_HEADER, SANDBOX_HEADER};
 
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 type Body = UnsyncBoxBody<Bytes, BoxError>;
@@ -201,7 +200,7 @@ pub async fn serve(
         (output_rate / 4).max(1 << 20),
     ));
     let images = ImageServer::new(crate::image_api::ImageApi(host.clone()))
-        .max_decoding_message_size(16 << 20);
+        .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES);
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;

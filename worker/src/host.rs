@@ -4,8 +4,8 @@
 
 use crate::agent_socket::AgentPeer;
 use crate::bundle::{self, BundleSpec, Layout, Limits, RootKind};
+use crate::image::ImageStore;
 use crate::image::archive::ImageConfig;
-use crate::image::{HOST_IMAGE, ImageStore};
 use crate::net::{Egress, NetOptions, Network};
 use crate::pool::{Pool, PoolOptions, Shape};
 use crate::rootfs::{self, RootfsMode};
@@ -17,6 +17,7 @@ use std::os::unix::fs::{PermissionsExt, chown};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
+use talon_core::image::HOST_IMAGE;
 use talon_proto::talon::worker::v1 as wpb;
 use talon_proto::v1::SandboxState;
 use tokio::sync::Mutex;
@@ -24,7 +25,7 @@ use tokio::sync::Mutex;
 /// The first host uid given to sandboxes; each takes a range of 65536.
 pub const UID_BASE: u32 = 1_000_000;
 /// Pooled sandboxes' ids start so; a create may not use one.
-pub const POOL_PREFIX: &str = "sbx_pool_";
+pub use talon_core::ids::POOL_PREFIX;
 /// How long a new sandbox's agent has to answer.
 pub const AGENT_READY_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -163,11 +164,7 @@ pub struct SandboxHost {
 /// How long a delete is remembered against a late create.
 const TOMBSTONE_TTL: Duration = Duration::from_secs(600);
 
-fn valid_id(id: &str) -> bool {
-    id.starts_with("sbx_")
-        && id.len() <= 64
-        && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-}
+use talon_core::ids::valid_sandbox_id as valid_id;
 
 fn state_pb(s: &str) -> SandboxState {
     match s {
@@ -600,7 +597,7 @@ impl SandboxHost {
                 slot: self.free_slot(),
                 state: "starting".into(),
                 image,
-                egress: Egress::from_proto(spec.network_policy.as_ref()),
+                egress: crate::net::egress_from_proto(spec.network_policy.as_ref())?,
                 container: None,
                 pooled,
                 init: None,
@@ -674,7 +671,7 @@ impl SandboxHost {
         let t_agent = t0.elapsed();
         set_hostname(pid, &id.chars().take(63).collect::<String>()).await?;
         let t_host = t0.elapsed();
-        let egress = Egress::from_proto(spec.network_policy.as_ref());
+        let egress = crate::net::egress_from_proto(spec.network_policy.as_ref())?;
         // Without a network a sandbox has loopback only, as a cold one.
         if let Some(net) = self.net.get()
             && egress != h.egress

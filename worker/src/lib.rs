@@ -195,14 +195,15 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
         }
         Action::Start(st) => result(
             cmd,
-            host.start(
-                id,
-                generation,
-                st.network_policy
-                    .as_ref()
-                    .map(|p| net::Egress::from_proto(Some(p))),
-            )
-            .await,
+            match st
+                .network_policy
+                .as_ref()
+                .map(|p| net::egress_from_proto(Some(p)))
+                .transpose()
+            {
+                Ok(policy) => host.start(id, generation, policy).await,
+                Err(e) => Err(e),
+            },
             Some(SandboxState::Failed),
         ),
         Action::Stop(_) => result(cmd, host.stop(id, generation).await, None),
@@ -211,12 +212,10 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
         Action::Delete(_) => result(cmd, host.delete(id, generation).await, None),
         Action::UpdateNetworkPolicy(u) => result(
             cmd,
-            host.update_network_policy(
-                id,
-                generation,
-                net::Egress::from_proto(u.network_policy.as_ref()),
-            )
-            .await,
+            match net::egress_from_proto(u.network_policy.as_ref()) {
+                Ok(policy) => host.update_network_policy(id, generation, policy).await,
+                Err(e) => Err(e),
+            },
             None,
         ),
         Action::Prewarm(p) => prewarm(host, cmd, p).await,

@@ -35,7 +35,7 @@ impl Shape {
         let r = spec.resources.unwrap_or_default();
         Shape {
             image: if spec.image.is_empty() {
-                crate::image::HOST_IMAGE.into()
+                talon_core::image::HOST_IMAGE.into()
             } else {
                 spec.image.clone()
             },

@@ -203,15 +203,25 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
             _ => (&hardlink, "tiny"),
         };
         let mut spec = spec(image, (100, 64, 32));
+        let mode = [
+            EgressMode::Open,
+            EgressMode::Allowlist,
+            EgressMode::Sealed,
+            EgressMode::Deny,
+        ][i % 4];
+        // Rules belong to an allowlist alone (the worker refuses them
+        // elsewhere, as the server does).
+        let rules = |v: &str| {
+            if mode == EgressMode::Allowlist {
+                vec![v.to_string()]
+            } else {
+                vec![]
+            }
+        };
         spec.network_policy = Some(talon_proto::v1::NetworkPolicy {
-            mode: [
-                EgressMode::Open,
-                EgressMode::Allowlist,
-                EgressMode::Sealed,
-                EgressMode::Deny,
-            ][i % 4] as i32,
-            allow_cidrs: vec!["198.51.100.0/24".into()],
-            allow_domains: vec!["example.com".into()],
+            mode: mode as i32,
+            allow_cidrs: rules("198.51.100.0/24"),
+            allow_domains: rules("example.com"),
         });
         let mut s = create(env, &spec)
             .await

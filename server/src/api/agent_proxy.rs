@@ -42,10 +42,13 @@ impl Route {
             format!("Bearer {token}").parse().expect("ascii token"),
         );
         m.insert(
-            "talon-sandbox-id",
+            talon_core::wire::SANDBOX_HEADER,
             self.sandbox_id.parse().expect("ascii id"),
         );
-        m.insert("talon-generation", MetadataValue::from(self.generation));
+        m.insert(
+            talon_core::wire::GENERATION_HEADER,
+            MetadataValue::from(self.generation),
+        );
         r
     }
 }
@@ -74,8 +77,8 @@ impl AgentProxy {
         })?;
         let channel = self.0.data_channel(&addr)?;
         let client = SandboxAgentServiceClient::new(channel)
-            .max_decoding_message_size(16 << 20)
-            .max_encoding_message_size(16 << 20);
+            .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES)
+            .max_encoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES);
         Ok(Route {
             client,
             sandbox_id: row.id,

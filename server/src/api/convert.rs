@@ -3,7 +3,7 @@
 
 use crate::auth::Role;
 use crate::db::entity::{api_key, audit_event, sandbox, tenant, user, worker};
-use crate::domain::policy::EgressPolicy;
+use crate::domain::policy::{EgressPolicy, PolicyParts};
 use crate::domain::sandboxes::{TimeoutAction, policy_of, state_of};
 use crate::domain::state::SandboxState;
 use crate::domain::tenants::Usage;
@@ -12,16 +12,7 @@ use prost::Message;
 use std::collections::BTreeMap;
 use talon_proto::v1 as pb;
 
-pub fn ts(ms: i64) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: ms.div_euclid(1000),
-        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
-    }
-}
-
-pub fn ms_of(t: &prost_types::Timestamp) -> i64 {
-    t.seconds * 1000 + i64::from(t.nanos) / 1_000_000
-}
+pub use talon_core::time::{ms_to_timestamp as ts, timestamp_to_ms as ms_of};
 
 pub fn duration(d: &prost_types::Duration) -> Result<std::time::Duration> {
     if d.seconds < 0 || d.nanos < 0 {
@@ -60,47 +51,21 @@ pub fn state_from_pb(v: i32) -> Option<SandboxState> {
 }
 
 pub fn policy_to_pb(p: &EgressPolicy) -> pb::NetworkPolicy {
-    match p {
-        EgressPolicy::Open => pb::NetworkPolicy {
-            mode: pb::EgressMode::Open as i32,
-            ..Default::default()
-        },
-        EgressPolicy::Allowlist { cidrs, domains } => pb::NetworkPolicy {
-            mode: pb::EgressMode::Allowlist as i32,
-            allow_cidrs: cidrs.clone(),
-            allow_domains: domains.clone(),
-        },
-        EgressPolicy::Sealed => pb::NetworkPolicy {
-            mode: pb::EgressMode::Sealed as i32,
-            ..Default::default()
-        },
-        EgressPolicy::Deny => pb::NetworkPolicy {
-            mode: pb::EgressMode::Deny as i32,
-            ..Default::default()
-        },
+    let parts = PolicyParts::from(p);
+    pb::NetworkPolicy {
+        mode: parts.mode,
+        allow_cidrs: parts.cidrs,
+        allow_domains: parts.domains,
     }
 }
 
+/// Validated (see `EgressPolicy::try_from`): an unknown mode is refused.
 pub fn policy_from_pb(p: &pb::NetworkPolicy) -> Result<EgressPolicy> {
-    let mode = pb::EgressMode::try_from(p.mode)
-        .map_err(|_| Error::InvalidArgument("unknown egress mode".into()))?;
-    let rules = !p.allow_cidrs.is_empty() || !p.allow_domains.is_empty();
-    let policy = match mode {
-        pb::EgressMode::Unspecified | pb::EgressMode::Open if !rules => EgressPolicy::Open,
-        pb::EgressMode::Allowlist => EgressPolicy::Allowlist {
-            cidrs: p.allow_cidrs.clone(),
-            domains: p.allow_domains.clone(),
-        },
-        pb::EgressMode::Sealed if !rules => EgressPolicy::Sealed,
-        pb::EgressMode::Deny if !rules => EgressPolicy::Deny,
-        _ => {
-            return Err(Error::InvalidArgument(
-                "allow_cidrs and allow_domains are only for EGRESS_MODE_ALLOWLIST".into(),
-            ));
-        }
-    };
-    policy.validate()?;
-    Ok(policy)
+    Ok(EgressPolicy::try_from(PolicyParts {
+        mode: p.mode,
+        cidrs: p.allow_cidrs.clone(),
+        domains: p.allow_domains.clone(),
+    })?)
 }
 
 pub fn role_to_pb(r: Role) -> pb::Role {
@@ -179,21 +144,8 @@ pub fn state_detail(m: &sandbox::Model) -> Vec<u8> {
     let detail = pb::SandboxStateDetail {
         sandbox: Some(sandbox_to_pb(m)),
     };
-    let any = prost_types::Any {
-        type_url: "type.googleapis.com/talon.v1.SandboxStateDetail".into(),
-        value: detail.encode_to_vec(),
-    };
-    // google.rpc.Status { code = 1; message = 2; details = 3 }
-    #[derive(Clone, PartialEq, prost::Message)]
-    struct RpcStatus {
-        #[prost(int32, tag = "1")]
-        code: i32,
-        #[prost(string, tag = "2")]
-        message: String,
-        #[prost(message, repeated, tag = "3")]
-        details: Vec<prost_types::Any>,
-    }
-    RpcStatus {
+    let any = talon_core::rpc_status::any("talon.v1.SandboxStateDetail", detail.encode_to_vec());
+    talon_core::rpc_status::RpcStatus {
         code: tonic::Code::DeadlineExceeded as i32,
         message: String::new(),
         details: vec![any],

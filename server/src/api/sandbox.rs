@@ -80,8 +80,10 @@ impl SandboxService for SandboxApi {
                 // The sandbox exists either way: the audit names it.
                 Err(e) => {
                     let mut s: Status = e.into();
-                    s.metadata_mut()
-                        .insert("talon-sandbox-id", id.parse().expect("ascii id"));
+                    s.metadata_mut().insert(
+                        talon_core::wire::SANDBOX_HEADER,
+                        id.parse().expect("ascii id"),
+                    );
                     return Err(s);
                 }
             }

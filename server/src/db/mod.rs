@@ -94,13 +94,7 @@ pub fn sqlite_url(data_dir: &std::path::Path) -> String {
     format!("sqlite://{}?mode=rwc", data_dir.join("talon.db").display())
 }
 
-/// Milliseconds since the Unix epoch: how every time is stored.
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+pub use talon_core::time::now_ms;
 
 #[cfg(test)]
 mod pragma_tests {

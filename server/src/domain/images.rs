@@ -7,11 +7,11 @@
 use crate::app::App;
 use crate::db::entity::image;
 use crate::db::now_ms;
-use crate::domain::sandboxes::HOST_IMAGE;
 use crate::error::{Error, Result};
 use futures::{Stream, StreamExt};
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{EntityTrait, QueryOrder, QuerySelect, Set};
+use talon_core::image::HOST_IMAGE;
 use talon_proto::talon::worker::v1 as wpb;
 use talon_proto::talon::worker::v1::worker_image_service_client::WorkerImageServiceClient;
 use tokio::sync::mpsc;
@@ -190,7 +190,8 @@ fn worker_client(
     app: &App,
     addr: &str,
 ) -> Result<WorkerImageServiceClient<tonic::transport::Channel>> {
-    Ok(WorkerImageServiceClient::new(app.data_channel(addr)?).max_encoding_message_size(16 << 20))
+    Ok(WorkerImageServiceClient::new(app.data_channel(addr)?)
+        .max_encoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES))
 }
 
 /// Imports an archive: from `source_path` on each worker's host, or from
@@ -201,7 +202,7 @@ pub async fn import(
     source_path: &str,
     data: impl Stream<Item = Result<Vec<u8>>> + Unpin,
 ) -> Result<ImageView> {
-    if !talon_worker::image::valid_name(name) {
+    if !talon_core::image::valid_name(name) {
         return Err(Error::InvalidArgument(format!(
             "invalid image name {name:?}: letters, digits and ._-:/@+, at most 255, not \"host\""
         )));

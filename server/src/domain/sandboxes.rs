@@ -22,8 +22,6 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 use talon_proto::talon::worker::v1 as wpb;
 
-pub const HOST_IMAGE: &str = "host";
-
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TimeoutAction {
     Pause,
@@ -291,7 +289,7 @@ use sea_orm::ConnectionTrait;
 pub async fn create(app: &App, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
     let t0 = std::time::Instant::now();
     if n.image.is_empty() {
-        n.image = HOST_IMAGE.into();
+        n.image = talon_core::image::HOST_IMAGE.into();
     }
     if n.image.len() > 255 || n.image.contains(char::is_whitespace) {
         return Err(Error::InvalidArgument("invalid image name".into()));

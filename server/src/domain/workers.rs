@@ -87,7 +87,7 @@ impl WorkerHub {
 
     /// Whether sandboxes of `image` can be placed on this worker.
     pub fn has_image(&self, worker_id: &str, image: &str) -> bool {
-        image == crate::domain::sandboxes::HOST_IMAGE
+        image == talon_core::image::HOST_IMAGE
             || self
                 .conns
                 .lock()

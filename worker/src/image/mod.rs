@@ -27,9 +27,6 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The built-in image: the host's /usr, bound read-only.
-pub const HOST_IMAGE: &str = "host";
-
 /// An image this worker holds.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct ImageRef {
@@ -61,22 +58,9 @@ pub struct ImageStore {
     catalogue: Mutex<()>,
 }
 
-/// A name is what users type: `debian:bookworm`, `ghcr.io/a/b@sha256:…`.
-pub fn valid_name(n: &str) -> bool {
-    !n.is_empty()
-        && n.len() <= 255
-        && n != HOST_IMAGE
-        && n.bytes().next().is_some_and(|b| b.is_ascii_alphanumeric())
-        && n.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._-:/@+".contains(&b))
-}
+pub use talon_core::image::valid_name;
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
-}
+use talon_core::time::now_ms;
 
 fn invalid(e: impl std::fmt::Display) -> ImportError {
     ImportError::Invalid(format!("{e:#}"))

@@ -17,27 +17,13 @@ pub mod link;
 pub mod nft;
 
 use ipnet::{IpNet, Ipv4Net};
-use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 use talon_proto::v1 as pb;
 
-/// Ranges denied before any policy, whatever the policy: private, shared,
-/// loopback, link-local (cloud metadata), and unique-local IPv6.
-pub const ALWAYS_DENIED: &[&str] = &[
-    "0.0.0.0/8",
-    "10.0.0.0/8",
-    "100.64.0.0/10",
-    "127.0.0.0/8",
-    "169.254.0.0/16",
-    "172.16.0.0/12",
-    "192.168.0.0/16",
-    "224.0.0.0/3",
-    "fc00::/7",
-    "fe80::/10",
-];
+pub use talon_core::egress::ALWAYS_DENIED;
 
 /// How a worker networks its sandboxes; see `talon worker --help`.
 #[derive(Clone, Debug)]
@@ -71,61 +57,38 @@ impl Default for NetOptions {
     }
 }
 
-/// A sandbox's egress policy as the worker holds it; `open` unless set,
-/// as the contract says.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "mode", rename_all = "lowercase")]
-pub enum Egress {
-    #[default]
-    Open,
-    Allowlist {
-        cidrs: Vec<String>,
-        domains: Vec<String>,
-    },
-    Sealed,
-    Deny,
+/// A sandbox's egress policy: the one model (`talon_core::egress`), `open`
+/// unless set, as the contract says.
+pub use talon_core::egress::EgressPolicy as Egress;
+
+/// A policy from the contract, validated: an unknown mode or a malformed
+/// rule is an error (the command is refused), never `open`. Unset is
+/// `open`, as the contract says.
+pub fn egress_from_proto(p: Option<&pb::NetworkPolicy>) -> anyhow::Result<Egress> {
+    let Some(p) = p else { return Ok(Egress::Open) };
+    Egress::try_from(talon_core::egress::PolicyParts {
+        mode: p.mode,
+        cidrs: p.allow_cidrs.clone(),
+        domains: p.allow_domains.clone(),
+    })
+    .map_err(|e| anyhow::anyhow!("egress policy: {e}"))
 }
 
-impl Egress {
-    /// From the contract; unset is `open`, as the contract says.
-    pub fn from_proto(p: Option<&pb::NetworkPolicy>) -> Self {
-        let Some(p) = p else { return Egress::Open };
-        match pb::EgressMode::try_from(p.mode).unwrap_or(pb::EgressMode::Unspecified) {
-            pb::EgressMode::Unspecified | pb::EgressMode::Open => Egress::Open,
-            pb::EgressMode::Allowlist => Egress::Allowlist {
-                cidrs: p.allow_cidrs.clone(),
-                domains: p.allow_domains.clone(),
-            },
-            pb::EgressMode::Sealed => Egress::Sealed,
-            pb::EgressMode::Deny => Egress::Deny,
+/// The nft verdict; None for `deny`, which has no interface at all.
+fn verdict(policy: &Egress) -> anyhow::Result<Option<nft::Verdict>> {
+    Ok(match policy {
+        Egress::Open => Some(nft::Verdict::Open),
+        Egress::Allowlist { .. } => {
+            let cidrs = policy
+                .ipv4_cidrs()?
+                .into_iter()
+                .map(|(addr, len)| Ipv4Net::new(addr, len).map(|n| n.trunc()))
+                .collect::<Result<Vec<_>, _>>()?;
+            Some(nft::Verdict::Allowlist { cidrs })
         }
-    }
-
-    /// The nft verdict; None for `deny`, which has no interface at all.
-    /// IPv6 CIDRs are left out: sandboxes have no IPv6 route.
-    fn verdict(&self) -> anyhow::Result<Option<nft::Verdict>> {
-        Ok(match self {
-            Egress::Open => Some(nft::Verdict::Open),
-            Egress::Allowlist { cidrs, .. } => {
-                let mut v4 = Vec::new();
-                for c in cidrs {
-                    let net: IpNet = match c.parse() {
-                        Ok(n) => n,
-                        Err(_) => c
-                            .parse::<std::net::IpAddr>()
-                            .map(IpNet::from)
-                            .map_err(|_| anyhow::anyhow!("invalid CIDR {c:?}"))?,
-                    };
-                    if let IpNet::V4(n) = net {
-                        v4.push(n.trunc());
-                    }
-                }
-                Some(nft::Verdict::Allowlist { cidrs: v4 })
-            }
-            Egress::Sealed => Some(nft::Verdict::Sealed),
-            Egress::Deny => None,
-        })
-    }
+        Egress::Sealed => Some(nft::Verdict::Sealed),
+        Egress::Deny => None,
+    })
 }
 
 pub struct Network {
@@ -266,7 +229,7 @@ impl Network {
         pid: u32,
         policy: &Egress,
     ) -> anyhow::Result<()> {
-        let Some(verdict) = policy.verdict()? else {
+        let Some(verdict) = verdict(policy)? else {
             return self.detach(id, slot).await;
         };
         let port = self.port_of(slot);
@@ -334,7 +297,7 @@ impl Network {
         new: &Egress,
     ) -> anyhow::Result<()> {
         let port = self.port_of(slot);
-        match new.verdict()? {
+        match verdict(new)? {
             None => self.detach(id, slot).await,
             Some(verdict) if link::index_of(&self.handle, &port).await?.is_some() => {
                 let who = self.member(id, &port, slot)?;
@@ -419,6 +382,27 @@ impl Drop for Network {
     fn drop(&mut self) {
         if let Some(t) = self.dns.get_mut().ok().and_then(Option::take) {
             t.abort();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fail closed: a mode this worker doesn't know is refused, never
+    /// read as open (it used to be).
+    #[test]
+    fn an_unknown_or_malformed_policy_is_refused() {
+        assert_eq!(egress_from_proto(None).unwrap(), Egress::Open);
+        let p = |mode: i32, cidrs: &[&str]| pb::NetworkPolicy {
+            mode,
+            allow_cidrs: cidrs.iter().map(|s| s.to_string()).collect(),
+            allow_domains: vec![],
+        };
+        assert_eq!(egress_from_proto(Some(&p(3, &[]))).unwrap(), Egress::Sealed);
+        for bad in [p(7, &[]), p(-1, &[]), p(1, &["1.2.3.4"]), p(2, &["::/0"])] {
+            assert!(egress_from_proto(Some(&bad)).is_err(), "{bad:?}");
         }
     }
 }

@@ -54,6 +54,9 @@ impl Drop for Server {
         ] {
             remove_containers(&state);
         }
+        // Their disks (loop devices), secrets and roots are mounts under
+        // the data directory, which would stay (and the directory too).
+        let _ = talon_worker::rootfs::unmount_under(self.dir.path());
     }
 }
 

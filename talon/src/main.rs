@@ -1,0 +1,277 @@
+//! `talon`: `up` (control plane + embedded worker in one process), `server`,
+//! `worker` and `migrate`.
+
+use clap::Parser;
+use std::net::SocketAddr;
+use talon_server::config::ServerConfig;
+
+mod args;
+use args::*;
+
+fn server_config(a: &ServerArgs) -> ServerConfig {
+    let data_dir = a.data_dir.clone().unwrap_or_else(default_data_dir);
+    let mut c = ServerConfig::with_defaults(data_dir);
+    c.grpc_listen = a.grpc_listen;
+    c.ops_listen = a.ops_listen;
+    if let Some(u) = &a.database_url {
+        c.database_url = u.clone();
+    }
+    c.access_token_ttl = std::time::Duration::from_secs(a.access_token_ttl_secs);
+    c.auth_cache_ttl = std::time::Duration::from_millis(a.auth_cache_ms);
+    c.sandbox_cache_ttl = std::time::Duration::from_millis(a.sandbox_cache_ms);
+    c.grpc_web_origins = a.grpc_web_origins.clone();
+    c.grpc_connections = a.connections.grpc();
+    c.max_prewarm_pool_size = a.max_prewarm_pool_size;
+    c.tenant_max_share = a.tenant_max_share;
+    c.login_throttle.max_failures = a.login_max_failures;
+    c.login_throttle.lockout = std::time::Duration::from_secs(a.login_lockout_secs);
+    c.login_throttle.max_lockout = c.login_throttle.max_lockout.max(c.login_throttle.lockout);
+    if let Some(u) = &a.public_url {
+        c.public_url = u.clone();
+    } else if let Some(h) = a.http_listen {
+        c.public_url = format!("http://{h}");
+    }
+    c.preview_domain = a.preview.domain(&c.public_url);
+    c
+}
+
+fn init_logging(format: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("TALON_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let b = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if format == "json" {
+        b.json().init()
+    } else {
+        b.init()
+    }
+}
+
+fn shutdown_signal() -> tokio::sync::watch::Receiver<bool> {
+    let (tx, rx) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+            .expect("signal");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+        let _ = tx.send(true);
+    });
+    rx
+}
+
+/// Binds the gateway (so a taken port fails the start) and serves it.
+async fn start_gateway(
+    server_url: String,
+    public_url: &str,
+    addr: SocketAddr,
+    preview: &PreviewArgs,
+    connections: &ConnectionArgs,
+    browser_origins: &[String],
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let mut config = talon_gateway::GatewayConfig::new(server_url);
+    config.connections = connections.http();
+    config.header_timeout = std::time::Duration::from_secs(connections.http_header_timeout_secs);
+    config.max_json_bytes = connections.http_max_json_bytes as usize;
+    config.max_stream_messages = connections.http_max_stream_messages as usize;
+    config.preview_domain = preview.domain(public_url);
+    config.public_https = preview.public_https;
+    config.browser_origins = browser_origins.to_vec();
+    let gw = talon_gateway::Gateway::new(config)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("REST gateway on {addr}: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = talon_gateway::serve(gw, listener, stop).await {
+            tracing::error!(error = %e, "REST gateway stopped");
+        }
+    });
+    Ok(())
+}
+
+async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
+    let config = server_config(&args);
+    let stop = shutdown_signal();
+    let started = talon_server::run::start(config.clone(), stop.clone()).await?;
+    let http = args
+        .http_listen
+        .or(embedded_worker.then(|| "127.0.0.1:8080".parse().expect("addr")));
+    if let Some(addr) = http {
+        let mut preview = args.preview.clone();
+        preview.public_https |= config.public_url.starts_with("https://");
+        // Browser sessions may be used by pages of the public URL and of
+        // the gRPC-web origins.
+        let mut origins = vec![origin_of(&config.public_url)];
+        origins.extend(config.grpc_web_origins.iter().cloned());
+        start_gateway(
+            format!("http://{}", config.grpc_listen),
+            &config.public_url,
+            addr,
+            &preview,
+            &args.connections,
+            &origins,
+            stop.clone(),
+        )
+        .await?;
+    }
+    println!("Talon is up.");
+    println!(
+        "  gRPC (+grpc-web, reflection, health): http://{}",
+        config.grpc_listen
+    );
+    if let Some(addr) = http {
+        println!("  REST/JSON (+OpenAPI at /openapi.json): http://{addr}");
+    }
+    println!(
+        "  ops (health, readiness, metrics):      http://{}/metrics",
+        config.ops_listen
+    );
+    println!(
+        "  data directory:                        {}",
+        config.data_dir.display()
+    );
+    if let Some(b) = &started.bootstrap {
+        println!();
+        println!("First start: the platform owner was created. These credentials are shown once;");
+        println!(
+            "they are also in {}/bootstrap-credentials.json (mode 0600).",
+            config.data_dir.display()
+        );
+        println!("  email:    {}", b.email);
+        println!("  password: {}", b.password);
+        println!("  API key:  {}", b.api_key);
+    }
+    if embedded_worker {
+        let wc = talon_worker::WorkerConfig {
+            server_url: format!("http://{}", config.grpc_listen),
+            token: started.worker_token.clone(),
+            data_dir: config.data_dir.join("worker"),
+            max_sandboxes: args.worker_max_sandboxes,
+            cpu_overcommit: args.cpu_overcommit,
+            runtime: args.runtime.clone(),
+            agent_path: args.agent_path.clone(),
+            data_listen: "127.0.0.1:0".parse().expect("addr"),
+            output_bytes_per_sec: args.host.sandbox_output_bytes_per_sec,
+            host: args.host.options()?,
+            reconcile_interval: std::time::Duration::from_secs(args.host.reconcile_secs),
+        };
+        let stop = stop.clone();
+        tokio::spawn(async move {
+            if let Err(e) = talon_worker::run(wc, stop).await {
+                tracing::error!(error = %e, "embedded worker stopped");
+            }
+        });
+    }
+    started.grpc.await??;
+    Ok(())
+}
+
+fn main() -> anyhow::Result<()> {
+    // `talon oci …` is the libcontainer runtime, run by the worker in a
+    // child process. It must stay single-threaded: dispatch it before the
+    // tokio runtime starts any thread.
+    let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("oci") {
+        if let Err(e) = talon_worker::youki::main(&args[2..]) {
+            eprintln!("talon oci: {e:#}");
+            std::process::exit(1);
+        }
+        return Ok(());
+    }
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(run())
+}
+
+async fn run() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    init_logging(&cli.log_format);
+    // Connections, sandboxes and their agent connections all take fds.
+    let nofile = talon_core::listen::raise_fd_limit();
+    tracing::debug!(nofile, "open-file limit");
+
+    match cli.command {
+        Command::Up(a) => serve(a, true).await,
+        Command::Server(a) => serve(a, false).await,
+        Command::Worker(a) => {
+            let token = std::fs::read_to_string(&a.token_file)?.trim().to_string();
+            let wc = talon_worker::WorkerConfig {
+                server_url: a.server_url,
+                token,
+                data_dir: a.data_dir,
+                max_sandboxes: a.max_sandboxes,
+                cpu_overcommit: a.cpu_overcommit,
+                runtime: a.runtime,
+                agent_path: a.agent_path,
+                data_listen: a.data_listen,
+                output_bytes_per_sec: a.host.sandbox_output_bytes_per_sec,
+                host: a.host.options()?,
+                reconcile_interval: std::time::Duration::from_secs(a.host.reconcile_secs),
+            };
+
+            talon_worker::run(wc, shutdown_signal()).await
+        }
+        Command::Gateway {
+            server_url,
+            http_listen,
+            public_url,
+            preview,
+            connections,
+        } => {
+            let stop = shutdown_signal();
+            let public_url = public_url.unwrap_or_else(|| format!("http://{http_listen}"));
+            let origins = vec![origin_of(&public_url)];
+            start_gateway(
+                server_url,
+                &public_url,
+                http_listen,
+                &preview,
+                &connections,
+                &origins,
+                stop.clone(),
+            )
+            .await?;
+            println!("REST gateway on http://{http_listen}");
+            let mut stop = stop;
+            let _ = stop.wait_for(|s| *s).await;
+            Ok(())
+        }
+        Command::Image(ImageCommand::Pack {
+            rootfs,
+            output,
+            format,
+            reference,
+            env,
+            working_dir,
+        }) => {
+            let opts = talon_worker::image::pack::PackOptions {
+                reference,
+                env,
+                working_dir,
+            };
+            tokio::task::spawn_blocking(move || {
+                talon_worker::image::pack::pack(&rootfs, &output, format, &opts)?;
+                println!("{}", output.display());
+                anyhow::Ok(())
+            })
+            .await?
+        }
+        Command::Migrate {
+            data_dir,
+            database_url,
+        } => {
+            let dir = data_dir.unwrap_or_else(default_data_dir);
+            let url = database_url.unwrap_or_else(|| {
+                let _ = std::fs::create_dir_all(&dir);
+                talon_server::db::sqlite_url(&dir)
+            });
+            talon_server::db::connect(&url).await?;
+            println!("migrations applied");
+            Ok(())
+        }
+    }
+}
