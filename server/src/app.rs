@@ -4,11 +4,11 @@ use crate::auth::jwt::JwtKeys;
 use crate::cache::ShortCache;
 use crate::config::ServerConfig;
 use crate::db::entity::sandbox;
-use crate::domain::workers::WorkerHub;
 use crate::metrics::Metrics;
+use crate::workers::WorkerHub;
 use sea_orm::DatabaseConnection;
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
 /// A sandbox after a state change, as WatchSandboxEvents sends it.
@@ -43,7 +43,6 @@ pub struct App {
     /// Failed sign-ins per email (see `auth::throttle`).
     pub logins: crate::auth::throttle::LoginThrottle,
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    me: Weak<App>,
 }
 
 impl App {
@@ -57,8 +56,7 @@ impl App {
         preview: crate::auth::preview::PreviewKeys,
     ) -> Arc<Self> {
         let (events, _) = broadcast::channel(1024);
-        Arc::new_cyclic(|me| App {
-            me: me.clone(),
+        Arc::new(App {
             audit: crate::audit::AuditLog::start(db.clone()),
             hub: WorkerHub::new(metrics.clone()),
             db,
@@ -96,13 +94,6 @@ impl App {
         Ok(c)
     }
 
-    /// The owning Arc, for background tasks started from domain code.
-    pub fn self_arc(&self) -> Arc<App> {
-        self.me
-            .upgrade()
-            .expect("app is alive while its methods run")
-    }
-
     /// Serializes quota-checked changes within one tenant on this server.
     /// (On PostgreSQL the tenant row is also locked inside the transaction,
     /// which covers several servers.)
@@ -113,5 +104,29 @@ impl App {
             .entry(tenant_id.to_string())
             .or_default()
             .clone()
+    }
+}
+
+#[cfg(test)]
+impl App {
+    /// An app on a fresh SQLite database in a temporary directory, with
+    /// no worker connected: for domain tests that need a store.
+    pub async fn for_tests() -> (Arc<App>, tempfile::TempDir) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut config = ServerConfig::with_defaults(dir.path().to_path_buf());
+        config.database_url = crate::db::sqlite_url(dir.path());
+        let db = crate::db::connect(&config.database_url)
+            .await
+            .expect("database");
+        let app = App::new(
+            db,
+            JwtKeys::new(b"test-secret-test-secret-test-secret", 900),
+            config,
+            Metrics::new(),
+            [7u8; 32],
+            "worker-token".into(),
+            crate::auth::preview::PreviewKeys::new(b"preview-secret-preview-secret"),
+        );
+        (app, dir)
     }
 }

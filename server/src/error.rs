@@ -25,7 +25,11 @@ pub enum Error {
     Unavailable(String),
     /// A wait ran out; `detail` is an encoded message for the status details.
     #[error("{message}")]
-    DeadlineExceeded { message: String, detail: Vec<u8> },
+    DeadlineExceeded {
+        message: String,
+        /// The sandbox as it was, for the status details.
+        sandbox: Box<crate::db::entity::sandbox::Model>,
+    },
     #[error("{0}")]
     Aborted(String),
     #[error("database: {0}")]
@@ -66,9 +70,11 @@ impl From<Error> for tonic::Status {
                 tracing::error!(error = %msg, "internal error");
                 tonic::Status::internal("internal error")
             }
-            Error::DeadlineExceeded { message, detail } => {
-                tonic::Status::with_details(Code::DeadlineExceeded, message, detail.into())
-            }
+            Error::DeadlineExceeded { message, sandbox } => tonic::Status::with_details(
+                Code::DeadlineExceeded,
+                message,
+                crate::api::convert::state_detail(&sandbox).into(),
+            ),
             other => tonic::Status::new(other.code(), other.to_string()),
         }
     }

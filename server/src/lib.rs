@@ -17,3 +17,4 @@ pub mod metrics;
 pub mod ops;
 pub mod rbac;
 pub mod run;
+pub mod workers;

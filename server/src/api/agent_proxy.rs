@@ -10,6 +10,7 @@ use crate::audit::with_resource;
 use crate::auth::Principal;
 use crate::domain::sandboxes::{self, state_of};
 use crate::domain::state::SandboxState;
+use crate::domain::tenants::TenantScope;
 use crate::error::Error;
 use std::pin::Pin;
 use std::sync::Arc;
@@ -55,12 +56,12 @@ impl Route {
 
 impl AgentProxy {
     async fn route(&self, p: &Principal, sandbox_id: &str) -> Result<Route, Status> {
-        let row = sandboxes::get_cached(&self.0, p, sandbox_id).await?;
+        let row = sandboxes::get_cached(&self.0, &TenantScope::own(p), sandbox_id).await?;
         self.route_to(row)
     }
 
     fn route_to(&self, row: crate::db::entity::sandbox::Model) -> Result<Route, Status> {
-        let state = state_of(&row);
+        let state = state_of(&row)?;
         if state != SandboxState::Running {
             return Err(Error::FailedPrecondition(format!(
                 "sandbox {} is {state}, not running",
@@ -342,7 +343,7 @@ impl gpb::preview_tunnel_service_server::PreviewTunnelService for AgentProxy {
                     .filter(|r| r.tenant_id == claims.tid)
                     .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))?
             }
-            (None, Some(p)) => sandboxes::get(&self.0, &p, &id).await?,
+            (None, Some(p)) => sandboxes::get(&self.0, &TenantScope::own(&p), &id).await?,
             (None, None) => return Err(Status::unauthenticated("no credential")),
         };
         let mut route = self.route_to(row)?;

@@ -4,12 +4,11 @@
 use crate::auth::Role;
 use crate::db::entity::{api_key, audit_event, sandbox, tenant, user, worker};
 use crate::domain::policy::{EgressPolicy, PolicyParts};
-use crate::domain::sandboxes::{TimeoutAction, policy_of, state_of};
+use crate::domain::sandboxes::{TimeoutAction, labels_of, policy_of, state_of, timeout_action_of};
 use crate::domain::state::SandboxState;
 use crate::domain::tenants::Usage;
 use crate::error::{Error, Result};
 use prost::Message;
-use std::collections::BTreeMap;
 use talon_proto::v1 as pb;
 
 pub use talon_core::time::{ms_to_timestamp as ts, timestamp_to_ms as ms_of};
@@ -92,15 +91,18 @@ fn role_of(s: &str) -> pb::Role {
         .unwrap_or(pb::Role::Unspecified)
 }
 
-pub fn sandbox_to_pb(m: &sandbox::Model) -> pb::Sandbox {
-    let labels: BTreeMap<String, String> = serde_json::from_str(&m.labels).unwrap_or_default();
-    let secret_names: Vec<String> = serde_json::from_str(&m.secret_names).unwrap_or_default();
-    pb::Sandbox {
+/// A sandbox as the contract says it. A stored field that doesn't read is
+/// an error (INTERNAL, naming the sandbox), never shown as a default.
+pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
+    let labels = labels_of(m)?;
+    let secret_names: Vec<String> = serde_json::from_str(&m.secret_names)
+        .map_err(|_| Error::Internal(format!("sandbox {}: its secret names do not read", m.id)))?;
+    Ok(pb::Sandbox {
         sandbox_id: m.id.clone(),
         tenant_id: m.tenant_id.clone(),
         owner_id: m.owner_id.clone(),
         image: m.image.clone(),
-        state: state_to_pb(state_of(m)) as i32,
+        state: state_to_pb(state_of(m)?) as i32,
         state_message: m.state_message.clone(),
         generation: m.generation,
         worker_id: m.worker_id.clone().unwrap_or_default(),
@@ -113,19 +115,19 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> pb::Sandbox {
         labels: labels.into_iter().collect(),
         env: Default::default(),
         secret_names,
-        network_policy: Some(policy_to_pb(&policy_of(m))),
+        network_policy: Some(policy_to_pb(&policy_of(m)?)),
         timeout: Some(prost_types::Duration {
             seconds: m.timeout_ms / 1000,
             nanos: ((m.timeout_ms % 1000) * 1_000_000) as i32,
         }),
-        timeout_action: match TimeoutAction::parse(&m.timeout_action) {
+        timeout_action: match timeout_action_of(m)? {
             TimeoutAction::Pause => pb::TimeoutAction::Pause as i32,
             TimeoutAction::Delete => pb::TimeoutAction::Delete as i32,
         },
         create_time: Some(ts(m.created_at)),
         update_time: Some(ts(m.updated_at)),
         expire_time: m.expires_at.map(ts),
-    }
+    })
 }
 
 pub fn timeout_action_from_pb(v: i32) -> Result<Option<TimeoutAction>> {
@@ -142,7 +144,8 @@ pub fn timeout_action_from_pb(v: i32) -> Result<Option<TimeoutAction>> {
 /// one `google.protobuf.Any` holding a `talon.v1.SandboxStateDetail`.
 pub fn state_detail(m: &sandbox::Model) -> Vec<u8> {
     let detail = pb::SandboxStateDetail {
-        sandbox: Some(sandbox_to_pb(m)),
+        // The detail is best effort: the error it rides on is the news.
+        sandbox: sandbox_to_pb(m).ok(),
     };
     let any = talon_core::rpc_status::any("talon.v1.SandboxStateDetail", detail.encode_to_vec());
     talon_core::rpc_status::RpcStatus {

@@ -7,6 +7,7 @@ use crate::api::convert::{
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::domain::sandboxes::{self, ListQuery, NewSandbox};
+use crate::domain::tenants::TenantScope;
 use crate::domain::{encode_page_token, page};
 use crate::error::Error;
 use std::pin::Pin;
@@ -41,11 +42,11 @@ fn new_sandbox(s: pb::Sandbox) -> Result<NewSandbox, Error> {
 fn reply<T>(
     row: &crate::db::entity::sandbox::Model,
     wrap: impl FnOnce(Option<pb::Sandbox>) -> T,
-) -> Response<T> {
-    with_resource(
-        Response::new(wrap(Some(sandbox_to_pb(row)))),
+) -> Result<Response<T>, Status> {
+    Ok(with_resource(
+        Response::new(wrap(Some(sandbox_to_pb(row)?))),
         row.id.clone(),
-    )
+    ))
 }
 
 type EventStream =
@@ -90,7 +91,7 @@ impl SandboxService for SandboxApi {
         } else {
             row
         };
-        Ok(reply(&row, |sandbox| pb::CreateSandboxResponse { sandbox }))
+        reply(&row, |sandbox| pb::CreateSandboxResponse { sandbox })
     }
 
     async fn get_sandbox(
@@ -98,9 +99,10 @@ impl SandboxService for SandboxApi {
         req: Request<pb::GetSandboxRequest>,
     ) -> Result<Response<pb::GetSandboxResponse>, Status> {
         let p = principal(&req)?;
-        let row = sandboxes::get_cached(&self.0, &p, &req.get_ref().sandbox_id).await?;
+        let row = sandboxes::get_cached(&self.0, &TenantScope::own(&p), &req.get_ref().sandbox_id)
+            .await?;
         Ok(Response::new(pb::GetSandboxResponse {
-            sandbox: Some(sandbox_to_pb(&row)),
+            sandbox: Some(sandbox_to_pb(&row)?),
         }))
     }
 
@@ -125,9 +127,9 @@ impl SandboxService for SandboxApi {
             labels: sandboxes::parse_label_selector(&r.label_selector)?,
             states,
         };
-        let (rows, more) = sandboxes::list(&self.0, &p, q).await?;
+        let (rows, more) = sandboxes::list(&self.0, &TenantScope::own(&p), q).await?;
         Ok(Response::new(pb::ListSandboxesResponse {
-            sandboxes: rows.iter().map(sandbox_to_pb).collect(),
+            sandboxes: rows.iter().map(sandbox_to_pb).collect::<Result<_, _>>()?,
             next_page_token: if more {
                 encode_page_token(offset + limit)
             } else {
@@ -141,9 +143,9 @@ impl SandboxService for SandboxApi {
         req: Request<pb::DeleteSandboxRequest>,
     ) -> Result<Response<pb::DeleteSandboxResponse>, Status> {
         let p = principal(&req)?;
-        let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &req.get_ref().sandbox_id).await?;
         let row = sandboxes::delete(&self.0, row).await?;
-        Ok(reply(&row, |sandbox| pb::DeleteSandboxResponse { sandbox }))
+        reply(&row, |sandbox| pb::DeleteSandboxResponse { sandbox })
     }
 
     async fn pause_sandbox(
@@ -151,9 +153,9 @@ impl SandboxService for SandboxApi {
         req: Request<pb::PauseSandboxRequest>,
     ) -> Result<Response<pb::PauseSandboxResponse>, Status> {
         let p = principal(&req)?;
-        let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &req.get_ref().sandbox_id).await?;
         let row = sandboxes::pause(&self.0, row).await?;
-        Ok(reply(&row, |sandbox| pb::PauseSandboxResponse { sandbox }))
+        reply(&row, |sandbox| pb::PauseSandboxResponse { sandbox })
     }
 
     async fn resume_sandbox(
@@ -161,9 +163,9 @@ impl SandboxService for SandboxApi {
         req: Request<pb::ResumeSandboxRequest>,
     ) -> Result<Response<pb::ResumeSandboxResponse>, Status> {
         let p = principal(&req)?;
-        let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &req.get_ref().sandbox_id).await?;
         let row = sandboxes::resume(&self.0, row).await?;
-        Ok(reply(&row, |sandbox| pb::ResumeSandboxResponse { sandbox }))
+        reply(&row, |sandbox| pb::ResumeSandboxResponse { sandbox })
     }
 
     async fn stop_sandbox(
@@ -171,9 +173,9 @@ impl SandboxService for SandboxApi {
         req: Request<pb::StopSandboxRequest>,
     ) -> Result<Response<pb::StopSandboxResponse>, Status> {
         let p = principal(&req)?;
-        let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &req.get_ref().sandbox_id).await?;
         let row = sandboxes::stop(&self.0, row).await?;
-        Ok(reply(&row, |sandbox| pb::StopSandboxResponse { sandbox }))
+        reply(&row, |sandbox| pb::StopSandboxResponse { sandbox })
     }
 
     async fn start_sandbox(
@@ -181,9 +183,9 @@ impl SandboxService for SandboxApi {
         req: Request<pb::StartSandboxRequest>,
     ) -> Result<Response<pb::StartSandboxResponse>, Status> {
         let p = principal(&req)?;
-        let row = sandboxes::get(&self.0, &p, &req.get_ref().sandbox_id).await?;
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &req.get_ref().sandbox_id).await?;
         let row = sandboxes::start(&self.0, &p, row).await?;
-        Ok(reply(&row, |sandbox| pb::StartSandboxResponse { sandbox }))
+        reply(&row, |sandbox| pb::StartSandboxResponse { sandbox })
     }
 
     async fn set_sandbox_timeout(
@@ -192,7 +194,7 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::SetSandboxTimeoutResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
-        let row = sandboxes::get(&self.0, &p, &r.sandbox_id).await?;
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &r.sandbox_id).await?;
         let t = duration(
             r.timeout
                 .as_ref()
@@ -201,9 +203,7 @@ impl SandboxService for SandboxApi {
         let row =
             sandboxes::set_timeout(&self.0, row, t, timeout_action_from_pb(r.timeout_action)?)
                 .await?;
-        Ok(reply(&row, |sandbox| pb::SetSandboxTimeoutResponse {
-            sandbox,
-        }))
+        reply(&row, |sandbox| pb::SetSandboxTimeoutResponse { sandbox })
     }
 
     async fn update_network_policy(
@@ -212,12 +212,10 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::UpdateNetworkPolicyResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
-        let row = sandboxes::get(&self.0, &p, &r.sandbox_id).await?;
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &r.sandbox_id).await?;
         let policy = policy_from_pb(&r.network_policy.unwrap_or_default())?;
         let row = sandboxes::update_network_policy(&self.0, row, policy).await?;
-        Ok(reply(&row, |sandbox| pb::UpdateNetworkPolicyResponse {
-            sandbox,
-        }))
+        reply(&row, |sandbox| pb::UpdateNetworkPolicyResponse { sandbox })
     }
 
     type WatchSandboxEventsStream = EventStream;
@@ -227,36 +225,17 @@ impl SandboxService for SandboxApi {
         req: Request<pb::WatchSandboxEventsRequest>,
     ) -> Result<Response<EventStream>, Status> {
         let p = principal(&req)?;
-        let id = req.into_inner().sandbox_id;
-        // Subscribe before reading, so no change between the two is lost.
-        let rx = self.0.events.subscribe();
-        let first = if id.is_empty() {
-            None
-        } else {
-            Some(sandboxes::get(&self.0, &p, &id).await?)
-        };
-        let tenant = p.tenant_id.clone();
-        let initial = tokio_stream::iter(first.map(|row| {
-            Ok(pb::WatchSandboxEventsResponse {
-                sandbox: Some(sandbox_to_pb(&row)),
+        let id = Some(req.into_inner().sandbox_id).filter(|id| !id.is_empty());
+        let changes = sandboxes::watch(&self.0, &TenantScope::own(&p), id).await?;
+        let stream = changes.map(|change| match change {
+            Ok(row) => Ok(pb::WatchSandboxEventsResponse {
+                sandbox: Some(sandbox_to_pb(&row)?),
                 event_time: Some(ts(row.updated_at)),
-            })
-        }));
-        let live =
-            tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(move |ev| match ev {
-                Ok(ev)
-                    if ev.sandbox.tenant_id == tenant && (id.is_empty() || ev.sandbox.id == id) =>
-                {
-                    Some(Ok(pb::WatchSandboxEventsResponse {
-                        sandbox: Some(sandbox_to_pb(&ev.sandbox)),
-                        event_time: Some(ts(ev.sandbox.updated_at)),
-                    }))
-                }
-                Ok(_) => None,
-                Err(_) => Some(Err(Status::data_loss(
-                    "event stream lagged; reconnect to resume",
-                ))),
-            });
-        Ok(Response::new(Box::pin(initial.chain(live))))
+            }),
+            Err(sandboxes::Lagged) => Err(Status::data_loss(
+                "event stream lagged; reconnect to resume",
+            )),
+        });
+        Ok(Response::new(Box::pin(stream)))
     }
 }

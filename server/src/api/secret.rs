@@ -6,6 +6,7 @@ use crate::app::App;
 use crate::audit::with_resource;
 use crate::db::entity::secret;
 use crate::domain::secrets::{self, Delivery};
+use crate::domain::tenants::TenantScope;
 use crate::domain::{page, paged};
 use crate::error::Error;
 use std::sync::Arc;
@@ -44,7 +45,7 @@ impl SecretService for SecretApi {
         };
         let row = secrets::put(
             &self.0,
-            &p.tenant_id,
+            &TenantScope::own(&p),
             &r.name,
             &r.value,
             delivery,
@@ -68,7 +69,7 @@ impl SecretService for SecretApi {
         let r = req.into_inner();
         let (offset, limit) = page(&r.page_token, r.page_size)?;
         let (rows, next) = paged(
-            secrets::list(&self.0, &p.tenant_id, offset, limit + 1).await?,
+            secrets::list(&self.0, &TenantScope::own(&p), offset, limit + 1).await?,
             offset,
             limit,
         );
@@ -84,7 +85,7 @@ impl SecretService for SecretApi {
     ) -> Result<Response<pb::DeleteSecretResponse>, Status> {
         let p = principal(&req)?;
         let name = req.into_inner().name;
-        secrets::delete(&self.0, &p.tenant_id, &name).await?;
+        secrets::delete(&self.0, &TenantScope::own(&p), &name).await?;
         Ok(with_resource(
             Response::new(pb::DeleteSecretResponse {}),
             name,

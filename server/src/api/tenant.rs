@@ -7,6 +7,7 @@ use crate::api::convert::{
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::auth::Role;
+use crate::domain::tenants::TenantScope;
 use crate::domain::{page, paged, tenants};
 use crate::error::Error;
 use std::sync::Arc;
@@ -33,7 +34,7 @@ impl TenantService for TenantApi {
             false,
         )
         .await?;
-        let (t, u) = tenants::get_tenant(&self.0, &t.id).await?;
+        let (t, u) = tenants::get_tenant(&self.0, &TenantScope::of_stored(&t.id)).await?;
         let id = t.id.clone();
         Ok(with_resource(
             Response::new(pb::CreateTenantResponse {
@@ -86,7 +87,7 @@ impl TenantService for TenantApi {
             Response::new(pb::UpdateTenantQuotaResponse {
                 tenant: Some(tenant_to_pb(&t, Some(&u))),
             }),
-            tid,
+            tid.id().to_string(),
         ))
     }
 

@@ -1,13 +1,9 @@
 //! WorkerControlService: one bidirectional session per worker.
 
 use crate::app::App;
-use crate::db::entity::worker;
-use crate::db::now_ms;
-use crate::domain::sandboxes;
 use crate::domain::scheduler::Amount;
+use crate::domain::{sandboxes, workers};
 use futures::StreamExt;
-use sea_orm::sea_query::OnConflict;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, Set};
 use std::pin::Pin;
 use std::sync::Arc;
 use talon_proto::talon::worker::v1 as wpb;
@@ -46,44 +42,19 @@ impl WorkerControlService for WorkerApi {
                 "the session must start with register",
             ));
         };
-        if reg.worker_id.is_empty() || reg.worker_id.len() > 128 {
-            return Err(Status::invalid_argument(
-                "worker_id must be 1-128 characters",
-            ));
-        }
         let app = self.0.clone();
         let cap = amount(reg.capacity);
-        let now = now_ms();
-        let row = worker::ActiveModel {
-            id: Set(reg.worker_id.clone()),
-            hostname: Set(reg.hostname.clone()),
-            draining: Set(false),
-            cpu_millis: Set(cap.cpu_millis),
-            memory_mib: Set(cap.memory_mib),
-            max_sandboxes: Set(cap.sandboxes),
-            runtimes: Set(reg.runtimes.join(",")),
-            version: Set(reg.version.clone()),
-            registered_at: Set(now),
-            last_heartbeat_at: Set(now),
-        };
-        // Re-registration keeps `draining` and `registered_at`.
-        worker::Entity::insert(row)
-            .on_conflict(
-                OnConflict::column(worker::Column::Id)
-                    .update_columns([
-                        worker::Column::Hostname,
-                        worker::Column::CpuMillis,
-                        worker::Column::MemoryMib,
-                        worker::Column::MaxSandboxes,
-                        worker::Column::Runtimes,
-                        worker::Column::Version,
-                        worker::Column::LastHeartbeatAt,
-                    ])
-                    .to_owned(),
-            )
-            .exec(&app.db)
-            .await
-            .map_err(crate::error::Error::from)?;
+        workers::register(
+            &app,
+            &workers::Registration {
+                worker_id: &reg.worker_id,
+                hostname: &reg.hostname,
+                capacity: cap.clone(),
+                runtimes: &reg.runtimes,
+                version: &reg.version,
+            },
+        )
+        .await?;
 
         let (tx, rx) = tokio::sync::mpsc::channel(256);
         let worker_id = reg.worker_id.clone();
@@ -138,14 +109,7 @@ impl WorkerControlService for WorkerApi {
                             continue;
                         }
                         last_beat = std::time::Instant::now();
-                        let _ = worker::Entity::update_many()
-                            .col_expr(
-                                worker::Column::LastHeartbeatAt,
-                                sea_orm::sea_query::Expr::value(now_ms()),
-                            )
-                            .filter(worker::Column::Id.eq(&worker_id))
-                            .exec(&app.db)
-                            .await;
+                        let _ = workers::heartbeat(&app, &worker_id).await;
                     }
                     Some(wpb::session_request::Message::Result(r)) => {
                         if !app.hub.resolve(&worker_id, r.clone()) {

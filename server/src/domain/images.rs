@@ -93,7 +93,7 @@ pub struct PrewarmProgress {
 /// `pool_size` sandboxes of it (the server's default resources; 0 is each
 /// worker's configured size), and reports each one's progress as it comes.
 pub async fn prewarm(
-    app: &App,
+    app: &std::sync::Arc<App>,
     name: &str,
     pool_size: i32,
 ) -> Result<mpsc::Receiver<PrewarmProgress>> {
@@ -134,7 +134,7 @@ pub async fn prewarm(
     let wait = timeout.saturating_sub(std::time::Duration::from_secs(5));
     let (tx, rx) = mpsc::channel(2 * workers.len());
     for w in workers {
-        let (app, tx, spec) = (app.self_arc(), tx.clone(), spec.clone());
+        let (app, tx, spec) = (app.clone(), tx.clone(), spec.clone());
         tokio::spawn(async move {
             let progress = |phase, pool_ready, message| PrewarmProgress {
                 worker_id: w.clone(),

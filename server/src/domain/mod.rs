@@ -2,6 +2,7 @@
 //! Every query that touches tenant data takes the tenant id from the
 //! `Principal`, never from the request.
 
+pub mod audit_events;
 pub mod images;
 pub mod policy;
 pub mod preview;

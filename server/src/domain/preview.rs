@@ -32,7 +32,12 @@ pub async fn create_token(
         )));
     }
     // Tenant-scoped: another tenant's sandbox is NOT_FOUND.
-    let row = sandboxes::get(app, p, sandbox_id).await?;
+    let row = sandboxes::get(
+        app,
+        &crate::domain::tenants::TenantScope::own(p),
+        sandbox_id,
+    )
+    .await?;
     let (token, exp) = app.preview.issue(&row.id, &row.tenant_id, port, ttl)?;
     app.metrics
         .preview_tokens

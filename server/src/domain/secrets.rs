@@ -6,6 +6,7 @@
 use crate::app::App;
 use crate::db::entity::secret;
 use crate::db::now_ms;
+use crate::domain::tenants::TenantScope;
 use crate::error::{Error, Result};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
 use chacha20poly1305::{XChaCha20Poly1305, XNonce};
@@ -80,12 +81,13 @@ fn unb32(s: &str) -> Result<Vec<u8>> {
 
 pub async fn put(
     app: &App,
-    tenant_id: &str,
+    scope: &TenantScope,
     name: &str,
     value: &str,
     delivery: Delivery,
     expires_at: Option<i64>,
 ) -> Result<secret::Model> {
+    let tenant_id = scope.id();
     validate_name(name)?;
     if value.len() > MAX_VALUE {
         return Err(Error::InvalidArgument(format!(
@@ -156,10 +158,11 @@ async fn find(app: &App, tenant_id: &str, name: &str) -> Result<Option<secret::M
 
 pub async fn list(
     app: &App,
-    tenant_id: &str,
+    scope: &TenantScope,
     offset: u64,
     limit: u64,
 ) -> Result<Vec<secret::Model>> {
+    let tenant_id = scope.id();
     Ok(secret::Entity::find()
         .filter(secret::Column::TenantId.eq(tenant_id))
         .filter(live(now_ms()))
@@ -170,7 +173,8 @@ pub async fn list(
         .await?)
 }
 
-pub async fn delete(app: &App, tenant_id: &str, name: &str) -> Result<()> {
+pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
+    let tenant_id = scope.id();
     let res = secret::Entity::delete_many()
         .filter(secret::Column::TenantId.eq(tenant_id))
         .filter(secret::Column::Name.eq(name))
@@ -193,7 +197,8 @@ pub async fn purge_expired(app: &App) -> Result<u64> {
 
 /// Decrypts the named secrets of a tenant for a sandbox spec. A name that
 /// does not exist (or has expired) is a precondition failure.
-pub async fn resolve(app: &App, tenant_id: &str, names: &[String]) -> Result<Resolved> {
+pub async fn resolve(app: &App, scope: &TenantScope, names: &[String]) -> Result<Resolved> {
+    let tenant_id = scope.id();
     let mut out = Resolved::default();
     for name in names {
         validate_name(name)?;

@@ -64,6 +64,74 @@ impl SandboxState {
     }
 }
 
+/// What a caller may ask of a sandbox, and from which states: the
+/// preconditions of pause, resume, stop and start, in one table beside the
+/// machine (each is one of its edges; a test holds them to it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    Pause,
+    Resume,
+    Stop,
+    Start,
+}
+
+impl Op {
+    /// The state the operation leads to.
+    pub fn target(self) -> SandboxState {
+        match self {
+            Op::Pause => Paused,
+            Op::Resume => Running,
+            Op::Stop => Stopping,
+            Op::Start => Starting,
+        }
+    }
+
+    /// The states a caller may ask it from.
+    pub fn from(self) -> &'static [SandboxState] {
+        match self {
+            Op::Pause => &[Running],
+            Op::Resume => &[Paused],
+            Op::Stop => &[Starting, Running, Paused],
+            Op::Start => &[Stopped],
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Op::Pause => "paused",
+            Op::Resume => "resumed",
+            Op::Stop => "stopped",
+            Op::Start => "started",
+        }
+    }
+
+    /// FAILED_PRECONDITION, naming the state, when `current` is not one
+    /// the operation is asked from.
+    pub fn check(self, id: &str, current: SandboxState) -> crate::error::Result<()> {
+        if self.from().contains(&current) {
+            Ok(())
+        } else {
+            Err(crate::error::Error::FailedPrecondition(format!(
+                "sandbox {id} is {current}; only a sandbox that is {} can be {}",
+                self.from()
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(" or "),
+                self.name()
+            )))
+        }
+    }
+}
+
+impl SandboxState {
+    /// A move to another worker (with a new generation) starts the sandbox
+    /// again there, from any state but Deleted.
+    pub fn can_be_reassigned(self) -> bool {
+        self != Deleted
+    }
+}
+
 impl fmt::Display for SandboxState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -106,6 +174,34 @@ mod tests {
         assert!(!Stopped.can_become(Running));
         assert!(!Paused.can_become(Paused));
         assert!(!Pending.can_become(Running));
+    }
+
+    #[test]
+    fn every_op_is_an_edge_of_the_machine() {
+        for op in [Op::Pause, Op::Resume, Op::Stop, Op::Start] {
+            for from in op.from() {
+                assert!(from.can_become(op.target()), "{op:?} from {from}");
+                assert!(op.check("sbx_x", *from).is_ok());
+            }
+            for s in SandboxState::ALL.iter().filter(|s| !op.from().contains(s)) {
+                let e = op.check("sbx_x", *s).unwrap_err().to_string();
+                assert!(e.contains(s.as_str()), "{e}");
+            }
+        }
+        assert!(
+            SandboxState::ALL
+                .iter()
+                .all(|s| s.can_be_reassigned() == (*s != Deleted))
+        );
+    }
+
+    /// Fail closed: a state this server doesn't know is an error, never
+    /// read as one it does.
+    #[test]
+    fn an_unknown_state_is_an_error() {
+        for bad in ["", "Running", "runing", "deleted "] {
+            assert!(bad.parse::<SandboxState>().is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -5,9 +5,8 @@
 use crate::app::App;
 use crate::auth::{Credential, Principal, Role, apikey, password, sha256_hex};
 use crate::config::Quota;
-use crate::db::entity::{api_key, refresh_token, sandbox, tenant, user};
+use crate::db::entity::{api_key, refresh_token, tenant, user};
 use crate::db::now_ms;
-use crate::domain::state::SandboxState;
 use crate::error::{Error, Result, is_unique_violation};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
@@ -17,7 +16,7 @@ use sea_orm::{
 
 pub const PLATFORM_TENANT: &str = "platform";
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
     /// Every sandbox not deleted (what the quota counts).
     pub sandboxes: i64,
@@ -27,11 +26,34 @@ pub struct Usage {
     pub memory_mib: i64,
 }
 
+/// The tenant a call may act on, as `scope` decided it. Only this module
+/// makes one, so a domain function that takes a scope can't be handed a
+/// tenant id straight from a request.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TenantScope(String);
+
+impl TenantScope {
+    pub fn id(&self) -> &str {
+        &self.0
+    }
+
+    /// The caller's own tenant.
+    pub fn own(p: &Principal) -> TenantScope {
+        TenantScope(p.tenant_id.clone())
+    }
+
+    /// The tenant of a row the store returned (a sandbox's own tenant,
+    /// say), never of a request.
+    pub fn of_stored(tenant_id: &str) -> TenantScope {
+        TenantScope(tenant_id.to_string())
+    }
+}
+
 /// The tenant a call acts on: "-" or empty is the caller's own; another
 /// tenant only for platform admins, and NOT_FOUND otherwise.
-pub async fn scope(app: &App, p: &Principal, tenant_id: &str) -> Result<String> {
+pub async fn scope(app: &App, p: &Principal, tenant_id: &str) -> Result<TenantScope> {
     if tenant_id.is_empty() || tenant_id == "-" || tenant_id == p.tenant_id {
-        return Ok(p.tenant_id.clone());
+        return Ok(TenantScope::own(p));
     }
     if p.platform_admin
         && tenant::Entity::find_by_id(tenant_id.to_string())
@@ -39,7 +61,7 @@ pub async fn scope(app: &App, p: &Principal, tenant_id: &str) -> Result<String> 
             .await?
             .is_some()
     {
-        return Ok(tenant_id.to_string());
+        return Ok(TenantScope(tenant_id.to_string()));
     }
     Err(Error::NotFound(format!("tenant {tenant_id}")))
 }
@@ -82,31 +104,11 @@ pub fn validate_quota(q: &Quota) -> Result<()> {
     Ok(())
 }
 
+/// What a tenant holds (see `sandboxes::holdings`, the one query).
 pub async fn usage<C: ConnectionTrait>(db: &C, tenant_id: &str) -> Result<Usage> {
-    let rows: Vec<(String, i64, i64)> = sandbox::Entity::find()
-        .select_only()
-        .column(sandbox::Column::State)
-        .column(sandbox::Column::CpuMillis)
-        .column(sandbox::Column::MemoryMib)
-        .filter(sandbox::Column::TenantId.eq(tenant_id))
-        .filter(sandbox::Column::State.ne(SandboxState::Deleted.as_str()))
-        .into_tuple()
-        .all(db)
-        .await?;
-    let mut u = Usage::default();
-    for (state, cpu, mem) in rows {
-        u.sandboxes += 1;
-        if state
-            .parse::<SandboxState>()
-            .map(|s| s.is_live())
-            .unwrap_or(false)
-        {
-            u.cpu_millis += cpu;
-            u.memory_mib += mem;
-            u.live_sandboxes += 1;
-        }
-    }
-    Ok(u)
+    Ok(crate::domain::sandboxes::holdings(db, Some(tenant_id))
+        .await?
+        .tenant)
 }
 
 async fn insert_user<C: ConnectionTrait>(
@@ -171,7 +173,8 @@ pub async fn create_tenant(
     Ok((t, owner))
 }
 
-pub async fn get_tenant(app: &App, tenant_id: &str) -> Result<(tenant::Model, Usage)> {
+pub async fn get_tenant(app: &App, scope: &TenantScope) -> Result<(tenant::Model, Usage)> {
+    let tenant_id = scope.id();
     let t = tenant::Entity::find_by_id(tenant_id.to_string())
         .one(&app.db)
         .await?
@@ -190,7 +193,12 @@ pub async fn list_tenants(app: &App, offset: u64, limit: u64) -> Result<Vec<tena
         .await?)
 }
 
-pub async fn update_quota(app: &App, tenant_id: &str, q: Quota) -> Result<(tenant::Model, Usage)> {
+pub async fn update_quota(
+    app: &App,
+    scope: &TenantScope,
+    q: Quota,
+) -> Result<(tenant::Model, Usage)> {
+    let tenant_id = scope.id();
     validate_quota(&q)?;
     let t = tenant::Entity::find_by_id(tenant_id.to_string())
         .one(&app.db)
@@ -201,25 +209,27 @@ pub async fn update_quota(app: &App, tenant_id: &str, q: Quota) -> Result<(tenan
     am.max_cpu_millis = Set(q.max_cpu_millis);
     am.max_memory_mib = Set(q.max_memory_mib);
     am.update(&app.db).await?;
-    get_tenant(app, tenant_id).await
+    get_tenant(app, scope).await
 }
 
 pub async fn create_user(
     app: &App,
-    tenant_id: &str,
+    scope: &TenantScope,
     email: &str,
     pass: &str,
     role: Role,
 ) -> Result<user::Model> {
+    let tenant_id = scope.id();
     insert_user(&app.db, tenant_id, email, pass, role).await
 }
 
 pub async fn list_users(
     app: &App,
-    tenant_id: &str,
+    scope: &TenantScope,
     offset: u64,
     limit: u64,
 ) -> Result<Vec<user::Model>> {
+    let tenant_id = scope.id();
     Ok(user::Entity::find()
         .filter(user::Column::TenantId.eq(tenant_id))
         .order_by_asc(user::Column::CreatedAt)
@@ -242,7 +252,8 @@ async fn find_user<C: ConnectionTrait>(
         .ok_or_else(|| Error::NotFound(format!("user {user_id}")))
 }
 
-pub async fn get_user(app: &App, tenant_id: &str, user_id: &str) -> Result<user::Model> {
+pub async fn get_user(app: &App, scope: &TenantScope, user_id: &str) -> Result<user::Model> {
+    let tenant_id = scope.id();
     find_user(&app.db, tenant_id, user_id).await
 }
 
@@ -269,10 +280,11 @@ pub struct UserChange {
 
 pub async fn update_user(
     app: &App,
-    tenant_id: &str,
+    scope: &TenantScope,
     user_id: &str,
     change: UserChange,
 ) -> Result<user::Model> {
+    let tenant_id = scope.id();
     let lock = app.tenant_lock(tenant_id);
     let _guard = lock.lock().await;
     let txn = crate::db::begin_write(&app.db).await?;
@@ -318,7 +330,8 @@ async fn revoke_sessions<C: ConnectionTrait>(db: &C, user_id: &str) -> Result<()
     Ok(())
 }
 
-pub async fn delete_user(app: &App, tenant_id: &str, user_id: &str) -> Result<()> {
+pub async fn delete_user(app: &App, scope: &TenantScope, user_id: &str) -> Result<()> {
+    let tenant_id = scope.id();
     let lock = app.tenant_lock(tenant_id);
     let _guard = lock.lock().await;
     let txn = crate::db::begin_write(&app.db).await?;
@@ -348,11 +361,12 @@ pub async fn delete_user(app: &App, tenant_id: &str, user_id: &str) -> Result<()
 pub async fn create_api_key(
     app: &App,
     p: &Principal,
-    tenant_id: &str,
+    scope: &TenantScope,
     name: &str,
     role: Option<Role>,
     expires_at: Option<i64>,
 ) -> Result<(api_key::Model, String)> {
+    let tenant_id = scope.id();
     if name.trim().is_empty() || name.len() > 128 {
         return Err(Error::InvalidArgument(
             "name must be 1-128 characters".into(),
@@ -400,10 +414,11 @@ pub async fn create_api_key(
 pub async fn list_api_keys(
     app: &App,
     p: &Principal,
-    tenant_id: &str,
+    scope: &TenantScope,
     offset: u64,
     limit: u64,
 ) -> Result<Vec<api_key::Model>> {
+    let tenant_id = scope.id();
     let mut q = api_key::Entity::find().filter(api_key::Column::TenantId.eq(tenant_id));
     if !(p.role == Role::Owner || p.platform_admin) {
         q = q.filter(api_key::Column::UserId.eq(&p.user_id));
@@ -416,7 +431,13 @@ pub async fn list_api_keys(
         .await?)
 }
 
-pub async fn delete_api_key(app: &App, p: &Principal, tenant_id: &str, key_id: &str) -> Result<()> {
+pub async fn delete_api_key(
+    app: &App,
+    p: &Principal,
+    scope: &TenantScope,
+    key_id: &str,
+) -> Result<()> {
+    let tenant_id = scope.id();
     let mut q = api_key::Entity::delete_many()
         .filter(api_key::Column::Id.eq(key_id))
         .filter(api_key::Column::TenantId.eq(tenant_id));
@@ -464,7 +485,15 @@ pub async fn bootstrap(app: &App) -> Result<Option<BootstrapCredentials>> {
         credential: Credential::AccessToken,
         platform_admin: true,
     };
-    let (_, secret) = create_api_key(app, &p, &t.id, "bootstrap", Some(Role::Owner), None).await?;
+    let (_, secret) = create_api_key(
+        app,
+        &p,
+        &TenantScope(t.id.clone()),
+        "bootstrap",
+        Some(Role::Owner),
+        None,
+    )
+    .await?;
     Ok(Some(BootstrapCredentials {
         tenant_id: t.id,
         user_id: owner.id,

@@ -1,204 +1,121 @@
-//! Connected workers: their sessions, capacity and in-flight commands. The
-//! server talks to a worker only through the command channel of its
-//! session; a command's result comes back on the same session.
+//! Workers as the control plane records them: registration, heartbeats,
+//! draining, and what each holds (from the one allocation query). Their
+//! live sessions are the hub's (`crate::workers`).
 
+use crate::app::App;
+use crate::db::entity::worker;
+use crate::db::now_ms;
+use crate::domain::sandboxes::holdings;
 use crate::domain::scheduler::Amount;
 use crate::error::{Error, Result};
-use crate::metrics::Metrics;
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::Duration;
-use talon_proto::talon::worker::v1 as wpb;
-use tokio::sync::{mpsc, oneshot};
+use sea_orm::sea_query::{Expr, OnConflict};
+use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, Set};
 
-pub type SessionTx = mpsc::Sender<std::result::Result<wpb::SessionResponse, tonic::Status>>;
-
-struct Conn {
-    session: u64,
-    tx: SessionTx,
-    capacity: Amount,
-    data_address: String,
-    /// Imported images it holds (the built-in `host` is everywhere).
-    images: std::collections::HashSet<String>,
-    pending: HashMap<String, oneshot::Sender<wpb::CommandResult>>,
+/// What a worker says of itself when its session starts.
+pub struct Registration<'a> {
+    pub worker_id: &'a str,
+    pub hostname: &'a str,
+    pub capacity: Amount,
+    pub runtimes: &'a [String],
+    pub version: &'a str,
 }
 
-pub struct WorkerHub {
-    conns: Mutex<HashMap<String, Conn>>,
-    next_session: std::sync::atomic::AtomicU64,
-    metrics: Metrics,
+/// A worker's record, whether its session is open, and what live
+/// sandboxes hold on it.
+pub struct WorkerView {
+    pub worker: worker::Model,
+    pub connected: bool,
+    pub allocated: Amount,
 }
 
-impl WorkerHub {
-    pub fn new(metrics: Metrics) -> Self {
-        WorkerHub {
-            conns: Mutex::new(HashMap::new()),
-            next_session: 1.into(),
-            metrics,
-        }
+/// Records a worker (again): re-registration keeps `draining` and
+/// `registered_at`.
+pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
+    if r.worker_id.is_empty() || r.worker_id.len() > 128 {
+        return Err(Error::InvalidArgument(
+            "worker_id must be 1-128 characters".into(),
+        ));
     }
+    let now = now_ms();
+    let row = worker::ActiveModel {
+        id: Set(r.worker_id.to_string()),
+        hostname: Set(r.hostname.to_string()),
+        draining: Set(false),
+        cpu_millis: Set(r.capacity.cpu_millis),
+        memory_mib: Set(r.capacity.memory_mib),
+        max_sandboxes: Set(r.capacity.sandboxes),
+        runtimes: Set(r.runtimes.join(",")),
+        version: Set(r.version.to_string()),
+        registered_at: Set(now),
+        last_heartbeat_at: Set(now),
+    };
+    worker::Entity::insert(row)
+        .on_conflict(
+            OnConflict::column(worker::Column::Id)
+                .update_columns([
+                    worker::Column::Hostname,
+                    worker::Column::CpuMillis,
+                    worker::Column::MemoryMib,
+                    worker::Column::MaxSandboxes,
+                    worker::Column::Runtimes,
+                    worker::Column::Version,
+                    worker::Column::LastHeartbeatAt,
+                ])
+                .to_owned(),
+        )
+        .exec(&app.db)
+        .await?;
+    Ok(())
+}
 
-    /// Adds a worker's session, replacing an older one of the same worker.
-    pub fn attach(
-        &self,
-        worker_id: &str,
-        tx: SessionTx,
-        capacity: Amount,
-        data_address: String,
-        images: Vec<String>,
-    ) -> u64 {
-        let session = self
-            .next_session
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut conns = self.conns.lock().expect("lock");
-        conns.insert(
-            worker_id.to_string(),
-            Conn {
-                session,
-                tx,
-                capacity,
-                data_address,
-                images: images.into_iter().collect(),
-                pending: HashMap::new(),
-            },
-        );
-        self.metrics.workers_connected.set(conns.len() as i64);
-        session
-    }
+/// Notes that a worker is alive.
+pub async fn heartbeat(app: &App, worker_id: &str) -> Result<()> {
+    worker::Entity::update_many()
+        .col_expr(worker::Column::LastHeartbeatAt, Expr::value(now_ms()))
+        .filter(worker::Column::Id.eq(worker_id))
+        .exec(&app.db)
+        .await?;
+    Ok(())
+}
 
-    /// Removes a session if it is still the current one.
-    pub fn detach(&self, worker_id: &str, session: u64) {
-        let mut conns = self.conns.lock().expect("lock");
-        if conns.get(worker_id).is_some_and(|c| c.session == session) {
-            conns.remove(worker_id);
-        }
-        self.metrics.workers_connected.set(conns.len() as i64);
-    }
+/// Every recorded worker, by id.
+pub async fn list(app: &App) -> Result<Vec<WorkerView>> {
+    let rows = worker::Entity::find()
+        .order_by_asc(worker::Column::Id)
+        .all(&app.db)
+        .await?;
+    let h = holdings(&app.db, None).await?;
+    Ok(rows
+        .into_iter()
+        .map(|w| WorkerView {
+            connected: app.hub.is_connected(&w.id),
+            allocated: h.by_worker.get(&w.id).cloned().unwrap_or_default(),
+            worker: w,
+        })
+        .collect())
+}
 
-    /// Where the server reaches this worker's sandbox agents.
-    pub fn data_address(&self, worker_id: &str) -> Option<String> {
-        self.conns
-            .lock()
-            .expect("lock")
-            .get(worker_id)
-            .map(|c| c.data_address.clone())
-            .filter(|a| !a.is_empty())
-    }
+pub async fn get(app: &App, id: &str) -> Result<WorkerView> {
+    let w = worker::Entity::find_by_id(id.to_string())
+        .one(&app.db)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("worker {id}")))?;
+    let h = holdings(&app.db, None).await?;
+    Ok(WorkerView {
+        connected: app.hub.is_connected(&w.id),
+        allocated: h.by_worker.get(&w.id).cloned().unwrap_or_default(),
+        worker: w,
+    })
+}
 
-    /// Whether sandboxes of `image` can be placed on this worker.
-    pub fn has_image(&self, worker_id: &str, image: &str) -> bool {
-        image == talon_core::image::HOST_IMAGE
-            || self
-                .conns
-                .lock()
-                .expect("lock")
-                .get(worker_id)
-                .is_some_and(|c| c.images.contains(image))
-    }
-
-    /// Records that a worker gained (or lost) an image.
-    pub fn set_image(&self, worker_id: &str, image: &str, held: bool) {
-        if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {
-            if held {
-                c.images.insert(image.to_string());
-            } else {
-                c.images.remove(image);
-            }
-        }
-    }
-
-    /// Connected workers that run sandboxes, with their data-plane address.
-    pub fn data_planes(&self) -> Vec<(String, String)> {
-        self.conns
-            .lock()
-            .expect("lock")
-            .iter()
-            .filter(|(_, c)| !c.data_address.is_empty())
-            .map(|(id, c)| (id.clone(), c.data_address.clone()))
-            .collect()
-    }
-
-    pub fn is_connected(&self, worker_id: &str) -> bool {
-        self.conns.lock().expect("lock").contains_key(worker_id)
-    }
-
-    /// Connected workers and their capacity.
-    pub fn connected(&self) -> Vec<(String, Amount)> {
-        self.conns
-            .lock()
-            .expect("lock")
-            .iter()
-            .map(|(id, c)| (id.clone(), c.capacity.clone()))
-            .collect()
-    }
-
-    pub fn set_capacity(&self, worker_id: &str, capacity: Amount) {
-        if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {
-            c.capacity = capacity;
-        }
-    }
-
-    /// Delivers a command's result to whoever waits for it. False when
-    /// nobody does (a late or unknown result).
-    pub fn resolve(&self, worker_id: &str, result: wpb::CommandResult) -> bool {
-        let waiter = self
-            .conns
-            .lock()
-            .expect("lock")
-            .get_mut(worker_id)
-            .and_then(|c| c.pending.remove(&result.command_id));
-        match waiter {
-            Some(tx) => tx.send(result).is_ok(),
-            None => false,
-        }
-    }
-
-    /// Sends a command and waits for its result.
-    pub async fn call(
-        &self,
-        worker_id: &str,
-        mut cmd: wpb::Command,
-        timeout: Duration,
-    ) -> Result<wpb::CommandResult> {
-        if cmd.command_id.is_empty() {
-            cmd.command_id = crate::ids::new_id("cmd");
-        }
-        let id = cmd.command_id.clone();
-        let (tx, rx) = oneshot::channel();
-        let session_tx = {
-            let mut conns = self.conns.lock().expect("lock");
-            let conn = conns.get_mut(worker_id).ok_or_else(|| {
-                Error::Unavailable(format!("worker {worker_id} is not connected"))
-            })?;
-            conn.pending.insert(id.clone(), tx);
-            conn.tx.clone()
-        };
-        let msg = wpb::SessionResponse {
-            message: Some(wpb::session_response::Message::Command(cmd)),
-        };
-        if session_tx.send(Ok(msg)).await.is_err() {
-            self.forget(worker_id, &id);
-            return Err(Error::Unavailable(format!(
-                "worker {worker_id} disconnected"
-            )));
-        }
-        match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(_)) => Err(Error::Unavailable(format!(
-                "worker {worker_id} disconnected"
-            ))),
-            Err(_) => {
-                self.forget(worker_id, &id);
-                Err(Error::Unavailable(format!(
-                    "worker {worker_id} did not answer in {timeout:?}"
-                )))
-            }
-        }
-    }
-
-    fn forget(&self, worker_id: &str, command_id: &str) {
-        if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {
-            c.pending.remove(command_id);
-        }
-    }
+/// Drains a worker (no new sandboxes are placed there) or undrains it.
+pub async fn set_draining(app: &App, id: &str, draining: bool) -> Result<WorkerView> {
+    let w = worker::Entity::find_by_id(id.to_string())
+        .one(&app.db)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("worker {id}")))?;
+    let mut am: worker::ActiveModel = w.into();
+    am.draining = Set(draining);
+    am.update(&app.db).await?;
+    get(app, id).await
 }

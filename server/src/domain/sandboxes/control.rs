@@ -1,0 +1,276 @@
+//! Commands to workers, and what their reports change. A command carries
+//! the generation the server holds; a report (a command's result, or a
+//! status in a heartbeat or a registration) changes a sandbox only through
+//! the fence and the lifecycle writer.
+
+use super::lifecycle::{self, Edge};
+use super::{policy_of, publish, state_of};
+use crate::app::App;
+use crate::db::entity::sandbox;
+use crate::domain::state::SandboxState;
+use crate::error::{Error, Result};
+use crate::workers::{command, network_policy, reported_state};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use talon_proto::talon::worker::v1 as wpb;
+
+/// Moves a sandbox along `edge` in the database and tells watchers.
+pub(super) async fn transition(
+    app: &App,
+    row: &sandbox::Model,
+    edge: Edge<'_>,
+) -> Result<sandbox::Model> {
+    let r = lifecycle::apply(&app.db, row, edge).await;
+    // At once, even if the write failed: the cached row may be stale.
+    app.running.forget(&row.id);
+    let fresh = r?;
+    publish(app, &fresh);
+    Ok(fresh)
+}
+
+/// What the worker needs to build a sandbox: its spec, with its secrets
+/// resolved now.
+pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::SandboxSpec> {
+    let mut env: BTreeMap<String, String> = serde_json::from_str(&row.env)?;
+    let names: Vec<String> = serde_json::from_str(&row.secret_names)?;
+    let resolved = crate::domain::secrets::resolve(
+        app,
+        &crate::domain::tenants::TenantScope::of_stored(&row.tenant_id),
+        &names,
+    )
+    .await?;
+    for (k, v) in resolved.env {
+        if env.insert(k.clone(), v).is_some() {
+            return Err(Error::InvalidArgument(format!(
+                "{k} is both an environment variable and a secret"
+            )));
+        }
+    }
+    Ok(wpb::SandboxSpec {
+        image: row.image.clone(),
+        resources: Some(talon_proto::v1::Resources {
+            cpu_millis: row.cpu_millis,
+            memory_mib: row.memory_mib,
+            disk_mib: row.disk_mib,
+            max_pids: row.max_pids,
+        }),
+        env: env.into_iter().collect(),
+        network_policy: Some(network_policy(&policy_of(row)?)),
+        tenant_id: row.tenant_id.clone(),
+        runtime: String::new(),
+        secret_files: resolved.files.into_iter().collect(),
+    })
+}
+
+pub(super) fn command_for(row: &sandbox::Model, action: wpb::command::Action) -> wpb::Command {
+    command(&row.id, row.generation, action)
+}
+
+/// Sends the create command for a placed sandbox, in the background.
+pub(super) async fn dispatch_create(app: &Arc<App>, row: sandbox::Model) -> Result<()> {
+    let spec = spec(app, &row).await?;
+    let cmd = command_for(
+        &row,
+        wpb::command::Action::Create(wpb::CreateSandboxCommand { spec: Some(spec) }),
+    );
+    dispatch(app, row, cmd);
+    Ok(())
+}
+
+/// Sends a command in the background and applies its result.
+fn dispatch(app: &Arc<App>, row: sandbox::Model, cmd: wpb::Command) {
+    let Some(worker) = row.worker_id.clone() else {
+        return;
+    };
+    let app = app.clone();
+    tokio::spawn(async move {
+        let timeout = app.config.worker_command_timeout;
+        let t0 = std::time::Instant::now();
+        match app.hub.call(&worker, cmd, timeout).await {
+            Ok(result) => {
+                let answered = t0.elapsed();
+                let status = result.status.clone();
+                if let Err(e) = apply_result(&app, &worker, &row, result).await {
+                    tracing::warn!(sandbox = %row.id, error = %e, "command result not applied");
+                    // Deleted (or moved) while it was built: the worker
+                    // must not keep what nobody knows.
+                    if let Some(s) =
+                        status.filter(|s| s.state != talon_proto::v1::SandboxState::Deleted as i32)
+                    {
+                        for cmd in orphans(&app, &worker, &[s]).await {
+                            let _ = app.hub.call(&worker, cmd, timeout).await;
+                        }
+                    }
+                }
+                tracing::debug!(sandbox = %row.id, ?answered, applied = ?t0.elapsed(), "worker command done");
+            }
+            Err(e) => tracing::warn!(sandbox = %row.id, error = %e, "command not delivered"),
+        }
+    });
+}
+
+/// Sends a command and forgets it (a worker told to let go).
+pub(super) fn tell(app: &Arc<App>, worker: String, cmd: wpb::Command) {
+    let app = app.clone();
+    tokio::spawn(async move {
+        let _ = app
+            .hub
+            .call(&worker, cmd, app.config.worker_command_timeout)
+            .await;
+    });
+}
+
+/// Applies a command's result: its reported status, or FAILED with the
+/// worker's message when the command failed and no status came back.
+async fn apply_result(
+    app: &App,
+    worker: &str,
+    row: &sandbox::Model,
+    r: wpb::CommandResult,
+) -> Result<sandbox::Model> {
+    let status = match r.status {
+        Some(s) => s,
+        None if r.code != 0 => wpb::SandboxStatus {
+            sandbox_id: row.id.clone(),
+            generation: row.generation,
+            state: talon_proto::v1::SandboxState::Failed as i32,
+            message: r.message.clone(),
+        },
+        None => return Ok(row.clone()),
+    };
+    apply_status(app, worker, &status).await
+}
+
+/// Applies what a worker reports about a sandbox, through the fence: a
+/// report from a worker that no longer holds the sandbox, or of an older
+/// generation, is refused (and counted).
+pub async fn apply_status(
+    app: &App,
+    worker: &str,
+    s: &wpb::SandboxStatus,
+) -> Result<sandbox::Model> {
+    let to = reported_state(s.state)
+        .ok_or_else(|| Error::InvalidArgument(format!("unknown reported state {}", s.state)))?;
+    let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
+        .one(&app.db)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("sandbox {}", s.sandbox_id)))?;
+    if let Err(e) = lifecycle::fence(&row, worker, s.generation) {
+        app.metrics.stale_events.inc();
+        return Err(e);
+    }
+    if state_of(&row)? == to {
+        return Ok(row);
+    }
+    transition(app, &row, Edge::To(to, &s.message)).await
+}
+
+/// The worker holding the sandbox, if it is connected.
+pub(super) fn require_worker(app: &App, row: &sandbox::Model) -> Result<String> {
+    let w = row.worker_id.clone().ok_or_else(|| {
+        Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id))
+    })?;
+    if !app.hub.is_connected(&w) {
+        return Err(Error::Unavailable(format!(
+            "worker {w} holding sandbox {} is not connected",
+            row.id
+        )));
+    }
+    Ok(w)
+}
+
+/// Sends a lifecycle command and waits for the worker's answer.
+pub(super) async fn drive(
+    app: &App,
+    row: sandbox::Model,
+    action: wpb::command::Action,
+) -> Result<sandbox::Model> {
+    let worker = require_worker(app, &row)?;
+    let cmd = command_for(&row, action);
+    let result = app
+        .hub
+        .call(&worker, cmd, app.config.worker_command_timeout)
+        .await?;
+    if result.code != 0 && result.status.is_none() {
+        return Err(Error::FailedPrecondition(format!(
+            "worker refused: {}",
+            result.message
+        )));
+    }
+    apply_result(app, &worker, &row, result).await
+}
+
+/// Reconciles what a (re)registering worker holds with what the server
+/// knows: sandboxes that are deleted, unknown, placed elsewhere or of an
+/// older generation are deleted on the worker; the others take the state
+/// the worker reports.
+pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Vec<wpb::Command> {
+    let mut out = Vec::new();
+    for s in held {
+        if kept(app, worker, s).await {
+            if let Err(e) = apply_status(app, worker, s).await {
+                tracing::debug!(sandbox = %s.sandbox_id, error = %e, "reconcile: status not applied");
+            }
+        } else {
+            out.push(delete_command(s));
+        }
+    }
+    out
+}
+
+/// Whether the server keeps what a worker says it holds: a sandbox it
+/// knows, not deleted, placed on that worker at that generation.
+async fn kept(app: &App, worker: &str, s: &wpb::SandboxStatus) -> bool {
+    let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
+        .one(&app.db)
+        .await;
+    match row {
+        Ok(row) => row.is_some_and(|r| keeps(&r, worker, s)),
+        // Unknown is not "gone": nothing is removed on a read error.
+        Err(_) => true,
+    }
+}
+
+fn keeps(r: &sandbox::Model, worker: &str, s: &wpb::SandboxStatus) -> bool {
+    // A state that doesn't read is kept (nothing is removed on a doubt).
+    lifecycle::fence(r, worker, s.generation).is_ok()
+        && state_of(r).map_or(true, |st| st != SandboxState::Deleted)
+}
+
+fn delete_command(s: &wpb::SandboxStatus) -> wpb::Command {
+    command(
+        &s.sandbox_id,
+        s.generation,
+        wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+    )
+}
+
+/// The periodic half of `reconcile`: delete commands for what a worker
+/// holds that the control plane does not keep (a create that finished
+/// after its delete, a sandbox placed elsewhere since). States are not
+/// applied: a worker's records lag the server's transitions.
+pub async fn orphans(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Vec<wpb::Command> {
+    let mut rows = std::collections::HashMap::new();
+    for chunk in held.chunks(500) {
+        let ids: Vec<&str> = chunk.iter().map(|s| s.sandbox_id.as_str()).collect();
+        match sandbox::Entity::find()
+            .filter(sandbox::Column::Id.is_in(ids))
+            .all(&app.db)
+            .await
+        {
+            Ok(found) => rows.extend(found.into_iter().map(|r| (r.id.clone(), r))),
+            // Unknown is not "gone": nothing is removed on a read error.
+            Err(_) => return vec![],
+        }
+    }
+    let mut out = Vec::new();
+    for s in held {
+        if !rows.get(&s.sandbox_id).is_some_and(|r| keeps(r, worker, s)) {
+            app.metrics.orphans_removed.inc();
+            tracing::warn!(worker, sandbox = %s.sandbox_id, generation = s.generation, "the worker holds a sandbox the control plane does not keep; removing it");
+            out.push(delete_command(s));
+        }
+    }
+    out
+}

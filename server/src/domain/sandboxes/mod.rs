@@ -1,0 +1,70 @@
+//! Sandboxes: creation with quota and placement, lifecycle commands to the
+//! worker, waiting, timeouts, and applying what workers report.
+//!
+//! - `record`: reading a stored row's typed fields, fail closed;
+//! - `validate`: a create request's rules;
+//! - `quota`: what tenants hold, and the reservation create and start take;
+//! - `lifecycle`: the one writer of state and generation, and the fence;
+//! - `control`: commands to workers, and what their reports change;
+//! - `ops`: what callers ask (create, pause, resume, stop, start, delete,
+//!   timeouts, policies, waits, reassignment);
+//! - `reads`: tenant-scoped lookups and lists.
+
+mod control;
+mod lifecycle;
+mod ops;
+mod quota;
+mod reads;
+mod record;
+mod validate;
+
+pub use control::{apply_status, orphans, reconcile};
+pub use lifecycle::{Edge, fence};
+pub use ops::{
+    create, delete, enforce_timeouts, pause, reassign, resume, set_timeout, start, stop,
+    update_network_policy, wait_until_running,
+};
+pub use quota::{Holdings, holdings};
+pub use reads::{Lagged, ListQuery, find, get, get_cached, list, watch};
+pub use record::{TimeoutAction, labels_of, policy_of, state_of, timeout_action_of};
+pub use validate::parse_label_selector;
+
+use crate::app::{App, SandboxEvent};
+use crate::db::entity::sandbox;
+use crate::domain::policy::EgressPolicy;
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// A create request, converted from the API at the edge.
+#[derive(Clone, Debug, Default)]
+pub struct NewSandbox {
+    pub image: String,
+    pub cpu_millis: i64,
+    pub memory_mib: i64,
+    pub disk_mib: i64,
+    pub max_pids: i64,
+    pub labels: BTreeMap<String, String>,
+    pub env: BTreeMap<String, String>,
+    pub secret_names: Vec<String>,
+    pub network_policy: Option<EgressPolicy>,
+    pub timeout: Option<Duration>,
+    pub timeout_action: Option<TimeoutAction>,
+}
+
+async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {
+    sandbox::Entity::find_by_id(id.to_string())
+        .one(&app.db)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))
+}
+
+/// Tells watchers and the hot-read cache that a sandbox changed.
+pub fn publish(app: &App, row: &sandbox::Model) {
+    app.running.forget(&row.id);
+    let _ = app.events.send(SandboxEvent {
+        sandbox: row.clone(),
+    });
+}
+
+use sea_orm::EntityTrait;

@@ -1,0 +1,413 @@
+//! What callers ask of sandboxes: create, pause, resume, stop, start,
+//! delete, timeouts, policies, waits and reassignment. Preconditions come
+//! from the state machine's table (`state::Op`); every change of state
+//! goes through the lifecycle writer; create and start take the quota
+//! reservation.
+
+use super::control::{command_for, dispatch_create, drive, require_worker, tell, transition};
+use super::lifecycle::{self, Edge};
+use super::quota::{self, candidates, reserve};
+use super::validate::{resolve_resources, validate_env, validate_labels};
+use super::{NewSandbox, TimeoutAction, policy_of, publish, reload, state_of, timeout_action_of};
+use crate::app::App;
+use crate::auth::Principal;
+use crate::db::entity::sandbox;
+use crate::db::now_ms;
+use crate::domain::policy::EgressPolicy;
+use crate::domain::scheduler::{self, Amount};
+use crate::domain::state::{Op, SandboxState};
+use crate::error::{Error, Result};
+use crate::workers::network_policy;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, Condition, EntityTrait, QueryFilter, QuerySelect, Set,
+};
+use std::sync::Arc;
+use std::time::Duration;
+use talon_proto::talon::worker::v1 as wpb;
+
+fn amount(cpu_millis: i64, memory_mib: i64) -> Amount {
+    Amount {
+        cpu_millis,
+        memory_mib,
+        sandboxes: 1,
+    }
+}
+
+pub async fn create(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
+    let t0 = std::time::Instant::now();
+    if n.image.is_empty() {
+        n.image = talon_core::image::HOST_IMAGE.into();
+    }
+    if n.image.len() > 255 || n.image.contains(char::is_whitespace) {
+        return Err(Error::InvalidArgument("invalid image name".into()));
+    }
+    if !crate::domain::images::exists(app, &n.image).await? {
+        return Err(Error::NotFound(format!(
+            "image {:?} (ListImages shows those available)",
+            n.image
+        )));
+    }
+    resolve_resources(
+        &mut n,
+        app.config.default_resources,
+        app.config.max_resources,
+    )?;
+    validate_labels(&n.labels)?;
+    validate_env(&n.env)?;
+    let policy = n.network_policy.clone().unwrap_or_default();
+    policy.validate()?;
+    let timeout = n.timeout.unwrap_or(app.config.default_sandbox_timeout);
+    if timeout.is_zero() || timeout > app.config.max_sandbox_timeout {
+        return Err(Error::InvalidArgument(format!(
+            "timeout must be between 1 s and {} s",
+            app.config.max_sandbox_timeout.as_secs()
+        )));
+    }
+    // Named secrets must exist and not clash with `env`; checked before
+    // anything is created, and resolved again when the spec is sent.
+    let resolved = crate::domain::secrets::resolve(
+        app,
+        &crate::domain::tenants::TenantScope::own(p),
+        &n.secret_names,
+    )
+    .await?;
+    if let Some(k) = resolved.env.keys().find(|k| n.env.contains_key(*k)) {
+        return Err(Error::InvalidArgument(format!(
+            "{k} is both an environment variable and a secret"
+        )));
+    }
+    let checked = t0.elapsed();
+    let req = amount(n.cpu_millis, n.memory_mib);
+    let r = reserve(app, &p.tenant_id, &req, true).await?;
+    let cands = candidates(app, &r.txn, &r.holdings, None, &n.image).await?;
+    // No worker at all is an outage (UNAVAILABLE, retry); workers that are
+    // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
+    let worker = scheduler::place(&cands, &req).ok_or_else(|| {
+        if cands.is_empty() {
+            Error::Unavailable(if app.hub.connected().is_empty() {
+                "no worker is connected".to_string()
+            } else {
+                format!("no connected, undrained worker holds image {:?}", n.image)
+            })
+        } else {
+            Error::ResourceExhausted(
+                "no worker has capacity for this sandbox; delete or stop sandboxes, or add workers"
+                    .to_string(),
+            )
+        }
+    })?;
+    let now = now_ms();
+    let row = sandbox::ActiveModel {
+        id: Set(crate::ids::new_id("sbx")),
+        tenant_id: Set(p.tenant_id.clone()),
+        owner_id: Set(p.actor_id().to_string()),
+        image: Set(n.image.clone()),
+        state: Set(SandboxState::Starting.as_str().into()),
+        state_message: Set(String::new()),
+        generation: Set(1),
+        worker_id: Set(Some(worker.worker_id.clone())),
+        cpu_millis: Set(n.cpu_millis),
+        memory_mib: Set(n.memory_mib),
+        disk_mib: Set(n.disk_mib),
+        max_pids: Set(n.max_pids),
+        labels: Set(serde_json::to_string(&n.labels)?),
+        env: Set(serde_json::to_string(&n.env)?),
+        secret_names: Set(serde_json::to_string(&n.secret_names)?),
+        network_policy: Set(policy.to_stored()),
+        timeout_ms: Set(timeout.as_millis() as i64),
+        timeout_action: Set(n
+            .timeout_action
+            .unwrap_or(TimeoutAction::Pause)
+            .as_str()
+            .into()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        expires_at: Set(Some(now + timeout.as_millis() as i64)),
+    }
+    .insert(&r.txn)
+    .await?;
+    r.commit().await?;
+    let placed = t0.elapsed();
+    publish(app, &row);
+    dispatch_create(app, row.clone()).await?;
+    tracing::debug!(sandbox = %row.id, ?checked, ?placed, dispatched = ?t0.elapsed(), "create phases");
+    Ok(row)
+}
+
+pub async fn pause(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
+    Op::Pause.check(&row.id, state_of(&row)?)?;
+    drive(
+        app,
+        row,
+        wpb::command::Action::Pause(wpb::PauseSandboxCommand {}),
+    )
+    .await
+}
+
+pub async fn resume(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
+    Op::Resume.check(&row.id, state_of(&row)?)?;
+    drive(
+        app,
+        row,
+        wpb::command::Action::Resume(wpb::ResumeSandboxCommand {}),
+    )
+    .await
+}
+
+pub async fn stop(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
+    Op::Stop.check(&row.id, state_of(&row)?)?;
+    require_worker(app, &row)?;
+    let row = transition(app, &row, Edge::To(Op::Stop.target(), "")).await?;
+    drive(
+        app,
+        row,
+        wpb::command::Action::Stop(wpb::StopSandboxCommand {}),
+    )
+    .await
+}
+
+/// Starts a stopped sandbox again, under the quota reservation: its
+/// check and its move to Starting commit together.
+pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sandbox::Model> {
+    Op::Start.check(&row.id, state_of(&row)?)?;
+    require_worker(app, &row)?;
+    let policy = policy_of(&row)?;
+    let r = reserve(
+        app,
+        &p.tenant_id,
+        &amount(row.cpu_millis, row.memory_mib),
+        false,
+    )
+    .await?;
+    let started = lifecycle::apply(&r.txn, &row, Edge::To(Op::Start.target(), "")).await;
+    app.running.forget(&row.id);
+    let row = started?;
+    r.commit().await?;
+    publish(app, &row);
+    drive(
+        app,
+        row,
+        wpb::command::Action::Start(wpb::StartSandboxCommand {
+            network_policy: Some(network_policy(&policy)),
+        }),
+    )
+    .await
+}
+
+/// Deletes from any state. The record is DELETED at once (freeing quota);
+/// the worker is told, and a worker that misses it removes the sandbox when
+/// it next registers and the server tells it the sandbox is gone.
+pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
+    if state_of(&row)? == SandboxState::Deleted {
+        return Ok(row);
+    }
+    let deleted = transition(app, &row, Edge::To(SandboxState::Deleted, "")).await?;
+    if let Some(w) = deleted
+        .worker_id
+        .clone()
+        .filter(|w| app.hub.is_connected(w))
+    {
+        let cmd = command_for(
+            &deleted,
+            wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+        );
+        match app
+            .hub
+            .call(&w, cmd, app.config.worker_command_timeout)
+            .await
+        {
+            Ok(r) if r.code != 0 => {
+                tracing::warn!(sandbox = %deleted.id, error = %r.message, "worker failed to delete; it is told again when it next registers")
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(sandbox = %deleted.id, error = %e, "worker did not confirm delete")
+            }
+        }
+    }
+    Ok(deleted)
+}
+
+fn not_deleted(row: &sandbox::Model) -> Result<SandboxState> {
+    let state = state_of(row)?;
+    if state == SandboxState::Deleted {
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is deleted",
+            row.id
+        )));
+    }
+    Ok(state)
+}
+
+pub async fn set_timeout(
+    app: &App,
+    row: sandbox::Model,
+    timeout: Duration,
+    action: Option<TimeoutAction>,
+) -> Result<sandbox::Model> {
+    if timeout.is_zero() || timeout > app.config.max_sandbox_timeout {
+        return Err(Error::InvalidArgument(format!(
+            "timeout must be between 1 s and {} s",
+            app.config.max_sandbox_timeout.as_secs()
+        )));
+    }
+    not_deleted(&row)?;
+    let mut am: sandbox::ActiveModel = row.into();
+    am.timeout_ms = Set(timeout.as_millis() as i64);
+    am.expires_at = Set(Some(now_ms() + timeout.as_millis() as i64));
+    if let Some(a) = action {
+        am.timeout_action = Set(a.as_str().into());
+    }
+    am.updated_at = Set(now_ms());
+    let row = am.update(&app.db).await?;
+    publish(app, &row);
+    Ok(row)
+}
+
+pub async fn update_network_policy(
+    app: &App,
+    row: sandbox::Model,
+    policy: EgressPolicy,
+) -> Result<sandbox::Model> {
+    policy.validate()?;
+    let state = not_deleted(&row)?;
+    if matches!(state, SandboxState::Running | SandboxState::Paused) {
+        // The worker must apply it before we claim it is in force.
+        let worker = require_worker(app, &row)?;
+        let cmd = command_for(
+            &row,
+            wpb::command::Action::UpdateNetworkPolicy(wpb::UpdateNetworkPolicyCommand {
+                network_policy: Some(network_policy(&policy)),
+            }),
+        );
+        let r = app
+            .hub
+            .call(&worker, cmd, app.config.worker_command_timeout)
+            .await?;
+        if r.code != 0 {
+            return Err(Error::FailedPrecondition(format!(
+                "worker could not apply the policy: {}",
+                r.message
+            )));
+        }
+    }
+    let mut am: sandbox::ActiveModel = row.into();
+    am.network_policy = Set(policy.to_stored());
+    am.updated_at = Set(now_ms());
+    let row = am.update(&app.db).await?;
+    publish(app, &row);
+    Ok(row)
+}
+
+/// Waits until the sandbox is RUNNING. FAILED, STOPPED or DELETED end the
+/// wait with FAILED_PRECONDITION; the timeout with DEADLINE_EXCEEDED
+/// carrying the sandbox as it was.
+pub async fn wait_until_running(
+    app: &App,
+    row: sandbox::Model,
+    timeout: Duration,
+) -> Result<sandbox::Model> {
+    let mut rx = app.events.subscribe();
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut current = reload(app, &row.id).await?;
+    loop {
+        match state_of(&current)? {
+            SandboxState::Running => return Ok(current),
+            s @ (SandboxState::Failed | SandboxState::Deleted | SandboxState::Stopped) => {
+                return Err(Error::FailedPrecondition(format!(
+                    "sandbox {} is {s}{}",
+                    current.id,
+                    if current.state_message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {}", current.state_message)
+                    }
+                )));
+            }
+            _ => {}
+        }
+        match tokio::time::timeout_at(deadline, rx.recv()).await {
+            Err(_) => {
+                return Err(Error::DeadlineExceeded {
+                    message: format!(
+                        "sandbox {} is still {} after {} s",
+                        current.id,
+                        current.state,
+                        timeout.as_secs_f64()
+                    ),
+                    sandbox: Box::new(current),
+                });
+            }
+            Ok(Ok(ev)) if ev.sandbox.id == current.id => current = ev.sandbox,
+            Ok(Ok(_)) => {}
+            Ok(Err(tokio::sync::broadcast::error::RecvError::Lagged(_))) => {
+                current = reload(app, &row.id).await?
+            }
+            Ok(Err(_)) => return Err(Error::Unavailable("server is shutting down".into())),
+        }
+    }
+}
+
+/// Moves a sandbox to another worker with a new generation, so that the old
+/// worker's late reports and commands are refused.
+pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<sandbox::Model> {
+    let row = reload(app, id).await?;
+    not_deleted(&row)?;
+    let h = quota::holdings(&app.db, None).await?;
+    let cands = candidates(app, &app.db, &h, row.worker_id.as_deref(), &row.image).await?;
+    let worker = match target {
+        Some(t) => cands
+            .iter()
+            .find(|c| c.worker_id == t)
+            .ok_or_else(|| {
+                Error::FailedPrecondition(format!(
+                    "worker {t} is not connected, is draining, or holds it already"
+                ))
+            })?
+            .worker_id
+            .clone(),
+        None => scheduler::place(&cands, &amount(row.cpu_millis, row.memory_mib))
+            .ok_or_else(|| Error::Unavailable("no other worker has capacity".into()))?
+            .worker_id
+            .clone(),
+    };
+    let fresh = transition(app, &row, Edge::Reassign(&worker)).await?;
+    if let Some(old) = row.worker_id.clone().filter(|w| app.hub.is_connected(w)) {
+        // Tell the old worker to let go, at the generation it holds.
+        tell(
+            app,
+            old,
+            command_for(
+                &row,
+                wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+            ),
+        );
+    }
+    dispatch_create(app, fresh.clone()).await?;
+    Ok(fresh)
+}
+
+/// Applies timeouts: RUNNING sandboxes past `expires_at` are paused or
+/// deleted, as their `timeout_action` says. Runs once a second.
+pub async fn enforce_timeouts(app: &App) -> Result<()> {
+    let now = now_ms();
+    let due = sandbox::Entity::find()
+        .filter(sandbox::Column::State.eq(SandboxState::Running.as_str()))
+        .filter(Condition::all().add(sandbox::Column::ExpiresAt.lte(now)))
+        .limit(100)
+        .all(&app.db)
+        .await?;
+    for row in due {
+        let id = row.id.clone();
+        let res = match timeout_action_of(&row) {
+            Ok(TimeoutAction::Pause) => pause(app, row).await.map(|_| ()),
+            Ok(TimeoutAction::Delete) => delete(app, row).await.map(|_| ()),
+            Err(e) => Err(e),
+        };
+        match res {
+            Ok(()) => tracing::info!(sandbox = %id, "timeout applied"),
+            Err(e) => tracing::warn!(sandbox = %id, error = %e, "timeout not applied"),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,152 @@
+//! Tenant-scoped lookups and lists of sandboxes.
+
+use super::{labels_of, state_of};
+use crate::app::App;
+use crate::db::entity::sandbox;
+use crate::domain::state::SandboxState;
+use crate::domain::tenants::TenantScope;
+use crate::error::{Error, Result};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+
+/// The repository's tenant-scoped lookup: another tenant's sandbox is
+/// NOT_FOUND, exactly like a missing one.
+pub async fn get(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Model> {
+    if !talon_core::ids::valid_sandbox_id(id) {
+        return Err(Error::NotFound(format!("sandbox {id}")));
+    }
+    sandbox::Entity::find_by_id(id.to_string())
+        .filter(sandbox::Column::TenantId.eq(scope.id()))
+        .one(&app.db)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))
+}
+
+/// `get` for the hot reads: GetSandbox and the data-plane calls (process,
+/// PTY, file), which come many at a time for one running sandbox. A
+/// running sandbox's row is reused for a moment (see cache.rs); every
+/// change to a sandbox on this server forgets it.
+pub async fn get_cached(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Model> {
+    if let Some(row) = app.running.get(id).filter(|r| r.tenant_id == scope.id()) {
+        return Ok(row);
+    }
+    let generation = app.running.generation();
+    let row = get(app, scope, id).await?;
+    if state_of(&row)? == SandboxState::Running {
+        app.running.put(id.to_string(), generation, &row, None);
+    }
+    Ok(row)
+}
+
+/// A sandbox by id in any tenant, for callers whose credential already
+/// names the tenant (a preview token); None when there is none.
+pub async fn find(app: &App, id: &str) -> Result<Option<sandbox::Model>> {
+    if !talon_core::ids::valid_sandbox_id(id) {
+        return Ok(None);
+    }
+    Ok(sandbox::Entity::find_by_id(id.to_string())
+        .one(&app.db)
+        .await?)
+}
+
+pub struct ListQuery {
+    pub offset: u64,
+    pub limit: u64,
+    pub labels: Vec<(String, String)>,
+    pub states: Vec<SandboxState>,
+}
+
+/// One page, newest first. Label matching happens here rather than in SQL
+/// (labels are a JSON column on both backends); the scan reads in batches
+/// and the offset counts matching rows, so pages stay stable.
+pub async fn list(
+    app: &App,
+    scope: &TenantScope,
+    q: ListQuery,
+) -> Result<(Vec<sandbox::Model>, bool)> {
+    let states: Vec<&str> = if q.states.is_empty() {
+        SandboxState::ALL
+            .iter()
+            .filter(|s| **s != SandboxState::Deleted)
+            .map(|s| s.as_str())
+            .collect()
+    } else {
+        q.states.iter().map(|s| s.as_str()).collect()
+    };
+    let base = sandbox::Entity::find()
+        .filter(sandbox::Column::TenantId.eq(scope.id()))
+        .filter(sandbox::Column::State.is_in(states))
+        .order_by_desc(sandbox::Column::CreatedAt)
+        .order_by_desc(sandbox::Column::Id);
+    if q.labels.is_empty() {
+        let mut rows = base
+            .offset(q.offset)
+            .limit(q.limit + 1)
+            .all(&app.db)
+            .await?;
+        let more = rows.len() as u64 > q.limit;
+        rows.truncate(q.limit as usize);
+        return Ok((rows, more));
+    }
+    let mut matched = 0u64;
+    let mut out = Vec::new();
+    let mut scanned = 0u64;
+    const BATCH: u64 = 500;
+    loop {
+        let batch = base
+            .clone()
+            .offset(scanned)
+            .limit(BATCH)
+            .all(&app.db)
+            .await?;
+        let n = batch.len() as u64;
+        scanned += n;
+        for row in batch {
+            let labels = labels_of(&row)?;
+            if q.labels.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+                if matched >= q.offset {
+                    if out.len() as u64 == q.limit {
+                        return Ok((out, true));
+                    }
+                    out.push(row);
+                }
+                matched += 1;
+            }
+        }
+        if n < BATCH {
+            return Ok((out, false));
+        }
+    }
+}
+
+/// Changes to the scope's sandboxes (or to one of them) from now on, and
+/// that sandbox as it is now first. A subscriber that falls behind gets
+/// one `Err(Lagged)` and should read again.
+pub async fn watch(
+    app: &App,
+    scope: &TenantScope,
+    sandbox_id: Option<String>,
+) -> Result<impl futures::Stream<Item = std::result::Result<sandbox::Model, Lagged>> + use<>> {
+    use tokio_stream::StreamExt;
+    // Subscribe before reading, so no change between the two is lost.
+    let rx = app.events.subscribe();
+    let first = match &sandbox_id {
+        Some(id) => Some(get(app, scope, id).await?),
+        None => None,
+    };
+    let tenant = scope.id().to_string();
+    let live = tokio_stream::wrappers::BroadcastStream::new(rx).filter_map(move |ev| match ev {
+        Ok(ev)
+            if ev.sandbox.tenant_id == tenant
+                && sandbox_id.as_ref().is_none_or(|id| *id == ev.sandbox.id) =>
+        {
+            Some(Ok(ev.sandbox))
+        }
+        Ok(_) => None,
+        Err(_) => Some(Err(Lagged)),
+    });
+    Ok(tokio_stream::iter(first.map(Ok)).chain(live))
+}
+
+/// A watcher fell behind the changes and missed some.
+#[derive(Debug)]
+pub struct Lagged;

@@ -1,0 +1,121 @@
+//! A stored sandbox row's typed fields. Fail closed: a state, policy,
+//! timeout action or label map that doesn't read is an error naming the
+//! sandbox, never a default (a corrupt policy used to read as `open`, an
+//! unknown state as `failed`, an unknown timeout action as `pause`).
+
+use crate::db::entity::sandbox;
+use crate::domain::policy::EgressPolicy;
+use crate::domain::state::SandboxState;
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+
+/// What happens to a sandbox when its timeout passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TimeoutAction {
+    Pause,
+    Delete,
+}
+
+impl TimeoutAction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TimeoutAction::Pause => "pause",
+            TimeoutAction::Delete => "delete",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "pause" => Some(TimeoutAction::Pause),
+            "delete" => Some(TimeoutAction::Delete),
+            _ => None,
+        }
+    }
+}
+
+fn corrupt(row: &sandbox::Model, what: &str, value: &str) -> Error {
+    Error::Internal(format!(
+        "sandbox {}: its stored {what} {value:?} does not read; refusing to guess",
+        row.id
+    ))
+}
+
+pub fn state_of(row: &sandbox::Model) -> Result<SandboxState> {
+    row.state
+        .parse()
+        .map_err(|_| corrupt(row, "state", &row.state))
+}
+
+pub fn policy_of(row: &sandbox::Model) -> Result<EgressPolicy> {
+    EgressPolicy::from_stored(&row.network_policy)
+        .map_err(|_| corrupt(row, "egress policy", &row.network_policy))
+}
+
+pub fn timeout_action_of(row: &sandbox::Model) -> Result<TimeoutAction> {
+    TimeoutAction::parse(&row.timeout_action)
+        .ok_or_else(|| corrupt(row, "timeout action", &row.timeout_action))
+}
+
+pub fn labels_of(row: &sandbox::Model) -> Result<BTreeMap<String, String>> {
+    serde_json::from_str(&row.labels).map_err(|_| corrupt(row, "labels", &row.labels))
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    pub(crate) fn row() -> sandbox::Model {
+        sandbox::Model {
+            id: "sbx_t".into(),
+            tenant_id: "ten_t".into(),
+            owner_id: "usr_t".into(),
+            image: "host".into(),
+            state: "running".into(),
+            state_message: String::new(),
+            generation: 1,
+            worker_id: Some("wrk_t".into()),
+            cpu_millis: 1000,
+            memory_mib: 512,
+            disk_mib: 1024,
+            max_pids: 100,
+            labels: "{}".into(),
+            env: "{}".into(),
+            secret_names: "[]".into(),
+            network_policy: r#"{"mode":"sealed"}"#.into(),
+            timeout_ms: 60_000,
+            timeout_action: "delete".into(),
+            created_at: 0,
+            updated_at: 0,
+            expires_at: None,
+        }
+    }
+
+    #[test]
+    fn a_good_row_reads() {
+        let r = row();
+        assert_eq!(state_of(&r).unwrap(), SandboxState::Running);
+        assert_eq!(policy_of(&r).unwrap(), EgressPolicy::Sealed);
+        assert_eq!(timeout_action_of(&r).unwrap(), TimeoutAction::Delete);
+        assert!(labels_of(&r).unwrap().is_empty());
+    }
+
+    /// Fail closed, each field: a corrupt value is an error naming the
+    /// sandbox, never open, failed or pause.
+    #[test]
+    fn corrupt_fields_are_refused_not_defaulted() {
+        let mut r = row();
+        r.network_policy = r#"{"mode":"opne"}"#.into();
+        let e = policy_of(&r).unwrap_err().to_string();
+        assert!(e.contains("sbx_t") && e.contains("egress policy"), "{e}");
+        r.network_policy = "not json".into();
+        assert!(policy_of(&r).is_err());
+        r.state = "zombie".into();
+        assert!(state_of(&r).is_err());
+        r.timeout_action = "hibernate".into();
+        assert!(timeout_action_of(&r).is_err());
+        r.timeout_action = String::new();
+        assert!(timeout_action_of(&r).is_err());
+        r.labels = "[1]".into();
+        assert!(labels_of(&r).is_err());
+    }
+}

@@ -1,0 +1,183 @@
+//! A create request's rules: labels, environment, resources.
+
+use super::NewSandbox;
+use crate::config::Resources;
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+
+pub(super) fn validate_labels(labels: &BTreeMap<String, String>) -> Result<()> {
+    if labels.len() > 64 {
+        return Err(Error::InvalidArgument("at most 64 labels".into()));
+    }
+    for (k, v) in labels {
+        let key_ok = !k.is_empty()
+            && k.len() <= 63
+            && k.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b));
+        if !key_ok {
+            return Err(Error::InvalidArgument(format!("invalid label key {k:?}")));
+        }
+        if v.len() > 255 || v.contains([',', '=']) || v.chars().any(char::is_control) {
+            return Err(Error::InvalidArgument(format!(
+                "invalid value for label {k:?}"
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(super) fn validate_env(env: &BTreeMap<String, String>) -> Result<()> {
+    let mut total = 0;
+    for (k, v) in env {
+        let ok = !k.is_empty()
+            && !k.as_bytes()[0].is_ascii_digit()
+            && k.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !ok {
+            return Err(Error::InvalidArgument(format!(
+                "invalid environment variable name {k:?}"
+            )));
+        }
+        if v.contains('\0') {
+            return Err(Error::InvalidArgument(format!(
+                "environment variable {k} contains NUL"
+            )));
+        }
+        total += k.len() + v.len() + 2;
+    }
+    if total > 128 * 1024 {
+        return Err(Error::InvalidArgument(
+            "environment is larger than 128 KiB".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// Fills unset resources with the defaults and holds them to the maximums.
+pub(super) fn resolve_resources(
+    n: &mut NewSandbox,
+    defaults: Resources,
+    max: Resources,
+) -> Result<()> {
+    let (d, m) = (defaults, max);
+    for (name, v, def, max) in [
+        ("cpu_millis", &mut n.cpu_millis, d.cpu_millis, m.cpu_millis),
+        ("memory_mib", &mut n.memory_mib, d.memory_mib, m.memory_mib),
+        ("disk_mib", &mut n.disk_mib, d.disk_mib, m.disk_mib),
+        ("max_pids", &mut n.max_pids, d.max_pids, m.max_pids),
+    ] {
+        if *v < 0 {
+            return Err(Error::InvalidArgument(format!(
+                "resources.{name} must not be negative"
+            )));
+        }
+        if *v == 0 {
+            *v = def;
+        }
+        if *v > max {
+            return Err(Error::InvalidArgument(format!(
+                "resources.{name} is above the maximum of {max}"
+            )));
+        }
+    }
+    if n.cpu_millis < 10 || n.memory_mib < 16 {
+        return Err(Error::InvalidArgument(
+            "a sandbox needs at least 10 cpu millis and 16 MiB".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// `k=v,k2=v2`: the labels a list must match.
+pub fn parse_label_selector(s: &str) -> Result<Vec<(String, String)>> {
+    s.split(',')
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+        .map(|p| {
+            p.split_once('=')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| {
+                    Error::InvalidArgument(format!("label selector {p:?} is not key=value"))
+                })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn labels(pairs: &[(&str, &str)]) -> BTreeMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn labels_and_env() {
+        assert!(validate_labels(&labels(&[("team", "a"), ("x.io/y", "")])).is_ok());
+        for bad in [
+            labels(&[("", "a")]),
+            labels(&[("a b", "a")]),
+            labels(&[("a", "x\u{0}y")]),
+            labels(&[("a", "x=y")]),
+        ] {
+            assert!(validate_labels(&bad).is_err(), "{bad:?}");
+        }
+        assert!(validate_env(&labels(&[("PATH", "/bin")])).is_ok());
+        for bad in [
+            labels(&[("1A", "")]),
+            labels(&[("A-B", "")]),
+            labels(&[("A", "\u{0}")]),
+        ] {
+            assert!(validate_env(&bad).is_err(), "{bad:?}");
+        }
+        assert_eq!(
+            parse_label_selector(" a=1, b = 2 ,").unwrap(),
+            vec![("a".into(), "1".into()), ("b".into(), "2".into())]
+        );
+        assert!(parse_label_selector("a").is_err());
+    }
+
+    #[test]
+    fn resources_take_defaults_and_maximums() {
+        let d = Resources {
+            cpu_millis: 1000,
+            memory_mib: 512,
+            disk_mib: 2048,
+            max_pids: 1024,
+        };
+        let m = Resources {
+            cpu_millis: 4000,
+            memory_mib: 4096,
+            disk_mib: 8192,
+            max_pids: 4096,
+        };
+        let mut n = NewSandbox {
+            memory_mib: 256,
+            ..Default::default()
+        };
+        resolve_resources(&mut n, d, m).unwrap();
+        assert_eq!(
+            (n.cpu_millis, n.memory_mib, n.disk_mib, n.max_pids),
+            (1000, 256, 2048, 1024)
+        );
+        for bad in [
+            NewSandbox {
+                cpu_millis: -1,
+                ..Default::default()
+            },
+            NewSandbox {
+                cpu_millis: 4001,
+                ..Default::default()
+            },
+            NewSandbox {
+                memory_mib: 8,
+                ..Default::default()
+            },
+        ] {
+            let mut b = bad.clone();
+            assert!(resolve_resources(&mut b, d, m).is_err(), "{bad:?}");
+        }
+    }
+}
