@@ -1,0 +1,364 @@
+//! Building, booting, freezing, stopping, starting and removing
+//! sandboxes through the runtime.
+
+use super::agent_bin::*;
+use super::prepare::*;
+use super::*;
+use crate::agent_socket::AgentPeer;
+use crate::bundle::{self, BundleSpec, Layout, Limits, RootKind};
+use crate::net::Egress;
+use crate::pool::Shape;
+use crate::rootfs::{self};
+use crate::runtime::ContainerStatus;
+use std::collections::BTreeMap;
+use std::time::Duration;
+use talon_core::image::HOST_IMAGE;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::v1::SandboxState;
+
+impl SandboxHost {
+    /// Builds and starts a sandbox, or claims a pooled one of its shape.
+    /// A command of an older generation than the one held is refused
+    /// (fencing).
+    pub async fn create(
+        &self,
+        id: &str,
+        generation: i64,
+        spec: &wpb::SandboxSpec,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        anyhow::ensure!(valid_id(id), "invalid sandbox id");
+        anyhow::ensure!(!id.starts_with(POOL_PREFIX), "invalid sandbox id");
+        let _live = self.pool.live();
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        anyhow::ensure!(
+            !self.deleted_since(id, generation),
+            "sandbox {id} was deleted (generation {generation})"
+        );
+        if let Some(h) = self.held(id) {
+            anyhow::ensure!(
+                generation >= h.generation,
+                "stale generation {generation} < {}",
+                h.generation
+            );
+            if h.generation == generation && h.state == "running" {
+                return Ok(Self::status(&h, ""));
+            }
+            self.teardown(id).await?;
+        }
+        if let Some(pooled) = self.pool.take(&Shape::of(spec)) {
+            match self.claim(id, generation, spec, &pooled).await {
+                Ok(status) => {
+                    self.pool.hit();
+                    return Ok(status);
+                }
+                Err(e) => {
+                    tracing::warn!(sandbox = %id, pooled = %pooled, error = %e, "could not claim a pooled sandbox; building one");
+                    let _ = self.teardown(&pooled).await;
+                    let _ = self.teardown(id).await;
+                }
+            }
+        }
+        self.pool.miss();
+        self.build(id, generation, spec, None).await
+    }
+
+    /// Builds a sandbox from nothing: `pooled` for one the pool keeps.
+    pub(super) async fn build(
+        &self,
+        id: &str,
+        generation: i64,
+        spec: &wpb::SandboxSpec,
+        pooled: Option<Shape>,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        let image = if spec.image.is_empty() || spec.image == HOST_IMAGE {
+            None
+        } else {
+            let r = self
+                .images
+                .get(&spec.image)
+                .ok_or_else(|| anyhow::anyhow!("image {:?} is not on this worker", spec.image))?;
+            Some(HeldImage {
+                name: r.name,
+                digest: r.digest,
+                layers: r.layers,
+                mode: self.rootfs_mode,
+                config: r.config,
+            })
+        };
+        let layout = self.layout(id);
+        // The slot (uid range, address) is taken and recorded under one
+        // host-wide lock: two creates at once must never share one.
+        let h = {
+            let _slots = self.slots.lock().await;
+            let h = Held {
+                sandbox_id: id.into(),
+                generation,
+                slot: self.free_slot(),
+                state: "starting".into(),
+                image,
+                egress: crate::net::egress_from_proto(spec.network_policy.as_ref())?,
+                container: None,
+                pooled,
+                init: None,
+            };
+            let saved = sandbox_dir(&layout.dir).and_then(|()| self.save(&h));
+            if let Err(e) = saved {
+                let _ = self.teardown(id).await;
+                return Err(e);
+            }
+            h
+        };
+        let uid = h.uid();
+        let nameserver = self.net.get().map(|n| n.gateway());
+        let prepared = self
+            .mount_disk(&layout, uid, spec)
+            .and_then(|()| prepare(&layout, uid, h.image.as_ref(), &self.images, nameserver));
+        if let Err(e) = prepared {
+            let _ = self.teardown(id).await;
+            return Err(e);
+        }
+        self.boot(&layout, id, uid, spec, h).await
+    }
+
+    pub(super) async fn boot(
+        &self,
+        layout: &Layout,
+        id: &str,
+        uid: u32,
+        spec: &wpb::SandboxSpec,
+        mut h: Held,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        let r = spec.resources.unwrap_or_default();
+        let env: BTreeMap<String, String> = spec.env.clone().into_iter().collect();
+        let root = h
+            .image
+            .as_ref()
+            .map_or(RootKind::Host, HeldImage::root_kind);
+        let image_env = h
+            .image
+            .as_ref()
+            .map(|i| i.config.env.clone())
+            .unwrap_or_default();
+        // A pooled sandbox gets its secrets at the claim.
+        let has_secrets = !spec.secret_files.is_empty() || h.pooled.is_some();
+        let oci = bundle::spec(&BundleSpec {
+            sandbox_id: id,
+            layout,
+            uid_base: uid,
+            limits: Limits {
+                cpu_millis: r.cpu_millis,
+                memory_mib: r.memory_mib,
+                max_pids: r.max_pids,
+            },
+            env: &env,
+            root,
+            image_env: &image_env,
+            agent: &self.agent,
+            has_secret_files: has_secrets,
+            masked_eq: self.runtime.masked_eq(),
+        })?;
+        // It holds the sandbox's environment, secrets included: root's.
+        write_private(
+            &layout.bundle().join("config.json"),
+            &serde_json::to_vec(&oci)?,
+        )?;
+        let dests: Vec<&str> = oci
+            .mounts()
+            .iter()
+            .flatten()
+            .filter_map(|m| m.destination().to_str())
+            .collect();
+        // A new container, named by the sandbox (a claimed pool container
+        // was removed when the sandbox stopped).
+        h.container = None;
+        let t0 = std::time::Instant::now();
+        let mut phases: Vec<(&str, Duration)> = Vec::new();
+        let mut mark = |name, t: &mut std::time::Instant| {
+            phases.push((name, t.elapsed()));
+            *t = std::time::Instant::now();
+        };
+        let started = async {
+            let mut t = std::time::Instant::now();
+            self.mount_disk(layout, uid, spec)?;
+            if has_secrets {
+                mount_secrets(layout, uid)?;
+                write_secrets(layout, uid, &spec.secret_files)?;
+            }
+            self.mount_root(layout, uid, &h)?;
+            rootfs::check_mount_points(&layout.rootfs(), &dests)?;
+            mark("mount", &mut t);
+            // Bound here, listened on by the agent: see agent_socket.
+            let socket = crate::agent_socket::bind(&layout.agent_socket())?;
+            let pid = self.runtime.run(id, &layout.bundle(), &socket).await?;
+            drop(socket);
+            h.init = start_time(pid).map(|s| (pid, s));
+            mark("run", &mut t);
+            // Loopback always works, whatever the network and policy (an
+            // attached link brings it up with eth0).
+            match self.net.get() {
+                Some(net) if !matches!(h.egress, Egress::Deny) => {
+                    net.attach(id, h.slot, pid, &h.egress).await?;
+                    mark("network", &mut t);
+                }
+                _ => {
+                    crate::net::link::loopback_up(pid).await?;
+                    mark("loopback", &mut t);
+                }
+            }
+            wait_for_agent(&layout.agent_socket(), AgentPeer { pid, uid }).await?;
+            mark("agent", &mut t);
+            anyhow::Ok(())
+        };
+        if let Err(e) = started.await {
+            let _ = self.runtime.delete(id).await;
+            self.detach_network(&h).await;
+            let _ = rootfs::unmount_under(&layout.dir);
+            h.state = "failed".into();
+
+            self.save(&h)?;
+            return Err(e);
+        }
+        tracing::debug!(sandbox = %id, total = ?t0.elapsed(), ?phases, "sandbox started");
+        h.state = if h.pooled.is_some() {
+            "pooled"
+        } else {
+            "running"
+        }
+        .into();
+        self.save(&h)?;
+        // Keep the spec for Start after Stop.
+        write_private(
+            &layout.dir.join("spec.bin"),
+            &prost::Message::encode_to_vec(spec),
+        )?;
+        Ok(Self::status(&h, ""))
+    }
+
+    pub async fn pause(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        self.set_frozen(id, generation, true).await
+    }
+
+    pub async fn resume(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        self.set_frozen(id, generation, false).await
+    }
+
+    /// Freezes or thaws the sandbox's cgroup through the runtime.
+    pub(super) async fn set_frozen(
+        &self,
+        id: &str,
+        generation: i64,
+        frozen: bool,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let mut h = self.fenced(id, generation).await?;
+        if frozen {
+            self.runtime.pause(h.cid()).await?;
+        } else {
+            self.runtime.resume(h.cid()).await?;
+        }
+        h.state = if frozen { "paused" } else { "running" }.into();
+        self.save(&h)?;
+        Ok(Self::status(&h, ""))
+    }
+
+    /// Stops every process (the container goes), keeping the directories.
+    pub async fn stop(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let mut h = self.fenced(id, generation).await?;
+        self.remove_container(h.cid()).await?;
+        self.detach_network(&h).await;
+        // Its root, its disk and its secrets: mounted again at start.
+        rootfs::unmount_under(&self.layout(id).dir)?;
+
+        h.state = "stopped".into();
+        h.init = None;
+        self.save(&h)?;
+        Ok(Self::status(&h, ""))
+    }
+
+    /// Starts a stopped sandbox again, under `egress` when given (the
+    /// server's policy, which may have changed while it was stopped).
+    pub async fn start(
+        &self,
+        id: &str,
+        generation: i64,
+        egress: Option<Egress>,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let mut h = self.fenced(id, generation).await?;
+        if let Some(e) = egress {
+            h.egress = e;
+        }
+        let layout = self.layout(id);
+        let spec: wpb::SandboxSpec =
+            prost::Message::decode(std::fs::read(layout.dir.join("spec.bin"))?.as_slice())?;
+        self.boot(&layout, id, h.uid(), &spec, h).await
+    }
+
+    /// Removes the container and every file of the sandbox. Deleting what
+    /// is not here succeeds: it is already gone.
+    pub async fn delete(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        anyhow::ensure!(valid_id(id), "invalid sandbox id");
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        if let Some(h) = self.held(id) {
+            anyhow::ensure!(
+                generation >= h.generation,
+                "stale generation {generation} < {}",
+                h.generation
+            );
+        }
+        self.deleted
+            .lock()
+            .expect("tombstones")
+            .insert(id.to_string(), (generation, std::time::Instant::now()));
+        self.teardown(id).await?;
+        self.locks.lock().await.remove(id);
+        Ok(wpb::SandboxStatus {
+            sandbox_id: id.into(),
+            generation,
+            state: SandboxState::Deleted as i32,
+
+            message: String::new(),
+        })
+    }
+
+    /// Kills a container (thawed first: a frozen one cannot die) and
+    /// removes it from the runtime.
+    pub(super) async fn remove_container(&self, cid: &str) -> anyhow::Result<()> {
+        if self.runtime.status(cid).await? == Some(ContainerStatus::Paused) {
+            let _ = self.runtime.resume(cid).await;
+        }
+        let _ = self.runtime.kill(cid, "KILL").await;
+        self.runtime.delete(cid).await
+    }
+
+    pub(super) async fn teardown(&self, id: &str) -> anyhow::Result<()> {
+        let held = self.held(id);
+        self.remove_container(held.as_ref().map_or(id, Held::cid))
+            .await?;
+        let dir = self.layout(id).dir;
+        if let Some(h) = &held {
+            self.detach_network(h).await;
+        }
+        let image = held.and_then(|h| h.image);
+        // Nothing is removed while anything is mounted under the sandbox.
+        rootfs::unmount_under(&dir)?;
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir)?;
+        }
+        // The layers of an image deleted while this sandbox used it.
+        if image.is_some_and(|i| {
+            self.images
+                .get(&i.name)
+                .is_none_or(|r| r.layers != i.layers)
+        }) {
+            self.images.gc(&self.layers_in_use())?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,356 @@
+//! A sandbox's files before its container runs: its disk, root, secrets,
+//! /etc and hostname.
+
+use super::*;
+use crate::bundle::{self, Layout, RootKind};
+use crate::image::ImageStore;
+use crate::rootfs::{self, RootfsMode};
+use std::collections::HashMap;
+use std::os::unix::fs::{PermissionsExt, chown};
+use std::path::{Path, PathBuf};
+use talon_proto::talon::worker::v1 as wpb;
+
+impl SandboxHost {
+    /// Makes (once) and mounts the sandbox's disk (see `disk`); its top
+    /// directory is the sandbox's root's alone, so no other host user
+    /// reaches anything the sandbox wrote.
+    pub(super) fn mount_disk(
+        &self,
+        l: &Layout,
+        uid: u32,
+        spec: &wpb::SandboxSpec,
+    ) -> anyhow::Result<()> {
+        let image = l.disk_image();
+        if !image.exists() {
+            let asked = spec.resources.map_or(0, |r| r.disk_mib);
+            let size = self.disks.options().size_mib(asked);
+            self.disks.create(&image, size)?;
+        }
+        crate::disk::mount(&image, &l.disk())?;
+        chown(l.disk(), Some(uid), Some(uid))?;
+        std::fs::set_permissions(l.disk(), std::fs::Permissions::from_mode(0o700))?;
+        Ok(())
+    }
+
+    /// Mounts an imported image's root (once: a restarted worker finds it
+    /// still mounted) and checks its mount points.
+    pub(super) fn mount_root(&self, l: &Layout, uid: u32, h: &Held) -> anyhow::Result<()> {
+        let Some(i) = &h.image else {
+            return Ok(());
+        };
+        let rootfs = l.rootfs();
+        if !rootfs::mounts_under(&rootfs).is_empty() {
+            return Ok(());
+        }
+        match i.mode {
+            RootfsMode::Overlay => {
+                let lowers: Vec<PathBuf> =
+                    i.layers.iter().map(|d| self.images.layer_dir(d)).collect();
+                rootfs::mount_overlay(
+                    &lowers,
+                    &l.upper(),
+                    &l.work(),
+                    &rootfs,
+                    uid,
+                    bundle::ID_RANGE,
+                )
+            }
+            RootfsMode::Hardlink => {
+                let flat = self.images.flat(&i.layers)?;
+                rootfs::mount_readonly(&flat, &rootfs, uid, bundle::ID_RANGE)
+            }
+        }
+    }
+}
+
+/// A sandbox's root is an unprivileged host user: it must be able to
+/// pass through every directory above its bundle.
+pub(super) fn traversable(dir: &Path) -> anyhow::Result<()> {
+    let mut p = Some(dir);
+    while let Some(d) = p {
+        let mode = std::fs::metadata(d)?.permissions().mode();
+        if mode & 0o001 == 0 {
+            anyhow::bail!(
+                "{} is not traversable by other users (mode {:o}); sandboxes under {} could not reach their root. \
+                 Use a data directory outside it (for example /var/lib/talon)",
+                d.display(),
+                mode & 0o777,
+                dir.display()
+            );
+        }
+        p = d.parent();
+    }
+    Ok(())
+}
+
+/// Sets the UTS hostname of the sandbox whose init is `pid`, from a
+/// thread that joins its UTS namespace (the agent has no CAP_SYS_ADMIN).
+pub(super) async fn set_hostname(pid: u32, name: &str) -> anyhow::Result<()> {
+    let name = name.to_string();
+    crate::ns::within(
+        pid,
+        "uts",
+        crate::ns::Kind::HostNameAndNISDomainName,
+        move || Ok(rustix::system::sethostname(name.as_bytes())?),
+    )
+    .await
+}
+
+/// Most bytes of secret files one sandbox may hold (its tmpfs's size).
+pub const SECRETS_TMPFS_BYTES: u64 = 8 << 20;
+
+/// Mounts the sandbox's secrets directory: a tmpfs of its own (secrets
+/// never touch a disk), the sandbox's root's and no one else's, bound
+/// read-only at /run/secrets. Once: a restarted worker finds it mounted.
+pub(super) fn mount_secrets(l: &Layout, uid: u32) -> anyhow::Result<()> {
+    let at = l.secrets();
+    if rootfs::mounts_under(&at).contains(&at) {
+        return Ok(());
+    }
+    std::fs::create_dir_all(&at)?;
+    let data = std::ffi::CString::new(format!(
+        "size={SECRETS_TMPFS_BYTES},nr_inodes=1024,mode=0500,uid={uid},gid={uid}"
+    ))?;
+    use rustix::mount::MountFlags;
+    rustix::mount::mount(
+        "tmpfs",
+        &at,
+        "tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        Some(data.as_c_str()),
+    )
+    .map_err(|e| anyhow::anyhow!("secrets tmpfs at {}: {e}", at.display()))
+}
+
+/// Writes a sandbox's secret files into its secrets tmpfs, readable by
+/// its root only. Only the worker writes there (the sandbox sees it
+/// read-only), and a name is one plain component.
+pub(super) fn write_secrets(
+    l: &Layout,
+    uid: u32,
+    files: &HashMap<String, Vec<u8>>,
+) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    for (name, value) in files {
+        anyhow::ensure!(
+            !name.is_empty() && !name.contains('/') && !name.starts_with('.'),
+            "bad secret name"
+        );
+        let p = l.secrets().join(name);
+        let _ = std::fs::remove_file(&p);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o400)
+            .custom_flags(libc::O_NOFOLLOW)
+            .open(&p)
+            .map_err(|e| anyhow::anyhow!("secret file {name}: {e}"))?;
+        f.write_all(value).map_err(|e| {
+            anyhow::anyhow!(
+                "secret file {name}: {e} (a sandbox's secret files hold at most {} MiB)",
+                SECRETS_TMPFS_BYTES >> 20
+            )
+        })?;
+        // On the fd: the secrets tmpfs is the sandbox's, and a path could
+        // be swapped for a link to a host file between open and chown.
+        std::os::unix::fs::fchown(&f, Some(uid), Some(uid))?;
+    }
+    Ok(())
+}
+
+/// Writes a file only root may read, atomically (a temporary file of mode
+/// 0600, then a rename): records, specs and bundles, which may hold a
+/// sandbox's environment and secrets.
+pub(super) fn write_private(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
+    let _ = std::fs::remove_file(&tmp);
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    f.write_all(bytes)?;
+    std::fs::rename(&tmp, path)?;
+    Ok(())
+}
+
+/// A sandbox's directory: root's, traversable (its root user reaches its
+/// bundle through it), not listable.
+pub(super) fn sandbox_dir(dir: &Path) -> anyhow::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    match std::fs::DirBuilder::new().mode(0o711).create(dir) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e.into()),
+        _ => {}
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))?;
+    Ok(())
+}
+
+/// Creates the directories of a new sandbox on its mounted disk, owned by
+/// its root user, and its bundle's root.
+pub(super) fn prepare(
+    l: &Layout,
+    uid: u32,
+    image: Option<&HeldImage>,
+    images: &ImageStore,
+    nameserver: Option<std::net::Ipv4Addr>,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(l.rootfs())?;
+    std::fs::set_permissions(l.bundle(), std::fs::Permissions::from_mode(0o711))?;
+    let kind = image.map_or(RootKind::Host, HeldImage::root_kind);
+    match image {
+        None => prepare_host_root(l)?,
+        Some(i) if i.mode == RootfsMode::Overlay => {
+            std::fs::create_dir_all(l.upper())?;
+            std::fs::create_dir_all(l.work())?;
+            std::fs::set_permissions(l.work(), std::fs::Permissions::from_mode(0o700))?;
+            // The upper directory's root is the sandbox's /, owned by its root.
+            chown(l.upper(), Some(uid), Some(uid))?;
+            std::fs::set_permissions(l.upper(), std::fs::Permissions::from_mode(0o755))?;
+            let has = |p: &str| {
+                i.layers
+                    .iter()
+                    .any(|d| images.layer_dir(d).join(p).symlink_metadata().is_ok())
+            };
+            let etc = l.upper().join("etc");
+            std::fs::create_dir_all(&etc)?;
+            chown(&etc, Some(uid), Some(uid))?;
+            std::fs::set_permissions(&etc, std::fs::Permissions::from_mode(0o755))?;
+            write_worker_etc(&etc, uid, nameserver)?;
+            if !has("tmp") {
+                let tmp = l.upper().join("tmp");
+                std::fs::create_dir_all(&tmp)?;
+                chown(&tmp, Some(uid), Some(uid))?;
+                std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o1777))?;
+            }
+        }
+        Some(_) => {
+            std::fs::create_dir_all(l.etc())?;
+            write_worker_etc(&l.etc(), uid, nameserver)?;
+        }
+    }
+    for (dir, _) in l.private_dirs(kind) {
+        std::fs::create_dir_all(&dir)?;
+    }
+    if kind == RootKind::Host {
+        write_etc(l, nameserver)?;
+        for e in bundle::HOST_ETC {
+            let inside = l.etc().join(&e[5..]);
+            let host = Path::new(e);
+            if host.is_dir() {
+                std::fs::create_dir_all(&inside)?;
+            } else if host.exists() {
+                std::fs::write(&inside, b"")?;
+            }
+        }
+    }
+    // The sandbox's root owns its private directories.
+    for (dir, _) in l.private_dirs(kind) {
+        chown_tree(&dir, uid)?;
+    }
+    std::fs::set_permissions(l.workspace(), std::fs::Permissions::from_mode(0o755))?;
+    if kind != RootKind::Overlay {
+        let disk = l.disk();
+        std::fs::set_permissions(disk.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
+        std::fs::set_permissions(disk.join("root"), std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
+}
+
+/// The `host` image's root: an empty tree with the mount points, the
+/// host's merged-/usr symlinks mirrored.
+pub(super) fn prepare_host_root(l: &Layout) -> anyhow::Result<()> {
+    for d in [
+        "proc",
+        "dev",
+        "sys",
+        "usr",
+        "workspace",
+        "tmp",
+        "root",
+        "var/log/talon",
+        "etc",
+        "run/secrets",
+        ".talon",
+    ] {
+        std::fs::create_dir_all(l.rootfs().join(d))?;
+    }
+    std::fs::write(l.rootfs().join(".talon/agent"), b"")?;
+    for d in bundle::HOST_DIRS {
+        let host = Path::new(d);
+        let inside = l.rootfs().join(&d[1..]);
+        if host.is_symlink() {
+            let target = std::fs::read_link(host)?;
+            let _ = std::fs::remove_dir(&inside);
+            std::os::unix::fs::symlink(target, &inside)?;
+        } else if host.is_dir() {
+            std::fs::create_dir_all(&inside)?;
+        }
+    }
+    std::fs::create_dir_all(l.disk().join("var/log/talon"))?;
+    std::fs::create_dir_all(l.disk().join("var/tmp"))?;
+    Ok(())
+}
+
+/// /etc/hosts, /etc/hostname and /etc/resolv.conf, which the worker
+/// provides whatever the image. With a network, the only name server is
+/// the worker's resolver at the gateway.
+pub(super) fn write_worker_etc(
+    dir: &Path,
+    uid: u32,
+    nameserver: Option<std::net::Ipv4Addr>,
+) -> anyhow::Result<()> {
+    let resolv = match nameserver {
+        Some(ns) => format!("nameserver {ns}\noptions timeout:2 attempts:2\n"),
+        None => std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default(),
+    };
+    for (name, body) in [
+        (
+            "hosts",
+            "127.0.0.1 localhost\n::1 localhost ip6-localhost ip6-loopback\n".to_string(),
+        ),
+        ("hostname", "sandbox\n".to_string()),
+        ("resolv.conf", resolv),
+    ] {
+        let p = dir.join(name);
+        if p.symlink_metadata().is_ok() {
+            std::fs::remove_file(&p)?;
+        }
+        std::fs::write(&p, body)?;
+        chown(&p, Some(uid), Some(uid))?;
+    }
+    Ok(())
+}
+
+pub(super) fn write_etc(l: &Layout, nameserver: Option<std::net::Ipv4Addr>) -> anyhow::Result<()> {
+    let etc = l.etc();
+    std::fs::write(
+        etc.join("passwd"),
+        "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+    )?;
+    std::fs::write(
+        etc.join("group"),
+        "root:x:0:\ntty:x:5:\nuser:x:1000:\nnogroup:x:65534:\n",
+    )?;
+    std::fs::write(
+        etc.join("nsswitch.conf"),
+        "passwd: files\ngroup: files\nhosts: files dns\n",
+    )?;
+    write_worker_etc(&etc, 0, nameserver)?;
+    Ok(())
+}
+
+pub(super) fn chown_tree(p: &Path, uid: u32) -> std::io::Result<()> {
+    chown(p, Some(uid), Some(uid))?;
+    if p.is_dir() && !p.is_symlink() {
+        for e in std::fs::read_dir(p)? {
+            chown_tree(&e?.path(), uid)?;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,99 @@
+//! What a worker reports of what it holds, checked against the runtime,
+//! and the sandboxes whose container died.
+
+use super::*;
+use crate::runtime::ContainerStatus;
+use talon_proto::talon::worker::v1 as wpb;
+
+impl SandboxHost {
+    /// Whether `id` was deleted at `generation` or later, lately.
+    pub(super) fn deleted_since(&self, id: &str, generation: i64) -> bool {
+        let mut d = self.deleted.lock().expect("tombstones");
+        d.retain(|_, (_, at)| at.elapsed() < TOMBSTONE_TTL);
+        d.get(id).is_some_and(|(g, _)| *g >= generation)
+    }
+
+    /// Every sandbox this worker holds, with its state checked against the
+    /// runtime: a container that died while we were away is reported
+    /// failed, not running.
+    pub async fn inventory(&self) -> Vec<wpb::SandboxStatus> {
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir(&self.root) else {
+            return out;
+        };
+        for e in dir.flatten() {
+            let id = e.file_name().to_string_lossy().into_owned();
+            let Some(h) = self.held(&id) else { continue };
+            // Pooled sandboxes are the worker's own until claimed.
+            if h.pooled.is_some() {
+                continue;
+            }
+            let actual = match self.runtime.status(h.cid()).await {
+                Ok(Some(ContainerStatus::Running)) => "running",
+                Ok(Some(ContainerStatus::Paused)) => "paused",
+                Ok(_) if h.state == "stopped" => "stopped",
+                _ => "failed",
+            };
+            out.push(wpb::SandboxStatus {
+                sandbox_id: id,
+                generation: h.generation,
+                state: state_pb(actual) as i32,
+                message: if actual == "failed" && h.state != "failed" {
+                    "container is gone".into()
+                } else {
+                    String::new()
+                },
+            });
+        }
+        out
+    }
+
+    /// Finds running or paused sandboxes whose container is gone (its init
+    /// died or was killed) and marks them failed, returning what changed.
+    pub async fn reap_dead(&self) -> Vec<wpb::SandboxStatus> {
+        let mut out = Vec::new();
+        let Ok(dir) = std::fs::read_dir(&self.root) else {
+            return out;
+        };
+        for e in dir.flatten() {
+            let id = e.file_name().to_string_lossy().into_owned();
+            let Some(h) = self.held(&id) else { continue };
+            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
+                continue;
+            }
+            let lock = self.lock(&id).await;
+            let _g = lock.lock().await;
+            // Re-read under the lock: a command may have changed it.
+            let Some(mut h) = self.held(&id) else {
+                // Deleted meanwhile; don't keep the lock made for it.
+                drop(_g);
+                self.locks.lock().await.remove(&id);
+                continue;
+            };
+            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
+                continue;
+            }
+            match self.runtime.status(h.cid()).await {
+                Ok(Some(ContainerStatus::Running | ContainerStatus::Paused)) => {}
+                Ok(_) if h.pooled.is_some() => {
+                    // Nobody's sandbox: it leaves the pool and goes.
+                    tracing::warn!(sandbox = %id, "a pooled sandbox died; removing it");
+                    self.pool.forget(&id);
+                    drop(_g);
+                    let _ = self.teardown(&id).await;
+                    self.locks.lock().await.remove(&id);
+                }
+                Ok(_) => {
+                    let _ = self.runtime.delete(h.cid()).await;
+                    self.detach_network(&h).await;
+                    h.state = "failed".into();
+                    if self.save(&h).is_ok() {
+                        out.push(Self::status(&h, "the sandbox's init process exited"));
+                    }
+                }
+                Err(e) => tracing::warn!(sandbox = %id, error = %e, "runtime state unknown"),
+            }
+        }
+        out
+    }
+}
