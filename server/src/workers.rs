@@ -241,3 +241,24 @@ pub fn command(sandbox_id: &str, generation: i64, action: wpb::command::Action) 
         action: Some(action),
     }
 }
+
+/// A worker's failed command as the API's error: a refusal keeps its
+/// meaning (a stale generation is ABORTED), a failure of the host or its
+/// runtime is FAILED_PRECONDITION.
+pub fn command_error(code: i32, message: &str) -> Error {
+    match tonic::Code::from_i32(code) {
+        tonic::Code::Aborted => Error::Aborted(format!("worker: {message}")),
+        tonic::Code::NotFound => {
+            Error::FailedPrecondition(format!("the worker does not hold it: {message}"))
+        }
+        tonic::Code::InvalidArgument => Error::InvalidArgument(format!("worker: {message}")),
+        tonic::Code::Internal => Error::Internal(format!("worker: {message}")),
+        _ => Error::FailedPrecondition(format!("worker refused: {message}")),
+    }
+}
+
+/// Whether a failed command's code says the sandbox itself failed (the
+/// runtime could not do it), as opposed to the worker refusing it.
+pub fn sandbox_failed(code: i32) -> bool {
+    tonic::Code::from_i32(code) == tonic::Code::FailedPrecondition
+}

@@ -139,22 +139,22 @@ async fn forward(
         .get(GENERATION_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok());
-    let Some(held) = host.held(&id) else {
-        return Ok(grpc_error(
-            tonic::Code::NotFound,
-            "sandbox is not on this worker",
-        ));
+    let held = match host.held_for_call(&id) {
+        Ok(h) => h,
+        Err(e) => return Ok(grpc_error(e.code(), &e.to_string())),
     };
-    if generation != Some(held.generation) {
-        return Ok(grpc_error(
-            tonic::Code::FailedPrecondition,
-            "stale sandbox generation",
-        ));
+    if let Err(e) = crate::host::fence(
+        &id,
+        held.generation,
+        generation.unwrap_or(-1),
+        crate::host::Fence::Exact,
+    ) {
+        return Ok(grpc_error(e.code(), &e.to_string()));
     }
-    if held.state != "running" {
+    if held.state != crate::host::SandboxPhase::Running {
         return Ok(grpc_error(
             tonic::Code::FailedPrecondition,
-            &format!("sandbox is {}", held.state),
+            &format!("sandbox is {:?}", held.state),
         ));
     }
     let mut sender = match conns.get(&host, &held).await {

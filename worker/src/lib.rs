@@ -22,6 +22,9 @@ pub mod pool;
 pub mod rootfs;
 pub mod runtime;
 pub mod seccomp;
+/// What other crates' integration tests need from the machine; not in
+/// the production worker (the `testing` feature, for dev-dependencies).
+#[cfg(feature = "testing")]
 pub mod testing;
 pub mod youki;
 
@@ -120,18 +123,27 @@ fn result(
             status: Some(status),
             pool_ready: 0,
         },
-        Err(e) => wpb::CommandResult {
-            command_id: cmd.command_id.clone(),
-            code: tonic::Code::FailedPrecondition as i32,
-            message: format!("{e:#}"),
-            pool_ready: 0,
-            status: failed_state.map(|state| wpb::SandboxStatus {
-                sandbox_id: cmd.sandbox_id.clone(),
-                generation: cmd.generation,
-                state: state as i32,
+        Err(e) => {
+            // The one place a failure gets its code. A refusal (a stale
+            // generation, a sandbox not here) says nothing of the sandbox's
+            // state; only what the runtime failed at fails it.
+            let code = host::code_of(&e);
+            let refused = e.downcast_ref::<host::WorkerError>().is_some();
+            wpb::CommandResult {
+                command_id: cmd.command_id.clone(),
+                code: code as i32,
                 message: format!("{e:#}"),
-            }),
-        },
+                pool_ready: 0,
+                status: failed_state
+                    .filter(|_| !refused)
+                    .map(|state| wpb::SandboxStatus {
+                        sandbox_id: cmd.sandbox_id.clone(),
+                        generation: cmd.generation,
+                        state: state as i32,
+                        message: format!("{e:#}"),
+                    }),
+            }
+        }
     }
 }
 

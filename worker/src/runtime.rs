@@ -270,3 +270,81 @@ pub fn crun_refuses_this_host() -> bool {
     std::fs::read_to_string("/sys/fs/cgroup/unified/cgroup.controllers")
         .is_ok_and(|c| !c.trim().is_empty())
 }
+
+/// A runtime that runs nothing: it keeps the containers it is told of and
+/// records every call, so the host's fencing, pool and reaping logic is
+/// tested without root (youki's `TestHelperSyscall` in the same way).
+#[cfg(test)]
+pub mod fake {
+    use super::*;
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    pub struct RecordingRuntime {
+        /// Container -> (status, init pid).
+        pub containers: Mutex<HashMap<String, (ContainerStatus, u32)>>,
+        /// Every call, as "verb id".
+        pub calls: Mutex<Vec<String>>,
+    }
+
+    impl RecordingRuntime {
+        pub fn with(containers: &[(&str, ContainerStatus, u32)]) -> Self {
+            let r = RecordingRuntime::default();
+            for (id, s, pid) in containers {
+                r.containers
+                    .lock()
+                    .unwrap()
+                    .insert(id.to_string(), (*s, *pid));
+            }
+            r
+        }
+
+        fn note(&self, verb: &str, id: &str) {
+            self.calls.lock().unwrap().push(format!("{verb} {id}"));
+        }
+
+        pub fn calls(&self) -> Vec<String> {
+            self.calls.lock().unwrap().clone()
+        }
+    }
+
+    #[async_trait::async_trait]
+    impl Runtime for RecordingRuntime {
+        fn name(&self) -> &str {
+            "fake"
+        }
+        async fn run(
+            &self,
+            id: &str,
+            _bundle: &Path,
+            _agent_socket: &std::os::fd::OwnedFd,
+        ) -> anyhow::Result<u32> {
+            self.note("run", id);
+            anyhow::bail!("the fake runtime runs nothing")
+        }
+        async fn pause(&self, id: &str) -> anyhow::Result<()> {
+            self.note("pause", id);
+            Ok(())
+        }
+        async fn resume(&self, id: &str) -> anyhow::Result<()> {
+            self.note("resume", id);
+            Ok(())
+        }
+        async fn kill(&self, id: &str, signal: &str) -> anyhow::Result<()> {
+            self.note(&format!("kill-{signal}"), id);
+            if let Some(c) = self.containers.lock().unwrap().get_mut(id) {
+                c.0 = ContainerStatus::Stopped;
+            }
+            Ok(())
+        }
+        async fn delete(&self, id: &str) -> anyhow::Result<()> {
+            self.note("delete", id);
+            self.containers.lock().unwrap().remove(id);
+            Ok(())
+        }
+        async fn state(&self, id: &str) -> anyhow::Result<Option<(ContainerStatus, u32)>> {
+            Ok(self.containers.lock().unwrap().get(id).copied())
+        }
+    }
+}

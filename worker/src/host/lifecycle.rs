@@ -26,22 +26,27 @@ impl SandboxHost {
         generation: i64,
         spec: &wpb::SandboxSpec,
     ) -> anyhow::Result<wpb::SandboxStatus> {
-        anyhow::ensure!(valid_id(id), "invalid sandbox id");
-        anyhow::ensure!(!id.starts_with(POOL_PREFIX), "invalid sandbox id");
+        if !valid_id(id) || id.starts_with(POOL_PREFIX) {
+            return Err(WorkerError::InvalidId(id.to_string()).into());
+        }
         let _live = self.pool.live();
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
-        anyhow::ensure!(
-            !self.deleted_since(id, generation),
-            "sandbox {id} was deleted (generation {generation})"
-        );
-        if let Some(h) = self.held(id) {
-            anyhow::ensure!(
-                generation >= h.generation,
-                "stale generation {generation} < {}",
-                h.generation
-            );
-            if h.generation == generation && h.state == "running" {
+        if self.deleted_since(id, generation) {
+            return Err(WorkerError::Deleted {
+                id: id.to_string(),
+                generation,
+            }
+            .into());
+        }
+        let held = match self.record(id) {
+            Ok(h) => Some(h),
+            Err(WorkerError::NotHere(_)) => None,
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(h) = held {
+            fence(id, h.generation, generation, Fence::AtLeast)?;
+            if h.generation == generation && h.state == SandboxPhase::Running {
                 return Ok(Self::status(&h, ""));
             }
             self.teardown(id).await?;
@@ -95,7 +100,7 @@ impl SandboxHost {
                 sandbox_id: id.into(),
                 generation,
                 slot: self.free_slot(),
-                state: "starting".into(),
+                state: SandboxPhase::Starting,
                 image,
                 egress: crate::net::egress_from_proto(spec.network_policy.as_ref())?,
                 container: None,
@@ -214,18 +219,17 @@ impl SandboxHost {
             let _ = self.runtime.delete(id).await;
             self.detach_network(&h).await;
             let _ = rootfs::unmount_under(&layout.dir);
-            h.state = "failed".into();
+            h.state = SandboxPhase::Failed;
 
             self.save(&h)?;
             return Err(e);
         }
         tracing::debug!(sandbox = %id, total = ?t0.elapsed(), ?phases, "sandbox started");
         h.state = if h.pooled.is_some() {
-            "pooled"
+            SandboxPhase::Pooled
         } else {
-            "running"
-        }
-        .into();
+            SandboxPhase::Running
+        };
         self.save(&h)?;
         // Keep the spec for Start after Stop.
         write_private(
@@ -258,7 +262,11 @@ impl SandboxHost {
         } else {
             self.runtime.resume(h.cid()).await?;
         }
-        h.state = if frozen { "paused" } else { "running" }.into();
+        h.state = if frozen {
+            SandboxPhase::Paused
+        } else {
+            SandboxPhase::Running
+        };
         self.save(&h)?;
         Ok(Self::status(&h, ""))
     }
@@ -273,7 +281,7 @@ impl SandboxHost {
         // Its root, its disk and its secrets: mounted again at start.
         rootfs::unmount_under(&self.layout(id).dir)?;
 
-        h.state = "stopped".into();
+        h.state = SandboxPhase::Stopped;
         h.init = None;
         self.save(&h)?;
         Ok(Self::status(&h, ""))
@@ -302,15 +310,15 @@ impl SandboxHost {
     /// Removes the container and every file of the sandbox. Deleting what
     /// is not here succeeds: it is already gone.
     pub async fn delete(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
-        anyhow::ensure!(valid_id(id), "invalid sandbox id");
+        if !valid_id(id) {
+            return Err(WorkerError::InvalidId(id.to_string()).into());
+        }
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
-        if let Some(h) = self.held(id) {
-            anyhow::ensure!(
-                generation >= h.generation,
-                "stale generation {generation} < {}",
-                h.generation
-            );
+        // A record that doesn't read is removed all the same: deleting is
+        // how it is recovered from.
+        if let Ok(h) = self.record(id) {
+            fence(id, h.generation, generation, Fence::AtLeast)?;
         }
         self.deleted
             .lock()
@@ -351,6 +359,7 @@ impl SandboxHost {
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }
+        self.forget_record(id);
         // The layers of an image deleted while this sandbox used it.
         if image.is_some_and(|i| {
             self.images

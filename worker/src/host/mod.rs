@@ -11,8 +11,9 @@ mod reap;
 mod record;
 
 pub use agent_bin::needs_interpreter;
+pub use fence::{Fence, WorkerError, code_of, fence};
 pub use prepare::SECRETS_TMPFS_BYTES;
-pub use record::{Held, HeldImage};
+pub use record::{Held, HeldImage, SandboxPhase};
 
 use crate::agent_socket::AgentPeer;
 use crate::bundle::Layout;
@@ -94,21 +95,17 @@ pub struct SandboxHost {
     /// run concurrently) is refused instead of building a sandbox nobody
     /// knows.
     deleted: std::sync::Mutex<HashMap<String, (i64, std::time::Instant)>>,
+    /// Every sandbox directory's record, by directory name (the sandbox
+    /// id, but mid-claim): read from the state files at start, kept with
+    /// them since, so no call reads a file (the data plane asks on every
+    /// forwarded call). A record that doesn't read is kept as its reason.
+    records: std::sync::Mutex<HashMap<String, Result<Held, String>>>,
 }
 
 /// How long a delete is remembered against a late create.
 const TOMBSTONE_TTL: Duration = Duration::from_secs(600);
 
 use talon_core::ids::valid_sandbox_id as valid_id;
-
-fn state_pb(s: &str) -> SandboxState {
-    match s {
-        "running" => SandboxState::Running,
-        "paused" => SandboxState::Paused,
-        "stopped" => SandboxState::Stopped,
-        _ => SandboxState::Failed,
-    }
-}
 
 impl SandboxHost {
     /// `agent` is the talon-agent binary to seal a copy of.
@@ -131,7 +128,6 @@ impl SandboxHost {
         let images = ImageStore::new(data_dir, opts.max_image_bytes)?;
         let disks = crate::disk::Templates::new(data_dir.join("disk-templates"), opts.disk)?;
         Ok(SandboxHost {
-            root,
             runtime,
             agent: sealed,
             images: Arc::new(images),
@@ -142,6 +138,8 @@ impl SandboxHost {
             pool: Arc::new(Pool::new(opts.pool)),
             disks,
             deleted: std::sync::Mutex::new(HashMap::new()),
+            records: std::sync::Mutex::new(load_records(&root)),
+            root,
         })
     }
 
@@ -154,7 +152,7 @@ impl SandboxHost {
         let _ = self.net.set(net.clone());
         let mut keep = HashMap::new();
         for h in self.all_held() {
-            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
+            if !h.state.is_live() {
                 continue;
             }
             let lock = self.lock(&h.sandbox_id).await;
@@ -181,7 +179,7 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
-        let live = h.state == "running" || h.state == "paused";
+        let live = matches!(h.state, SandboxPhase::Running | SandboxPhase::Paused);
         match self.net.get() {
             Some(net) if live => {
                 let pid = self
@@ -299,3 +297,6 @@ impl SandboxHost {
         (0..).find(|s| !used.contains(s)).expect("a free slot")
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -30,7 +30,7 @@ impl SandboxHost {
         let _pg = plock.lock().await;
         let mut h = self
             .held(pooled)
-            .filter(|h| h.pooled.is_some() && h.state == "pooled")
+            .filter(|h| h.pooled.is_some() && h.state == SandboxPhase::Pooled)
             .ok_or_else(|| anyhow::anyhow!("the pooled sandbox {pooled} is gone"))?;
         // A sandbox pooled from an older import is not the image asked for.
         anyhow::ensure!(
@@ -44,11 +44,12 @@ impl SandboxHost {
             .ok_or_else(|| anyhow::anyhow!("the pooled sandbox's container is gone"))?;
         let layout = self.layout(id);
         std::fs::rename(self.layout(pooled).dir, &layout.dir)?;
+        self.forget_record(pooled);
         h.sandbox_id = id.into();
         h.container = Some(pooled.into());
         h.generation = generation;
         h.pooled = None;
-        h.state = "claiming".into();
+        h.state = SandboxPhase::Claiming;
         self.save(&h)?;
         self.locks.lock().await.remove(pooled);
         let t_rename = t0.elapsed();
@@ -72,7 +73,7 @@ impl SandboxHost {
         }
         let t_net = t0.elapsed();
         h.egress = egress;
-        h.state = "running".into();
+        h.state = SandboxPhase::Running;
         self.save(&h)?;
         write_private(
             &layout.dir.join("spec.bin"),
@@ -183,7 +184,7 @@ impl SandboxHost {
     pub async fn reclaim_pool(&self) {
         for (dir, h) in self.held_dirs() {
             let named = dir == h.sandbox_id;
-            let leftover = h.pooled.is_some() || h.state == "claiming" || !named;
+            let leftover = h.pooled.is_some() || h.state == SandboxPhase::Claiming || !named;
             if !leftover {
                 continue;
             }
@@ -201,7 +202,7 @@ impl SandboxHost {
                         && alive
                         && self.image_current(&h)
                         && agent_same
-                        && h.state == "pooled"
+                        && h.state == SandboxPhase::Pooled
                         && self.pool.options().size > 0 =>
                 {
                     self.pool.adopt(shape.clone(), h.sandbox_id.clone());

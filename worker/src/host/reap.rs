@@ -18,27 +18,23 @@ impl SandboxHost {
     /// failed, not running.
     pub async fn inventory(&self) -> Vec<wpb::SandboxStatus> {
         let mut out = Vec::new();
-        let Ok(dir) = std::fs::read_dir(&self.root) else {
-            return out;
-        };
-        for e in dir.flatten() {
-            let id = e.file_name().to_string_lossy().into_owned();
+        for id in self.record_dirs() {
             let Some(h) = self.held(&id) else { continue };
             // Pooled sandboxes are the worker's own until claimed.
             if h.pooled.is_some() {
                 continue;
             }
             let actual = match self.runtime.status(h.cid()).await {
-                Ok(Some(ContainerStatus::Running)) => "running",
-                Ok(Some(ContainerStatus::Paused)) => "paused",
-                Ok(_) if h.state == "stopped" => "stopped",
-                _ => "failed",
+                Ok(Some(ContainerStatus::Running)) => SandboxPhase::Running,
+                Ok(Some(ContainerStatus::Paused)) => SandboxPhase::Paused,
+                Ok(_) if h.state == SandboxPhase::Stopped => SandboxPhase::Stopped,
+                _ => SandboxPhase::Failed,
             };
             out.push(wpb::SandboxStatus {
                 sandbox_id: id,
                 generation: h.generation,
-                state: state_pb(actual) as i32,
-                message: if actual == "failed" && h.state != "failed" {
+                state: actual.reported() as i32,
+                message: if actual == SandboxPhase::Failed && h.state != SandboxPhase::Failed {
                     "container is gone".into()
                 } else {
                     String::new()
@@ -52,13 +48,9 @@ impl SandboxHost {
     /// died or was killed) and marks them failed, returning what changed.
     pub async fn reap_dead(&self) -> Vec<wpb::SandboxStatus> {
         let mut out = Vec::new();
-        let Ok(dir) = std::fs::read_dir(&self.root) else {
-            return out;
-        };
-        for e in dir.flatten() {
-            let id = e.file_name().to_string_lossy().into_owned();
+        for id in self.record_dirs() {
             let Some(h) = self.held(&id) else { continue };
-            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
+            if !h.state.is_live() {
                 continue;
             }
             let lock = self.lock(&id).await;
@@ -70,7 +62,7 @@ impl SandboxHost {
                 self.locks.lock().await.remove(&id);
                 continue;
             };
-            if !matches!(h.state.as_str(), "running" | "paused" | "pooled") {
+            if !h.state.is_live() {
                 continue;
             }
             match self.runtime.status(h.cid()).await {
@@ -86,7 +78,7 @@ impl SandboxHost {
                 Ok(_) => {
                     let _ = self.runtime.delete(h.cid()).await;
                     self.detach_network(&h).await;
-                    h.state = "failed".into();
+                    h.state = SandboxPhase::Failed;
                     if self.save(&h).is_ok() {
                         out.push(Self::status(&h, "the sandbox's init process exited"));
                     }

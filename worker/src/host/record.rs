@@ -10,13 +10,55 @@ use crate::rootfs::RootfsMode;
 use serde::{Deserialize, Serialize};
 use talon_proto::talon::worker::v1 as wpb;
 
+/// Where a sandbox is, as this worker last left it. Stored as its
+/// lowercase name (the state files' form since the first release); a
+/// name this worker doesn't know makes the record unreadable, never
+/// another phase.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxPhase {
+    /// Being built for a create.
+    Starting,
+    Running,
+    Paused,
+    Stopped,
+    Failed,
+    /// Built ahead of demand, waiting in the prewarm pool.
+    Pooled,
+    /// Being handed from the pool to a create.
+    Claiming,
+}
+
+impl SandboxPhase {
+    /// Whether its container should be alive.
+    pub fn is_live(self) -> bool {
+        matches!(
+            self,
+            SandboxPhase::Running | SandboxPhase::Paused | SandboxPhase::Pooled
+        )
+    }
+
+    /// What the control plane is told.
+    pub fn reported(self) -> SandboxState {
+        match self {
+            SandboxPhase::Starting | SandboxPhase::Claiming => SandboxState::Starting,
+            SandboxPhase::Running => SandboxState::Running,
+            SandboxPhase::Paused => SandboxState::Paused,
+            SandboxPhase::Stopped => SandboxState::Stopped,
+            SandboxPhase::Failed => SandboxState::Failed,
+            // Nobody's sandbox yet: never reported (see held_records).
+            SandboxPhase::Pooled => SandboxState::Starting,
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Held {
     pub sandbox_id: String,
     pub generation: i64,
     pub slot: u32,
-    /// "running", "paused" or "stopped", as this worker last left it.
-    pub state: String,
+    /// Where it is, as this worker last left it.
+    pub state: SandboxPhase,
     /// The imported image it was built from; None for `host`. Kept here
     /// so it restarts, and its layers stay, after the image is deleted.
     #[serde(default)]
@@ -96,16 +138,13 @@ impl SandboxHost {
     /// Every sandbox directory with the record in it: (directory name,
     /// record). The name is the sandbox id but mid-claim.
     pub(super) fn held_dirs(&self) -> Vec<(String, Held)> {
-        std::fs::read_dir(&self.root)
-            .map(|d| {
-                d.flatten()
-                    .filter_map(|e| {
-                        let name = e.file_name().to_string_lossy().into_owned();
-                        self.held(&name).map(|h| (name, h))
-                    })
-                    .collect()
-            })
-            .unwrap_or_default()
+        let records = self.records.lock().expect("records");
+        let mut out: Vec<(String, Held)> = records
+            .iter()
+            .filter_map(|(dir, r)| r.as_ref().ok().map(|h| (dir.clone(), h.clone())))
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
     }
 
     /// Whether a sandbox's image is still here with the layers it was
@@ -118,17 +157,58 @@ impl SandboxHost {
         })
     }
 
+    /// The record of sandbox `id`, if it is here and reads.
     pub fn held(&self, id: &str) -> Option<Held> {
+        self.record(id).ok()
+    }
+
+    /// The record of sandbox `id`: NotHere, or Corrupt when its state
+    /// file doesn't read (never a guess at its state).
+    pub(super) fn record(&self, id: &str) -> Result<Held, WorkerError> {
         if !valid_id(id) {
-            return None;
+            return Err(WorkerError::InvalidId(id.to_string()));
         }
-        let s = std::fs::read_to_string(self.layout(id).dir.join("state.json")).ok()?;
-        serde_json::from_str(&s).ok()
+        match self.records.lock().expect("records").get(id) {
+            None => Err(WorkerError::NotHere(id.to_string())),
+            Some(Ok(h)) => Ok(h.clone()),
+            Some(Err(reason)) => Err(WorkerError::Corrupt {
+                id: id.to_string(),
+                reason: reason.clone(),
+            }),
+        }
+    }
+
+    /// The record a data-plane call for `id` is routed by (from memory).
+    pub fn held_for_call(&self, id: &str) -> Result<Held, WorkerError> {
+        self.record(id)
+    }
+
+    /// Forgets the record of a directory that is gone (removed, or renamed
+    /// by a claim).
+    pub(super) fn forget_record(&self, dir: &str) {
+        self.records.lock().expect("records").remove(dir);
+    }
+
+    /// The directory names of every record, those that don't read too.
+    pub(super) fn record_dirs(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .records
+            .lock()
+            .expect("records")
+            .keys()
+            .cloned()
+            .collect();
+        v.sort();
+        v
     }
 
     pub(super) fn save(&self, h: &Held) -> anyhow::Result<()> {
         let dir = self.layout(&h.sandbox_id).dir;
         write_private(&dir.join("state.json"), &serde_json::to_vec(h)?)?;
+        self.records
+            .lock()
+            .expect("records")
+            .insert(h.sandbox_id.clone(), Ok(h.clone()));
         Ok(())
     }
 
@@ -146,8 +226,37 @@ impl SandboxHost {
         wpb::SandboxStatus {
             sandbox_id: h.sandbox_id.clone(),
             generation: h.generation,
-            state: state_pb(&h.state) as i32,
+            state: h.state.reported() as i32,
             message: message.to_string(),
         }
     }
+}
+
+/// The records of every sandbox directory under `root`, as their state
+/// files say. One that doesn't read is kept as the reason (and logged):
+/// its sandbox is refused every command, not taken for another state.
+pub(super) fn load_records(root: &Path) -> HashMap<String, Result<Held, String>> {
+    let mut out = HashMap::new();
+    for e in std::fs::read_dir(root).into_iter().flatten().flatten() {
+        let dir = e.file_name().to_string_lossy().into_owned();
+        if !valid_id(&dir) {
+            continue;
+        }
+        let file = e.path().join("state.json");
+        let text = match std::fs::read_to_string(&file) {
+            Ok(t) => t,
+            // A directory being made, or one whose record is gone.
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => continue,
+            Err(err) => {
+                out.insert(dir, Err(err.to_string()));
+                continue;
+            }
+        };
+        let r = serde_json::from_str::<Held>(&text).map_err(|e| e.to_string());
+        if let Err(reason) = &r {
+            tracing::error!(sandbox = %dir, %reason, "a sandbox's record does not read; its commands are refused");
+        }
+        out.insert(dir, r);
+    }
+    out
 }

@@ -9,7 +9,7 @@ use crate::app::App;
 use crate::db::entity::sandbox;
 use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
-use crate::workers::{command, network_policy, reported_state};
+use crate::workers::{command, command_error, network_policy, reported_state, sandbox_failed};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -131,6 +131,10 @@ async fn apply_result(
 ) -> Result<sandbox::Model> {
     let status = match r.status {
         Some(s) => s,
+        // A refusal (a stale generation, say) changes nothing here.
+        None if r.code != 0 && !sandbox_failed(r.code) => {
+            return Err(command_error(r.code, &r.message));
+        }
         None if r.code != 0 => wpb::SandboxStatus {
             sandbox_id: row.id.clone(),
             generation: row.generation,
@@ -193,10 +197,7 @@ pub(super) async fn drive(
         .call(&worker, cmd, app.config.worker_command_timeout)
         .await?;
     if result.code != 0 && result.status.is_none() {
-        return Err(Error::FailedPrecondition(format!(
-            "worker refused: {}",
-            result.message
-        )));
+        return Err(command_error(result.code, &result.message));
     }
     apply_result(app, &worker, &row, result).await
 }
