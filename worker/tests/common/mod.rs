@@ -267,3 +267,14 @@ impl Sandbox {
             .unwrap_or_else(|e| panic!("writing {path}: {e}"));
     }
 }
+
+/// A file's SHA-256, in hex.
+pub fn sha(path: &Path) -> String {
+    hex(&<sha2::Sha256 as sha2::Digest>::digest(
+        std::fs::read(path).unwrap(),
+    ))
+}
+
+pub fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}

@@ -16,53 +16,41 @@ use talon_proto::v1 as pb;
 use tokio::sync::mpsc;
 use tonic::Status;
 
-const RESOLVE_NO_MAGICLINKS: u64 = 0x02;
-const RESOLVE_NO_SYMLINKS: u64 = 0x04;
-const RESOLVE_BENEATH: u64 = 0x08;
-const RESOLVE_IN_ROOT: u64 = 0x10;
+use rustix::fs::ResolveFlags;
+const RESOLVE_NO_MAGICLINKS: u64 = ResolveFlags::NO_MAGICLINKS.bits();
+const RESOLVE_NO_SYMLINKS: u64 = ResolveFlags::NO_SYMLINKS.bits();
+const RESOLVE_BENEATH: u64 = ResolveFlags::BENEATH.bits();
+const RESOLVE_IN_ROOT: u64 = ResolveFlags::IN_ROOT.bits();
 /// Names of the temp files atomic writes go through; watchers skip them.
 pub const TEMP_PREFIX: &str = ".talon-write-";
 /// Most entries ListDir returns.
 pub const MAX_LIST: usize = 10_000;
 const CHUNK: usize = 256 * 1024;
 
-#[repr(C)]
-struct OpenHow {
-    flags: u64,
-    mode: u64,
-    resolve: u64,
-}
-
-fn openat2(
+/// openat2(2) through rustix: `dir` may be `libc::AT_FDCWD`; the fd is
+/// close-on-exec.
+pub(super) fn openat2(
     dir: RawFd,
     path: &CStr,
     flags: i32,
     mode: u32,
     resolve: u64,
 ) -> std::io::Result<OwnedFd> {
-    let how = OpenHow {
-        flags: (flags | libc::O_CLOEXEC) as u64,
-        mode: u64::from(mode),
-        resolve,
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::from_bits_retain((flags | libc::O_CLOEXEC) as u32);
+    let mode = Mode::from_raw_mode(mode);
+    let resolve = ResolveFlags::from_bits_retain(resolve);
+    let r = if dir == libc::AT_FDCWD {
+        rustix::fs::openat2(rustix::fs::CWD, path, flags, mode, resolve)
+    } else {
+        // SAFETY: the caller holds `dir` open for the call.
+        let dir = unsafe { std::os::fd::BorrowedFd::borrow_raw(dir) };
+        rustix::fs::openat2(dir, path, flags, mode, resolve)
     };
-    // SAFETY: openat2 with a valid path and open_how of the declared size.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_openat2,
-            dir,
-            path.as_ptr(),
-            &how as *const OpenHow,
-            std::mem::size_of::<OpenHow>(),
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: the kernel returned a new fd.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as RawFd) })
+    r.map_err(std::io::Error::from)
 }
 
-fn cstr(s: &str) -> Result<CString, Status> {
+pub(super) fn cstr(s: &str) -> Result<CString, Status> {
     CString::new(s).map_err(|_| Status::invalid_argument("path contains NUL"))
 }
 
@@ -106,7 +94,7 @@ pub fn status(e: std::io::Error, path: &str) -> Status {
     }
 }
 
-fn last_err() -> std::io::Error {
+pub(super) fn last_err() -> std::io::Error {
     std::io::Error::last_os_error()
 }
 
@@ -585,205 +573,9 @@ impl Files {
     }
 }
 
-fn unlink(dir: RawFd, leaf: &CStr, flags: i32, shown: &str) -> Result<(), Status> {
-    // SAFETY: unlinkat relative to a dirfd we hold.
-    if unsafe { libc::unlinkat(dir, leaf.as_ptr(), flags) } != 0 {
-        return Err(status(last_err(), shown));
-    }
-    Ok(())
-}
-
-/// Entries of a directory fd, without . and ..
-pub fn entries(dir: RawFd) -> Result<Vec<CString>, Status> {
-    // SAFETY: fdopendir takes ownership of a dup; closedir releases it.
-    unsafe {
-        let dup = libc::fcntl(dir, libc::F_DUPFD_CLOEXEC, 0);
-        if dup < 0 {
-            return Err(status(last_err(), "directory"));
-        }
-        let d = libc::fdopendir(dup);
-        if d.is_null() {
-            libc::close(dup);
-            return Err(status(last_err(), "directory"));
-        }
-        libc::rewinddir(d);
-        let mut out = Vec::new();
-        loop {
-            let e = libc::readdir(d);
-            if e.is_null() {
-                break;
-            }
-            let name = CStr::from_ptr((*e).d_name.as_ptr());
-            if name != c"." && name != c".." {
-                out.push(name.to_owned());
-            }
-        }
-        libc::closedir(d);
-        Ok(out)
-    }
-}
-
-fn walk(dir: OwnedFd, shown: &str, depth: i32, out: &mut Vec<pb::FileInfo>) -> Result<(), Status> {
-    for name in entries(dir.as_raw_fd())? {
-        if out.len() >= MAX_LIST {
-            return Err(Status::resource_exhausted(format!(
-                "more than {MAX_LIST} entries; list a narrower directory or a smaller depth"
-            )));
-        }
-        let child = format!("{}/{}", shown.trim_end_matches('/'), name.to_string_lossy());
-        let info = match Files::info_at(dir.as_raw_fd(), Some(&name), &child) {
-            Ok(i) => i,
-            Err(s) if s.code() == tonic::Code::NotFound => continue, // gone meanwhile
-            Err(s) => return Err(s),
-        };
-        let is_dir = info.r#type == pb::FileType::Directory as i32;
-        out.push(info);
-        if is_dir
-            && depth > 1
-            && let Ok(sub) = openat2(
-                dir.as_raw_fd(),
-                &name,
-                libc::O_DIRECTORY | libc::O_RDONLY,
-                0,
-                RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
-            )
-        {
-            walk(sub, &child, depth - 1, out)?;
-        }
-    }
-    Ok(())
-}
-
-fn remove_tree(parent: RawFd, leaf: &CStr, shown: &str) -> Result<(), Status> {
-    let dir = openat2(
-        parent,
-        leaf,
-        libc::O_DIRECTORY | libc::O_RDONLY | libc::O_NOFOLLOW,
-        0,
-        RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS,
-    )
-    .map_err(|e| status(e, shown))?;
-    for name in entries(dir.as_raw_fd())? {
-        let child = format!("{shown}/{}", name.to_string_lossy());
-        let info = Files::info_at(dir.as_raw_fd(), Some(&name), &child)?;
-        if info.r#type == pb::FileType::Directory as i32 {
-            remove_tree(dir.as_raw_fd(), &name, &child)?;
-        } else {
-            unlink(dir.as_raw_fd(), &name, 0, &child)?;
-        }
-    }
-    unlink(parent, leaf, libc::AT_REMOVEDIR, shown)
-}
-
-fn rand_suffix() -> u64 {
-    let mut b = [0u8; 8];
-    // SAFETY: getrandom into a local buffer.
-    unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };
-    u64::from_le_bytes(b)
-}
-
-pub struct Reader {
-    file: File,
-    offset: i64,
-    end: i64,
-    total: i64,
-}
-
-impl Reader {
-    /// Sends the content in chunks; `send` returns false when the reader
-    /// went away.
-    pub fn pump(self, mut send: impl FnMut(Result<pb::ReadFileResponse, Status>) -> bool) {
-        use std::os::unix::fs::FileExt;
-        let mut pos = self.offset;
-        let mut first = true;
-        let mut buf = vec![0u8; CHUNK];
-        loop {
-            let want = ((self.end - pos).max(0) as usize).min(CHUNK);
-            if want == 0 {
-                if first {
-                    send(Ok(pb::ReadFileResponse {
-                        data: vec![],
-                        total_size: self.total,
-                    }));
-                }
-                return;
-            }
-            match self.file.read_at(&mut buf[..want], pos as u64) {
-                Ok(0) => return,
-                Ok(n) => {
-                    pos += n as i64;
-                    let total_size = if first { self.total } else { 0 };
-                    first = false;
-                    if !send(Ok(pb::ReadFileResponse {
-                        data: buf[..n].to_vec(),
-                        total_size,
-                    })) {
-                        return;
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    send(Err(Status::internal(format!("read: {e}"))));
-                    return;
-                }
-            }
-        }
-    }
-}
-
-/// An atomic write in progress; dropped without `commit`, it leaves
-/// nothing behind.
-pub struct Writer {
-    parent: OwnedFd,
-    tmp: CString,
-    leaf: CString,
-    file: Option<File>,
-    no_overwrite: bool,
-    shown: String,
-    mode: u32,
-}
-
-impl Writer {
-    pub fn write(&mut self, data: &[u8]) -> Result<(), Status> {
-        let f = self.file.as_mut().expect("open until commit");
-        f.write_all(data).map_err(|e| status(e, &self.shown))
-    }
-
-    pub fn commit(mut self) -> Result<pb::FileInfo, Status> {
-        let f = self.file.take().expect("open until commit");
-        // The umask may have narrowed the mode at creation.
-        // SAFETY: fchmod on our file.
-        unsafe { libc::fchmod(f.as_raw_fd(), self.mode) };
-        f.sync_all().map_err(|e| status(e, &self.shown))?;
-        drop(f);
-        let p = self.parent.as_raw_fd();
-        // SAFETY: *at calls relative to the parent dirfd we hold.
-        let r = unsafe {
-            if self.no_overwrite {
-                let r = libc::linkat(p, self.tmp.as_ptr(), p, self.leaf.as_ptr(), 0);
-                if r == 0 {
-                    libc::unlinkat(p, self.tmp.as_ptr(), 0);
-                }
-                r
-            } else {
-                libc::renameat(p, self.tmp.as_ptr(), p, self.leaf.as_ptr())
-            }
-        };
-        if r != 0 {
-            return Err(status(last_err(), &self.shown));
-        }
-        // SAFETY: fsync of the directory makes the rename durable.
-        unsafe { libc::fsync(p) };
-        self.tmp = CString::default();
-        Files::info_at(p, Some(&self.leaf), &self.shown)
-    }
-}
-
-impl Drop for Writer {
-    fn drop(&mut self) {
-        if !self.tmp.as_bytes().is_empty() {
-            // SAFETY: remove our temp file, relative to its parent.
-            unsafe { libc::unlinkat(self.parent.as_raw_fd(), self.tmp.as_ptr(), 0) };
-        }
-    }
-}
+mod stream;
+mod tree;
+use stream::rand_suffix;
+pub use stream::{Reader, Writer};
+pub use tree::entries;
+use tree::{remove_tree, unlink, walk};

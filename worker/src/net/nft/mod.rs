@@ -30,7 +30,6 @@
 //! flows, so a policy change cuts connections that it no longer allows.
 
 use serde_json::{Value, json};
-use std::collections::HashSet;
 use std::net::Ipv4Addr;
 use std::time::Duration;
 
@@ -46,33 +45,33 @@ pub struct Tables {
     pub gateway: Ipv4Addr,
 }
 
-fn payload(protocol: &str, field: &str) -> Value {
+pub(super) fn payload(protocol: &str, field: &str) -> Value {
     json!({"payload": {"protocol": protocol, "field": field}})
 }
 
-fn meta(key: &str) -> Value {
+pub(super) fn meta(key: &str) -> Value {
     json!({"meta": {"key": key}})
 }
 
-fn m(left: Value, op: &str, right: Value) -> Value {
+pub(super) fn m(left: Value, op: &str, right: Value) -> Value {
     json!({"match": {"op": op, "left": left, "right": right}})
 }
 
-fn prefix(net: &ipnet::IpNet) -> Value {
+pub(super) fn prefix(net: &ipnet::IpNet) -> Value {
     json!({"prefix": {"addr": net.network().to_string(), "len": net.prefix_len()}})
 }
 
 /// A reject that the sender notices at once (TCP reset, ICMP error), so
 /// blocked connections fail fast instead of timing out.
-fn reject() -> Value {
+pub(super) fn reject() -> Value {
     json!({"reject": null})
 }
 
-fn accept() -> Value {
+pub(super) fn accept() -> Value {
     json!({"accept": null})
 }
 
-fn drop_() -> Value {
+pub(super) fn drop_() -> Value {
     json!({"drop": null})
 }
 
@@ -99,7 +98,7 @@ impl Batch {
     }
 }
 
-async fn run_nft(args: &[&str], input: Option<String>) -> anyhow::Result<String> {
+pub(super) async fn run_nft(args: &[&str], input: Option<String>) -> anyhow::Result<String> {
     use tokio::io::AsyncWriteExt;
     let mut child = tokio::process::Command::new("nft")
         .args(args)
@@ -129,10 +128,10 @@ async fn run_nft(args: &[&str], input: Option<String>) -> anyhow::Result<String>
 pub fn chain_of(id: &str) -> String {
     format!("sb_{id}")
 }
-fn cidr_set_of(id: &str) -> String {
+pub(super) fn cidr_set_of(id: &str) -> String {
     format!("ac_{id}")
 }
-fn pin_set_of(id: &str) -> String {
+pub(super) fn pin_set_of(id: &str) -> String {
     format!("pin_{id}")
 }
 
@@ -171,25 +170,25 @@ pub fn mac_string(mac: &[u8; 6]) -> String {
 }
 
 impl Tables {
-    fn inet(&self, v: Value) -> Value {
+    pub(super) fn inet(&self, v: Value) -> Value {
         let mut v = v;
         v["family"] = json!("inet");
         v["table"] = json!(self.name);
         v
     }
 
-    fn bridge_obj(&self, v: Value) -> Value {
+    pub(super) fn bridge_obj(&self, v: Value) -> Value {
         let mut v = v;
         v["family"] = json!("bridge");
         v["table"] = json!(self.name);
         v
     }
 
-    fn rule(&self, chain: &str, expr: Vec<Value>) -> Value {
+    pub(super) fn rule(&self, chain: &str, expr: Vec<Value>) -> Value {
         self.inet(json!({"chain": chain, "expr": expr}))
     }
 
-    fn bridge_rule(&self, chain: &str, expr: Vec<Value>) -> Value {
+    pub(super) fn bridge_rule(&self, chain: &str, expr: Vec<Value>) -> Value {
         self.bridge_obj(json!({"chain": chain, "expr": expr}))
     }
 
@@ -455,7 +454,7 @@ impl Tables {
     }
 
     /// A sandbox's chain and sets; adding them again changes nothing.
-    fn add_sandbox_objects(&self, b: &mut Batch, id: &str) {
+    pub(super) fn add_sandbox_objects(&self, b: &mut Batch, id: &str) {
         b.push("add", "chain", self.inet(json!({"name": chain_of(id)})));
         b.push(
             "add",
@@ -471,7 +470,7 @@ impl Tables {
 
     /// The egress map's element for `addr`: with its verdict (a jump to
     /// `chain`) to add, by key alone to delete.
-    fn egress_element(&self, addr: Ipv4Addr, chain: Option<&str>) -> Value {
+    pub(super) fn egress_element(&self, addr: Ipv4Addr, chain: Option<&str>) -> Value {
         let a = addr.to_string();
         let elem = match chain {
             Some(c) => json!([[a, {"jump": {"target": c}}]]),
@@ -480,11 +479,11 @@ impl Tables {
         self.inet(json!({"name": "egress", "elem": elem}))
     }
 
-    fn dns_element(&self, addr: Ipv4Addr) -> Value {
+    pub(super) fn dns_element(&self, addr: Ipv4Addr) -> Value {
         self.inet(json!({"name": "dns_ok", "elem": [addr.to_string()]}))
     }
 
-    fn ports_element(&self, port: &str, mac: &[u8; 6], addr: Ipv4Addr) -> Value {
+    pub(super) fn ports_element(&self, port: &str, mac: &[u8; 6], addr: Ipv4Addr) -> Value {
         self.bridge_obj(json!({
             "name": "ports",
             "elem": [{"concat": [port, mac_string(mac), addr.to_string()]}],
@@ -525,258 +524,10 @@ impl Tables {
         );
         b
     }
-
-    /// Takes a sandbox out of the tables, in one transaction: everything is
-    /// added first (a no-op for what is there), then deleted, so the batch
-    /// never fails on something already gone. Should it fail anyway (an
-    /// element of that address pointing elsewhere), each delete is tried
-    /// on its own.
-    pub async fn remove_member(
-        &self,
-        id: &str,
-        addr: Option<Ipv4Addr>,
-        port: Option<(&str, [u8; 6])>,
-    ) {
-        let chain = chain_of(id);
-        let (ac, pin) = (cidr_set_of(id), pin_set_of(id));
-        let mut ensure = Batch::default();
-        self.add_sandbox_objects(&mut ensure, id);
-        let mut elements = Vec::new();
-        if let Some(a) = addr {
-            ensure.push("add", "element", self.egress_element(a, Some(&chain)));
-            elements.push(self.egress_element(a, None));
-            let dns = self.dns_element(a);
-            ensure.push("add", "element", dns.clone());
-            elements.push(dns);
-            if let Some((port, mac)) = port {
-                let e = self.ports_element(port, &mac, a);
-                ensure.push("add", "element", e.clone());
-                elements.push(e);
-            }
-        }
-        let mut steps: Vec<(&str, Value)> = elements.into_iter().map(|e| ("element", e)).collect();
-        steps.push(("chain", self.inet(json!({"name": chain}))));
-        steps.push(("set", self.inet(json!({"name": ac}))));
-        steps.push(("set", self.inet(json!({"name": pin}))));
-        let mut all = ensure;
-        all.push("flush", "chain", self.inet(json!({"name": chain})));
-        for (object, body) in &steps {
-            all.push("delete", object, body.clone());
-        }
-        let Err(e) = all.run().await else { return };
-        tracing::debug!(error = %e, "nft removal in one batch failed; step by step");
-        delete_each(steps).await;
-    }
-
-    /// The inet table as nft prints it.
-    pub async fn list(&self) -> anyhow::Result<Value> {
-        self.list_family("inet").await
-    }
-
-    async fn list_family(&self, family: &str) -> anyhow::Result<Value> {
-        let out = run_nft(&["-j", "list", "table", family, &self.name], None).await?;
-        Ok(serde_json::from_str(&out)?)
-    }
-
-    /// Names of the per-sandbox chains in the inet table.
-    pub async fn sandbox_chains(&self) -> Vec<String> {
-        let Ok(v) = self.list().await else {
-            return vec![];
-        };
-        v["nftables"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|o| o["chain"]["name"].as_str())
-            .filter_map(|n| n.strip_prefix("sb_"))
-            .map(String::from)
-            .collect()
-    }
-
-    /// Removes rules of sandboxes not in `ids` and addresses not in
-    /// `addrs`: what a worker killed between two steps left behind.
-    pub async fn sweep(&self, ids: &HashSet<String>, addrs: &HashSet<Ipv4Addr>) {
-        let Ok(inet) = self.list().await else { return };
-        let items: Vec<Value> = inet["nftables"].as_array().cloned().unwrap_or_default();
-        let mut steps: Vec<(&str, Value)> = Vec::new();
-        // An address in a listing that no held sandbox has.
-        let stale = |v: &Value| {
-            v.as_str()
-                .and_then(|a| a.parse::<Ipv4Addr>().ok())
-                .filter(|a| !addrs.contains(a))
-        };
-        for o in &items {
-            if let Some(map) = o.get("map").filter(|m| m["name"] == "egress") {
-                for e in map["elem"].as_array().into_iter().flatten() {
-                    if let Some(a) = stale(&e[0]) {
-                        steps.push(("element", self.egress_element(a, None)));
-                    }
-                }
-            }
-            if let Some(set) = o.get("set") {
-                let name = set["name"].as_str().unwrap_or("");
-                if name == "dns_ok" {
-                    for e in set["elem"].as_array().into_iter().flatten() {
-                        if let Some(a) = stale(e) {
-                            steps.push(("element", self.dns_element(a)));
-                        }
-                    }
-                }
-            }
-        }
-        for o in &items {
-            let owned = |kind: &str, prefix: &str| {
-                o.get(kind)
-                    .and_then(|c| c["name"].as_str())
-                    .and_then(|n| n.strip_prefix(prefix))
-                    .filter(|id| !ids.contains(*id))
-                    .map(String::from)
-            };
-            if let Some(id) = owned("chain", "sb_") {
-                steps.push(("chain", self.inet(json!({"name": chain_of(&id)}))));
-            }
-            for p in ["ac_", "pin_"] {
-                if let Some(id) = owned("set", p) {
-                    steps.push(("set", self.inet(json!({"name": format!("{p}{id}")}))));
-                }
-            }
-        }
-        if let Ok(v) = self.list_family("bridge").await {
-            for o in v["nftables"].as_array().into_iter().flatten() {
-                if let Some(set) = o.get("set").filter(|s| s["name"] == "ports") {
-                    for e in set["elem"].as_array().into_iter().flatten() {
-                        if stale(&e["concat"][2]).is_some() {
-                            steps.push((
-                                "element",
-                                self.bridge_obj(json!({"name": "ports", "elem": [e]})),
-                            ));
-                        }
-                    }
-                }
-            }
-        }
-        delete_each(steps).await;
-    }
-
-    /// How many per-sandbox objects the tables hold: chains and sets, and
-    /// elements of the egress map, the DNS set and the ports set.
-    pub async fn census(&self) -> anyhow::Result<Census> {
-        let inet = self.list().await?;
-        let bridge = self.list_family("bridge").await?;
-        let mut c = Census::default();
-        let elems = |o: &Value| o["elem"].as_array().map_or(0, Vec::len);
-        for o in inet["nftables"].as_array().into_iter().flatten() {
-            if let Some(n) = o["chain"]["name"].as_str() {
-                c.chains += usize::from(n.starts_with("sb_"));
-            }
-            if let Some(n) = o["set"]["name"].as_str() {
-                c.sets += usize::from(n.starts_with("ac_") || n.starts_with("pin_"));
-                if n == "dns_ok" {
-                    c.dns_ok = elems(&o["set"]);
-                }
-            }
-            if o["map"]["name"] == "egress" {
-                c.egress = elems(&o["map"]);
-            }
-        }
-        for o in bridge["nftables"].as_array().into_iter().flatten() {
-            if o["set"]["name"] == "ports" {
-                c.ports = elems(&o["set"]);
-            }
-        }
-        Ok(c)
-    }
-
-    /// Removes both tables (a worker leaving for good, or tests).
-    pub async fn remove_all(&self) {
-        for family in ["inet", "bridge"] {
-            let _ = run_nft(&["delete", "table", family, &self.name], None).await;
-        }
-    }
 }
 
-/// Runs each delete on its own, so one that finds nothing to remove does
-/// not undo the others.
-async fn delete_each(steps: Vec<(&str, Value)>) {
-    for (object, body) in steps {
-        let mut b = Batch::default();
-        b.push("delete", object, body);
-        if let Err(e) = b.run().await {
-            tracing::debug!(error = %e, "nft delete found nothing");
-        }
-    }
-}
-
-/// Whether nft is here at all.
-pub async fn available() -> bool {
-    run_nft(&["--version"], None).await.is_ok()
-}
+mod inspect;
+pub use inspect::available;
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn tables() -> Tables {
-        Tables {
-            name: "talon0".into(),
-            bridge: "talon0".into(),
-            port_glob: "talon0v*".into(),
-            pool: "10.88.0.0/16".parse().unwrap(),
-            gateway: "10.88.0.1".parse().unwrap(),
-        }
-    }
-
-    #[test]
-    fn a_sandbox_joins_with_its_chain_its_verdict_and_its_port() {
-        let t = tables();
-        let who = Member {
-            id: "sbx_a",
-            port: "talon0v3",
-            mac: [2, 0x74, 0, 0, 0, 3],
-            addr: "10.88.0.5".parse().unwrap(),
-        };
-        let j = t
-            .member(
-                &who,
-                &Verdict::Allowlist {
-                    cidrs: vec!["198.51.100.0/24".parse().unwrap()],
-                },
-                true,
-            )
-            .to_json();
-        for needle in [
-            r#""name":"sb_sbx_a""#,
-            r#""@ac_sbx_a""#,
-            r#""@pin_sbx_a""#,
-            r#"{"jump":{"target":"sb_sbx_a"}}"#,
-            r#""02:74:00:00:00:03""#,
-            r#""addr":"198.51.100.0","len":24"#,
-        ] {
-            assert!(j.contains(needle), "{needle} missing from {j}");
-        }
-        // Sealed: the resolver's element ends deleted (it was added just
-        // before, so the delete can't fail on a sandbox that never had it).
-        let sealed = t.member(&who, &Verdict::Sealed, false).to_json();
-        let steps: Vec<String> = serde_json::from_str::<Value>(&sealed).unwrap()["nftables"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter_map(|c| {
-                let (verb, body) = c.as_object()?.iter().next()?;
-                (body["element"]["name"] == "dns_ok").then(|| verb.clone())
-            })
-            .collect();
-        assert_eq!(steps, ["add", "delete"], "sealed may not ask DNS: {sealed}");
-    }
-
-    #[test]
-    fn the_base_denies_before_the_policy() {
-        let j = tables()
-            .base(&["169.254.0.0/16".parse().unwrap()])
-            .to_json();
-        let deny = j.find("@deny4").unwrap();
-        let vmap = j.find("@egress").unwrap();
-        assert!(deny < vmap, "the deny list comes first");
-        assert!(j.contains(r#""len":16"#));
-    }
-}
+mod tests;

@@ -1,0 +1,167 @@
+//! Quotas and the fair share, against a real server with a test worker
+//! on the real worker session.
+
+mod common;
+use common::*;
+use std::time::Duration;
+use talon_proto::v1 as pb;
+use tonic::Code;
+
+#[tokio::test]
+async fn quota_exceeded_is_resource_exhausted() {
+    let s = Server::start().await;
+    let t = tenant(&s, "small").await;
+    let _w = TestWorker::connect(&s, "wrk_q", Behaviour::Obey).await;
+    let mut admin = s.admin().await;
+    admin
+        .tenants
+        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
+            tenant_id: t.tenant_id.clone(),
+            quota: Some(pb::Quota {
+                max_sandboxes: 2,
+                max_cpu_millis: 1000,
+                max_memory_mib: 4096,
+            }),
+        })
+        .await
+        .unwrap();
+    let mut dev = s.as_(&t.developer).await;
+    dev.sandboxes
+        .create_sandbox(create_req(true, 10))
+        .await
+        .unwrap();
+    dev.sandboxes
+        .create_sandbox(create_req(true, 10))
+        .await
+        .unwrap();
+    let third = dev.sandboxes.create_sandbox(create_req(false, 1)).await;
+    assert_eq!(code(third), Code::ResourceExhausted);
+    // CPU: two sandboxes of 500 already hold the 1000 allowed.
+    admin
+        .tenants
+        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
+            tenant_id: t.tenant_id.clone(),
+            quota: Some(pb::Quota {
+                max_sandboxes: 10,
+                max_cpu_millis: 1000,
+                max_memory_mib: 4096,
+            }),
+        })
+        .await
+        .unwrap();
+    let err = dev
+        .sandboxes
+        .create_sandbox(create_req(false, 1))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    assert!(err.message().contains("cpu"), "{}", err.message());
+    let usage = dev
+        .tenants
+        .get_tenant(pb::GetTenantRequest {
+            tenant_id: "-".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .tenant
+        .unwrap()
+        .usage
+        .unwrap();
+    assert_eq!((usage.sandboxes, usage.cpu_millis), (2, 1000));
+}
+
+/// Fairness: one tenant could fill a worker within its own quota (16
+/// cores by default on a worker of 8), and another tenant's create then
+/// failed. Now a tenant holds at most --tenant-max-share (half, by
+/// default) of the connected workers' capacity, and the other gets in.
+#[tokio::test]
+async fn one_tenant_cannot_starve_another_within_its_quota() {
+    let s = Server::start().await;
+    let greedy = tenant(&s, "greedy").await;
+    let other = tenant(&s, "other").await;
+    // 64 cores, 256 GiB, 100 slots.
+    let _w = TestWorker::connect(&s, "wrk_fair", Behaviour::Obey).await;
+    let mut admin = s.admin().await;
+    admin
+        .tenants
+        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
+            tenant_id: greedy.tenant_id.clone(),
+            quota: Some(pb::Quota {
+                max_sandboxes: 100,
+                max_cpu_millis: 64_000,
+                max_memory_mib: 262_144,
+            }),
+        })
+        .await
+        .unwrap();
+    let big = |cores: i64| pb::CreateSandboxRequest {
+        sandbox: Some(pb::Sandbox {
+            resources: Some(pb::Resources {
+                cpu_millis: cores * 1000,
+                memory_mib: 1024,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        wait_until_running: true,
+        wait_timeout: None,
+    };
+    let mut g = s.as_(&greedy.developer).await;
+    let mut stopped = None;
+    for _ in 0..4 {
+        let sb = g
+            .sandboxes
+            .create_sandbox(big(8))
+            .await
+            .unwrap()
+            .into_inner();
+        stopped = sb.sandbox.map(|s| s.sandbox_id);
+    }
+    // 32 of 64 cores: the fifth is over the share, though within quota.
+    let err = g.sandboxes.create_sandbox(big(8)).await.unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    assert!(err.message().contains("fair share"), "{}", err.message());
+    // The other tenant still gets its sandboxes.
+    let mut o = s.as_(&other.developer).await;
+    o.sandboxes.create_sandbox(big(8)).await.unwrap();
+    // Starting a stopped one takes capacity again, and is held to it too.
+    let id = stopped.unwrap();
+    g.sandboxes
+        .stop_sandbox(pb::StopSandboxRequest {
+            sandbox_id: id.clone(),
+        })
+        .await
+        .unwrap();
+    for _ in 0..100 {
+        if get(&mut g, &id).await.state == pb::SandboxState::Stopped as i32 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    g.sandboxes.create_sandbox(big(8)).await.unwrap();
+    let err = g
+        .sandboxes
+        .start_sandbox(pb::StartSandboxRequest { sandbox_id: id })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted, "{}", err.message());
+    // The platform's own tenant is not held to a share: on two workers
+    // (128 cores) it takes 72.
+    let _w2 = TestWorker::connect(&s, "wrk_fair2", Behaviour::Obey).await;
+    let mut a = s.admin().await;
+    a.tenants
+        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
+            tenant_id: "-".into(),
+            quota: Some(pb::Quota {
+                max_sandboxes: 100,
+                max_cpu_millis: 128_000,
+                max_memory_mib: 262_144,
+            }),
+        })
+        .await
+        .unwrap();
+    for _ in 0..9 {
+        a.sandboxes.create_sandbox(big(8)).await.unwrap();
+    }
+}

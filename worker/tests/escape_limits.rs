@@ -1,0 +1,428 @@
+//! Escape tests, limits and races: cgroups against fork bombs and memory
+//! hogs, an agent that answers at the pids limit, disk and inode fill of
+//! every writable path, concurrent creates, and a create that arrives
+//! after its delete. Root is required; CI is root.
+
+mod common;
+
+use common::sandbox;
+use std::path::Path;
+use std::time::Duration;
+use talon_proto::v1 as pb;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_fork_bomb_and_memory_hog_stay_in_their_cgroup() {
+    let mut s = sandbox((1000, 64, 64)).await;
+    let bomb = r#"
+import os, errno
+n = 0
+try:
+    while n < 500:
+        pid = os.fork()
+        if pid == 0:
+            import time
+            time.sleep(3)
+            os._exit(0)
+        n += 1
+    print("unbounded", n)
+except OSError as e:
+    print("stopped", n, e.errno)
+"#;
+    let (out, err, _) = s.sh(&format!("python3 -c '{bomb}'")).await;
+    let f: Vec<&str> = out.split_whitespace().collect();
+    assert_eq!(
+        f.first(),
+        Some(&"stopped"),
+        "the fork bomb was not stopped: {out} {err}"
+    );
+    let n: usize = f[1].parse().unwrap();
+    assert!(n < 64, "{n} forks under pids.max 64");
+    assert_eq!(f[2], libc::EAGAIN.to_string());
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let (_, _, code) = s
+        .sh("python3 -c 'b=bytearray(512*1024*1024); print(len(b))'")
+        .await;
+    assert_ne!(
+        code, 0,
+        "a 512 MiB allocation succeeded under a 64 MiB limit"
+    );
+    // The sandbox, its agent and this process all live on.
+    let (out, _, code) = s.sh("echo alive").await;
+    assert_eq!((out.as_str(), code), ("alive\n", 0));
+}
+
+/// While a workload holds every pid of its sandbox, the agent (whose
+/// threads count against the same limit) still answers every call: a new
+/// process is refused with RESOURCE_EXHAUSTED, file and port calls work
+/// or are refused the same way, nothing panics or hangs, and all is well
+/// once the pids are free again.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_pid_exhaustion_leaves_the_agent_answering() {
+    let mut s = sandbox((1000, 256, 48)).await;
+    let hold = r#"
+import os, time, sys
+n = 0
+try:
+    while n < 500:
+        if os.fork() == 0:
+            time.sleep(22)
+            os._exit(0)
+        n += 1
+except OSError as e:
+    print("full", n, e.errno, flush=True)
+time.sleep(22)
+"#;
+    let mut bomb = s
+        .agent
+        .start_process(pb::StartProcessRequest {
+            command: vec!["python3".into(), "-c".into(), hold.into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while !String::from_utf8_lossy(&out).contains('\n') {
+        let m = tokio::time::timeout(Duration::from_secs(20), bomb.message())
+            .await
+            .expect("the holder never filled the pids")
+            .unwrap()
+            .expect("the holder's stream ended");
+        if let Some(pb::process_event::Event::Output(o)) = m.event.unwrap().event {
+            out.extend(o.data);
+        }
+    }
+    let line = String::from_utf8_lossy(&out).into_owned();
+    assert!(line.starts_with("full"), "{line}");
+    // Past tokio's keep-alive, so the agent has no spare blocking thread.
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let ok_or_exhausted = |what: &str, r: Result<(), tonic::Status>| match r {
+        Ok(()) => {}
+        Err(e) => assert_eq!(
+            e.code(),
+            tonic::Code::ResourceExhausted,
+            "{what} under pid exhaustion: {e:?}"
+        ),
+    };
+    let e = s
+        .agent
+        .start_process(pb::StartProcessRequest {
+            command: vec!["true".into()],
+            ..Default::default()
+        })
+        .await
+        .map(|_| ())
+        .expect_err("a process started with every pid taken");
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+    assert!(e.message().contains("pids"), "{e:?}");
+    let r = s
+        .agent
+        .list_dir(pb::ListDirRequest {
+            path: "/".into(),
+            ..Default::default()
+        })
+        .await
+        .map(|_| ());
+    ok_or_exhausted("ListDir", r);
+    let r = match s
+        .agent
+        .read_file(pb::ReadFileRequest {
+            sandbox_id: String::new(),
+            path: "/etc/hostname".into(),
+            offset: 0,
+            length: 0,
+        })
+        .await
+    {
+        Ok(st) => {
+            let mut st = st.into_inner();
+            let mut r = Ok(());
+            loop {
+                match st.message().await {
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e) => {
+                        r = Err(e);
+                        break;
+                    }
+                }
+            }
+            r
+        }
+        Err(e) => Err(e),
+    };
+    ok_or_exhausted("ReadFile", r);
+    let r = s
+        .agent
+        .list_ports(pb::ListPortsRequest::default())
+        .await
+        .map(|_| ());
+    ok_or_exhausted("ListPorts", r);
+    // The holder's stream still follows it; then everything works again.
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(40), bomb.message())
+        .await
+        .expect("the holder's stream hung")
+        .unwrap()
+    {
+        let _ = m;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    let (out, _, code) = s.sh("echo alive").await;
+    assert_eq!((out.as_str(), code), ("alive\n", 0));
+    s.agent
+        .list_dir(pb::ListDirRequest {
+            path: "/".into(),
+            ..Default::default()
+        })
+        .await
+        .expect("ListDir once the pids are free");
+}
+
+/// Sandboxes created at the same moment never share a slot: a slot is a
+/// host uid range (files of one would be another's) and an address.
+/// Found when 20 concurrent creates on a networked worker collided on
+/// their address.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_concurrent_creates_never_share_a_uid_range() {
+    let env = common::TestHost::new(talon_worker::host::HostOptions::default());
+    let creates = (0..8).map(|_| {
+        let env = env.clone();
+        tokio::spawn(async move {
+            common::create(&env, &common::spec("host", (100, 64, 32)))
+                .await
+                .unwrap()
+        })
+    });
+    let sandboxes: Vec<common::Sandbox> = futures::future::join_all(creates)
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let slots: std::collections::HashSet<u32> = sandboxes
+        .iter()
+        .map(|s| env.host.held(&s.id).unwrap().slot)
+        .collect();
+    assert_eq!(slots.len(), sandboxes.len(), "slots shared: {slots:?}");
+    // And their roots are different host users.
+    let owners: std::collections::HashSet<u32> = sandboxes
+        .iter()
+        .map(|s| {
+            std::os::unix::fs::MetadataExt::uid(
+                &std::fs::metadata(s.dir().join("disk/workspace")).unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(owners.len(), sandboxes.len(), "workspaces share an owner");
+}
+
+/// Free bytes of the filesystem holding `p`.
+/// The bytes the host's filesystem holds for everything under `p` (its
+/// allocated blocks), not crossing into mounts: what a sandbox's
+/// directory costs the host. (Free space of the whole filesystem moves
+/// with the other tests running beside this one.)
+fn allocated_bytes(p: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(root) = std::fs::symlink_metadata(p) else {
+        return 0;
+    };
+    let mut total = root.blocks() * 512;
+    if root.is_dir() {
+        for e in std::fs::read_dir(p).into_iter().flatten().flatten() {
+            let q = e.path();
+            match std::fs::symlink_metadata(&q) {
+                Ok(m) if m.is_dir() && m.dev() != root.dev() => {}
+                Ok(m) if m.is_dir() => total += allocated_bytes(&q),
+                Ok(m) => total += m.blocks() * 512,
+                Err(_) => {}
+            }
+        }
+    }
+    total
+}
+
+/// A sandbox's disk bounds every path it can write, bytes and inodes: the
+/// probe wrote 2.8 GB and 118k files into the host's root filesystem from
+/// a sandbox with `diskMib: 256`. Here a 64 MiB sandbox fills each of its
+/// writable paths (the `host` image's workspace, /tmp, /root, /var, /etc
+/// and logs; an imported image's whole overlay root) until ENOSPC, floods
+/// one with empty files until its inodes run out, and uploads 100 MiB
+/// through the file API (RESOURCE_EXHAUSTED); the host's filesystem loses
+/// at most the disk's size, and a neighbour still writes.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_disk_and_inode_fill_of_every_writable_path() {
+    use talon_worker::host::HostOptions;
+    let fill = std::fs::read(common::static_probe("fill")).unwrap();
+    let env = common::TestHost::new(HostOptions::default());
+    // An imported image whose whole root is writable (overlay).
+    let d = tempfile::tempdir().unwrap();
+    let root = d.path().join("root");
+    std::fs::create_dir_all(root.join("etc")).unwrap();
+    std::fs::write(root.join("fill"), &fill).unwrap();
+    std::fs::set_permissions(
+        root.join("fill"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let archive = d.path().join("fill.tar");
+    talon_worker::image::pack::pack(
+        &root,
+        &archive,
+        talon_worker::image::pack::Format::Oci,
+        &Default::default(),
+    )
+    .unwrap();
+    env.host.images().import("fill", &archive).unwrap();
+
+    let disk_mib = 64u64;
+    let limit = disk_mib << 20;
+    let mut neighbour = common::create(&env, &common::spec("host", (500, 64, 64)))
+        .await
+        .unwrap();
+    for (image, bin, dirs) in [
+        (
+            "host",
+            "/workspace/fill",
+            "/workspace /tmp /root /var /etc /var/log/talon",
+        ),
+        ("fill", "/fill", "/ /tmp /workspace /var/log/talon"),
+    ] {
+        let mut spec = common::spec(image, (500, 128, 64));
+        spec.resources.as_mut().unwrap().disk_mib = disk_mib as i64;
+        let mut s = common::create(&env, &spec).await.unwrap();
+        if image == "host" {
+            s.put("fill", &fill, 0o755).await;
+        }
+        let before = allocated_bytes(&s.dir());
+        let out = run(&mut s, &format!("{bin} bytes {dirs}")).await;
+        let mut total = 0u64;
+        for l in out.lines() {
+            let (dir, rest) = l.split_once(" bytes=").unwrap();
+            let (n, errno) = rest.split_once(" errno=").unwrap();
+            assert_eq!(
+                errno,
+                libc::ENOSPC.to_string(),
+                "{image}: {dir} stopped otherwise: {l}"
+            );
+            total += n.parse::<u64>().unwrap();
+        }
+        assert_eq!(
+            out.lines().count(),
+            dirs.split(' ').count(),
+            "{image}: {out}"
+        );
+        assert!(
+            total <= limit,
+            "{image}: {total} bytes written under a {disk_mib} MiB disk"
+        );
+        let lost = allocated_bytes(&s.dir()).saturating_sub(before);
+        assert!(
+            lost <= limit + (8 << 20),
+            "{image}: the host's filesystem lost {lost} bytes to a {disk_mib} MiB sandbox"
+        );
+        // The upload stops at the limit with a clear error.
+        let data = vec![b'u'; 100 << 20];
+        let e = upload(&mut s, "big.bin", &data)
+            .await
+            .expect_err("a 100 MiB upload fit");
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{image}: {e:?}");
+        assert!(e.message().contains("no space"), "{image}: {e:?}");
+        // Free the bytes, then run out of inodes instead.
+        run(&mut s, &format!("{bin} clean {dirs}")).await;
+
+        let out = run(&mut s, &format!("{bin} inodes /tmp")).await;
+        let rest = out
+            .trim()
+            .split_once(" inodes=")
+            .unwrap_or_else(|| panic!("{image}: {out:?}"))
+            .1;
+        let (n, errno) = rest.split_once(" errno=").unwrap();
+        let n: u64 = n.parse().unwrap();
+        assert_eq!(errno, libc::ENOSPC.to_string(), "{image}: {out}");
+        assert!(
+            n <= (disk_mib << 20) / 16384,
+            "{image}: {n} files on a {disk_mib} MiB disk"
+        );
+        // The neighbour is untouched.
+        let (o, _, code) = neighbour
+            .sh("head -c 1048576 /dev/zero > /workspace/n && echo ok")
+            .await;
+        assert_eq!((o.as_str(), code), ("ok\n", 0), "{image}");
+        let dir = s.dir();
+        env.host.delete(&s.id, 1).await.unwrap();
+        assert!(!dir.exists());
+    }
+}
+
+/// Runs a command line (words, no shell: the image may have none) in a
+/// sandbox; its stdout.
+async fn run(s: &mut common::Sandbox, line: &str) -> String {
+    let mut st = s
+        .agent
+        .start_process(pb::StartProcessRequest {
+            command: line.split(' ').map(String::from).collect(),
+
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(120), st.message())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        if let Some(pb::process_event::Event::Output(o)) = m.event.and_then(|e| e.event)
+            && o.stream != 2
+        {
+            out.extend(o.data);
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+async fn upload(s: &mut common::Sandbox, path: &str, data: &[u8]) -> Result<(), tonic::Status> {
+    use pb::write_file_request::Message as W;
+    let mut msgs = vec![pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Header(pb::WriteFileHeader {
+            path: path.into(),
+            mode: 0,
+            create_parents: false,
+            no_overwrite: false,
+        })),
+    }];
+    for c in data.chunks(1 << 20) {
+        msgs.push(pb::WriteFileRequest {
+            sandbox_id: String::new(),
+            message: Some(W::Data(c.to_vec())),
+        });
+    }
+    msgs.push(pb::WriteFileRequest {
+        sandbox_id: String::new(),
+        message: Some(W::Finish(pb::WriteFileFinish {
+            size: data.len() as i64,
+        })),
+    });
+    s.agent.write_file(tokio_stream::iter(msgs)).await.map(drop)
+}
+
+/// A create that reaches the worker after the delete of the same sandbox
+/// (commands run concurrently) is refused, not built: a sandbox nobody
+/// knows would run on with its address and egress. A later generation
+/// (the sandbox placed here again) is built.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_a_create_after_its_delete_builds_nothing() {
+    let env = common::TestHost::new(talon_worker::host::HostOptions::default());
+    let id = common::unique_id("r");
+    let spec = common::spec("host", (100, 64, 32));
+    env.host.delete(&id, 1).await.unwrap();
+    let e = env.host.create(&id, 1, &spec).await.unwrap_err();
+    assert!(e.to_string().contains("was deleted"), "{e:#}");
+    assert!(env.host.held(&id).is_none());
+    assert!(!env.data().join("sandboxes").join(&id).exists());
+    assert!(env.host.held_records().is_empty());
+    env.host.create(&id, 2, &spec).await.unwrap();
+    assert_eq!(env.host.held_records().len(), 1);
+    env.host.delete(&id, 2).await.unwrap();
+}
