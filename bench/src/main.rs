@@ -7,6 +7,7 @@
 
 mod baseline;
 mod platform;
+mod probes;
 mod stats;
 mod talon;
 

@@ -142,6 +142,32 @@ macro_rules! server_stream {
     }};
 }
 
+/// A client stream: its first message names the sandbox; it is routed by
+/// that and forwarded whole. `stream` for a bidirectional call, whose
+/// answer is a stream too.
+macro_rules! client_stream {
+    ($self:ident, $req:ident, $method:ident) => {{
+        let (id, resp) = client_stream!(@call $self, $req, $method);
+        Ok(with_resource(Response::new(resp.into_inner()), id))
+    }};
+    ($self:ident, $req:ident, $method:ident, stream) => {{
+        let (id, resp) = client_stream!(@call $self, $req, $method);
+        Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
+    }};
+    (@call $self:ident, $req:ident, $method:ident) => {{
+        let p = principal(&$req)?;
+        let (first, rest) = peek($req.into_inner()).await?;
+        let id = first.sandbox_id.clone();
+        let mut route = $self.route(&p, &id).await?;
+        let out = tokio_stream::iter(vec![first]).chain(rest);
+        let resp = route
+            .client
+            .$method(route.request(out, $self.token()))
+            .await?;
+        (id, resp)
+    }};
+}
+
 impl AgentProxy {
     /// PreviewService.ListPorts, answered by the sandbox's agent.
     pub async fn forward_list_ports(
@@ -180,16 +206,7 @@ impl pb::process_service_server::ProcessService for AgentProxy {
         &self,
         req: Request<Streaming<pb::SendProcessInputRequest>>,
     ) -> Result<Response<pb::SendProcessInputResponse>, Status> {
-        let p = principal(&req)?;
-        let (first, rest) = peek(req.into_inner()).await?;
-        let id = first.sandbox_id.clone();
-        let mut route = self.route(&p, &id).await?;
-        let out = tokio_stream::iter(vec![first]).chain(rest);
-        let resp = route
-            .client
-            .send_process_input(route.request(out, self.token()))
-            .await?;
-        Ok(with_resource(Response::new(resp.into_inner()), id))
+        client_stream!(self, req, send_process_input)
     }
     async fn send_process_signal(
         &self,
@@ -231,16 +248,7 @@ impl pb::pty_service_server::PtyService for AgentProxy {
         &self,
         req: Request<Streaming<pb::AttachRequest>>,
     ) -> Result<Response<Self::AttachStream>, Status> {
-        let p = principal(&req)?;
-        let (first, rest) = peek(req.into_inner()).await?;
-        let id = first.sandbox_id.clone();
-        let mut route = self.route(&p, &id).await?;
-        let out = tokio_stream::iter(vec![first]).chain(rest);
-        let resp = route
-            .client
-            .attach(route.request(out, self.token()))
-            .await?;
-        Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
+        client_stream!(self, req, attach, stream)
     }
 }
 
@@ -271,16 +279,7 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
         &self,
         req: Request<Streaming<pb::WriteFileRequest>>,
     ) -> Result<Response<pb::WriteFileResponse>, Status> {
-        let p = principal(&req)?;
-        let (first, rest) = peek(req.into_inner()).await?;
-        let id = first.sandbox_id.clone();
-        let mut route = self.route(&p, &id).await?;
-        let out = tokio_stream::iter(vec![first]).chain(rest);
-        let resp = route
-            .client
-            .write_file(route.request(out, self.token()))
-            .await?;
-        Ok(with_resource(Response::new(resp.into_inner()), id))
+        client_stream!(self, req, write_file)
     }
     async fn make_dir(
         &self,

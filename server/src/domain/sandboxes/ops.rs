@@ -198,10 +198,22 @@ pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sand
 /// the worker is told, and a worker that misses it removes the sandbox when
 /// it next registers and the server tells it the sandbox is gone.
 pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
-    if state_of(&row)? == SandboxState::Deleted {
-        return Ok(row);
-    }
-    let deleted = transition(app, &row, Edge::To(SandboxState::Deleted, "")).await?;
+    // A report that moves the sandbox meanwhile (its create finishing,
+    // say) makes the write ABORTED: read it again and delete that.
+    let mut row = row;
+    let mut tries = 0;
+    let deleted = loop {
+        if state_of(&row)? == SandboxState::Deleted {
+            return Ok(row);
+        }
+        match transition(app, &row, Edge::To(SandboxState::Deleted, "")).await {
+            Err(Error::Aborted(_)) if tries < 5 => {
+                tries += 1;
+                row = reload(app, &row.id).await?;
+            }
+            other => break other?,
+        }
+    };
     if let Some(w) = deleted
         .worker_id
         .clone()

@@ -14,6 +14,10 @@ use std::time::Duration;
 use talon_proto::v1 as pb;
 use talon_sdk::{Client, CreateOptions, Output, RunOptions, Sandbox, Target, state_name};
 
+mod commands;
+mod terminal;
+use terminal::*;
+
 #[derive(Parser)]
 #[command(
     name = "sandboxctl",
@@ -307,66 +311,13 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
                 &mut std::io::stdout(),
             );
         }
-        Cmd::Login { api_key } => {
-            let key = match api_key {
-                Some(k) => k.clone(),
-                None => {
-                    eprint!("API key: ");
-                    let mut s = String::new();
-                    std::io::stdin().read_line(&mut s)?;
-                    s.trim().to_string()
-                }
-            };
-            let u = url(cli);
-            let who = Client::connect(&u, &key).await?.whoami().await?;
-            let dir = config_dir();
-            std::fs::create_dir_all(&dir)?;
-            std::fs::write(
-                dir.join("config.json"),
-                serde_json::to_vec_pretty(&Config {
-                    url: Some(u.clone()),
-                })?,
-            )?;
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create(true)
-                .truncate(true)
-                .mode(0o600)
-                .open(credentials_path())?;
-            f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
-            f.write_all(key.as_bytes())?;
-            println!(
-                "logged in to {u} as {} (tenant {})",
-                if who.email.is_empty() {
-                    &who.api_key_id
-                } else {
-                    &who.email
-                },
-                who.tenant_id
-            );
-        }
+        Cmd::Login { api_key } => return commands::login(cli, api_key).await,
         Cmd::Logout => match std::fs::remove_file(credentials_path()) {
             Ok(()) => println!("logged out"),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => println!("not logged in"),
             Err(e) => return Err(e.into()),
         },
-        Cmd::Whoami => {
-            let w = client(cli).await?.whoami().await?;
-            let v = json!({
-                "tenant_id": w.tenant_id, "user_id": w.user_id, "email": w.email,
-                "role": pb::Role::try_from(w.role).map(|r| r.as_str_name().trim_start_matches("ROLE_").to_lowercase()).unwrap_or_default(),
-                "api_key_id": w.api_key_id, "platform_admin": w.platform_admin,
-            });
-            print(cli.output, &v, || {
-                format!(
-                    "{} {} ({})",
-                    v["email"].as_str().unwrap_or(""),
-                    v["tenant_id"].as_str().unwrap_or(""),
-                    v["role"].as_str().unwrap_or("")
-                )
-            });
-        }
+        Cmd::Whoami => return commands::whoami(cli).await,
         Cmd::Create {
             image,
             envs,
@@ -392,28 +343,7 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
         Cmd::List {
             page_size,
             page_token,
-        } => {
-            let (list, next) = client(cli).await?.list(*page_size, page_token).await?;
-            let v = json!({
-                "sandboxes": list.iter().map(sandbox_json).collect::<Vec<_>>(),
-                "next_page_token": next,
-            });
-            print(cli.output, &v, || {
-                let mut out = format!("{:<32} {:<10} IMAGE", "ID", "STATE");
-                for s in &list {
-                    out.push_str(&format!(
-                        "\n{:<32} {:<10} {}",
-                        s.sandbox_id,
-                        state_name(s.state),
-                        s.image
-                    ));
-                }
-                if !next.is_empty() {
-                    out.push_str(&format!("\n(more: --page-token {next})"));
-                }
-                out
-            });
-        }
+        } => return commands::list(cli, page_size, page_token).await,
         Cmd::Get { id } => {
             let s = client(cli).await?.get(id).await?;
             print(cli.output, &sandbox_json(&s.info), || {
@@ -479,36 +409,7 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             let (c, r) = term_size();
             return pty(&s, command, (cols.unwrap_or(c), rows.unwrap_or(r))).await;
         }
-        Cmd::Cp { src, dst } => {
-            let c = client(cli).await?;
-            match (remote(src), remote(dst)) {
-                (None, Some((id, path))) => {
-                    let data = if src == "-" {
-                        let mut b = Vec::new();
-                        std::io::stdin().read_to_end(&mut b)?;
-                        b
-                    } else {
-                        std::fs::read(src)?
-                    };
-                    let info = c.get(id).await?.files().write(path, &data).await?;
-                    let v = json!({"size": info.size, "path": info.path});
-                    if cli.output == Format::Json {
-                        println!("{v}");
-                    } else {
-                        eprintln!("{} bytes to {id}:{}", info.size, info.path);
-                    }
-                }
-                (Some((id, path)), None) => {
-                    let data = c.get(id).await?.files().read(path).await?;
-                    if dst == "-" {
-                        std::io::stdout().write_all(&data)?;
-                    } else {
-                        std::fs::write(dst, &data)?;
-                    }
-                }
-                _ => anyhow::bail!("one side must be ID:PATH and the other a local path"),
-            }
-        }
+        Cmd::Cp { src, dst } => return commands::cp(cli, src, dst).await,
         Cmd::Preview { id, port, ttl } => {
             let r = client(cli)
                 .await?
@@ -524,28 +425,7 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             pid,
             tag,
             follow,
-        } => {
-            let s = client(cli).await?.get(id).await?;
-            let t = target(*pid, tag)?;
-            let ev = Events(cli.output);
-            if *follow {
-                // Everything kept so far, then live, until it exits.
-                let mut h = s.commands().connect(&t, 0).await?;
-                return ev.drain(&mut h).await;
-            }
-            // What is kept now, page by page.
-            let mut after = 0;
-            loop {
-                let page = s.commands().logs(&t, after).await?;
-                for e in &page.entries {
-                    ev.out(e.stream, &e.data)?;
-                }
-                if !page.has_more || page.entries.is_empty() {
-                    break;
-                }
-                after = page.next_after_seq;
-            }
-        }
+        } => return commands::logs(cli, id, pid, tag, *follow).await,
     }
     Ok(0)
 }
@@ -603,229 +483,4 @@ async fn fs(cli: &Cli, f: &FsCmd) -> anyhow::Result<i32> {
         } => c.get(id).await?.files().remove(path, *recursive).await?,
     }
     Ok(0)
-}
-
-/// Process output as it comes: raw to stdout/stderr, or with
-/// `--output json` one NDJSON event per line on stdout
-/// (`{"stream", "data_b64"}`, then `{"exited": {...}}`).
-#[derive(Clone, Copy)]
-struct Events(Format);
-
-impl Events {
-    fn out(&self, stream: i32, data: &[u8]) -> std::io::Result<()> {
-        if self.0 == Format::Json {
-            use base64::Engine;
-            let name = if stream == pb::OutputStream::Stderr as i32 {
-                "stderr"
-            } else {
-                "stdout"
-            };
-            let b64 = base64::engine::general_purpose::STANDARD.encode(data);
-            println!("{}", json!({"stream": name, "data_b64": b64}));
-            Ok(())
-        } else {
-            write_stream(stream, data)
-        }
-    }
-
-    fn exited(&self, x: &pb::ProcessExited) -> i32 {
-        if self.0 == Format::Json {
-            println!(
-                "{}",
-                json!({"exited": {"exit_code": x.exit_code, "signal": x.signal, "timed_out": x.timed_out}})
-            );
-        }
-        exit_code(x)
-    }
-
-    /// Prints a process's events to its end; its exit code.
-    async fn drain(&self, h: &mut talon_sdk::CommandHandle) -> anyhow::Result<i32> {
-        let mut code = 1;
-        while let Some(o) = h.next().await? {
-            match o {
-                Output::Stdout(d) => self.out(pb::OutputStream::Stdout as i32, &d)?,
-                Output::Stderr(d) => self.out(pb::OutputStream::Stderr as i32, &d)?,
-                Output::Exited(x) => code = self.exited(&x),
-                Output::Started(_) => {}
-            }
-        }
-        Ok(code)
-    }
-}
-
-fn write_stream(stream: i32, data: &[u8]) -> std::io::Result<()> {
-    if stream == pb::OutputStream::Stderr as i32 {
-        let mut e = std::io::stderr();
-        e.write_all(data)?;
-        e.flush()
-    } else {
-        let mut o = std::io::stdout();
-        o.write_all(data)?;
-        o.flush()
-    }
-}
-
-async fn exec(
-    s: &Sandbox,
-    interactive: bool,
-    mut o: RunOptions,
-    command: &[String],
-    ev: Events,
-) -> anyhow::Result<i32> {
-    o.open_stdin = interactive;
-    let mut h = s.commands().start(command, o).await?;
-    if interactive {
-        let target = Target::Pid(h.pid);
-        let s2 = s.clone();
-        tokio::spawn(async move {
-            let mut buf = vec![0u8; 64 * 1024];
-            loop {
-                let n = match tokio::task::block_in_place(|| std::io::stdin().read(&mut buf)) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => n,
-                };
-                if s2
-                    .commands()
-                    .send_stdin(&target, buf[..n].to_vec())
-                    .await
-                    .is_err()
-                {
-                    break;
-                }
-            }
-            let _ = s2.commands().close_stdin(&target).await;
-        });
-    }
-    ev.drain(&mut h).await
-}
-
-/// The terminal's size, or 80×24.
-fn term_size() -> (u32, u32) {
-    let mut ws = libc::winsize {
-        ws_row: 0,
-        ws_col: 0,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCGWINSZ fills a winsize we own.
-    let ok = unsafe { libc::ioctl(1, libc::TIOCGWINSZ, &mut ws) } == 0;
-    if ok && ws.ws_col > 0 {
-        (u32::from(ws.ws_col), u32::from(ws.ws_row))
-    } else {
-        (80, 24)
-    }
-}
-
-/// Puts the terminal in raw mode until dropped.
-struct RawMode(Option<libc::termios>);
-
-impl RawMode {
-    fn enter() -> RawMode {
-        // SAFETY: tcgetattr/tcsetattr on stdin with termios we own.
-        unsafe {
-            if libc::isatty(0) != 1 {
-                return RawMode(None);
-            }
-            let mut t: libc::termios = std::mem::zeroed();
-            if libc::tcgetattr(0, &mut t) != 0 {
-                return RawMode(None);
-            }
-            let saved = t;
-            libc::cfmakeraw(&mut t);
-            libc::tcsetattr(0, libc::TCSANOW, &t);
-            RawMode(Some(saved))
-        }
-    }
-}
-
-impl Drop for RawMode {
-    fn drop(&mut self) {
-        if let Some(t) = self.0 {
-            // SAFETY: restores the attributes saved above.
-            unsafe { libc::tcsetattr(0, libc::TCSANOW, &t) };
-        }
-    }
-}
-
-async fn pty(s: &Sandbox, command: &[String], (cols, rows): (u32, u32)) -> anyhow::Result<i32> {
-    use pb::attach_request::Message as In;
-    use pb::attach_response::Message as OutMsg;
-    let (tx, rx) = tokio::sync::mpsc::channel::<pb::AttachRequest>(64);
-    tx.send(pb::AttachRequest {
-        sandbox_id: s.id().into(),
-        message: Some(In::Open(pb::PtyOpen {
-            target: Some(pb::pty_open::Target::Command(pb::PtyCommand {
-                command: command.to_vec(),
-                ..Default::default()
-            })),
-            size: Some(pb::PtySize { rows, cols }),
-        })),
-    })
-    .await?;
-    let mut out = s
-        .client()
-        .pty()
-        .attach(tokio_stream::wrappers::ReceiverStream::new(rx))
-        .await?
-        .into_inner();
-    let _raw = RawMode::enter();
-    let input = tx.clone();
-    tokio::spawn(async move {
-        let mut buf = vec![0u8; 4096];
-        loop {
-            let n = match tokio::task::spawn_blocking(move || {
-                let r = std::io::stdin().read(&mut buf);
-                (r, buf)
-            })
-            .await
-            {
-                Ok((Ok(n), b)) if n > 0 => {
-                    buf = b;
-                    n
-                }
-                _ => break,
-            };
-            let msg = pb::AttachRequest {
-                sandbox_id: String::new(),
-                message: Some(In::Input(buf[..n].to_vec())),
-            };
-            if input.send(msg).await.is_err() {
-                break;
-            }
-        }
-    });
-    let resize = tx.clone();
-    tokio::spawn(async move {
-        let Ok(mut winch) =
-            tokio::signal::unix::signal(tokio::signal::unix::SignalKind::window_change())
-        else {
-            return;
-        };
-        while winch.recv().await.is_some() {
-            let (cols, rows) = term_size();
-            let msg = pb::AttachRequest {
-                sandbox_id: String::new(),
-                message: Some(In::Resize(pb::PtySize { rows, cols })),
-            };
-            if resize.send(msg).await.is_err() {
-                break;
-            }
-        }
-    });
-    let mut code = 0;
-    while let Some(m) = out.message().await? {
-        match m.message {
-            Some(OutMsg::Output(d)) => {
-                let mut o = std::io::stdout();
-                o.write_all(&d)?;
-                o.flush()?;
-            }
-            Some(OutMsg::Exited(x)) => {
-                code = exit_code(&x);
-                break;
-            }
-            _ => {}
-        }
-    }
-    Ok(code)
 }
