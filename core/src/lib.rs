@@ -6,6 +6,7 @@
 pub mod egress;
 pub mod ids;
 pub mod image;
+pub mod io;
 pub mod listen;
 pub mod rpc_status;
 pub mod time;
