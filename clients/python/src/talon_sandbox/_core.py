@@ -6,9 +6,12 @@ and raw uploads and downloads go through its httpx client directly."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import json
 import os
+import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Optional
 from urllib.parse import quote
@@ -37,7 +40,11 @@ class Config:
         url = (self.base_url or os.environ.get("TALON_URL") or DEFAULT_URL).rstrip("/")
         return Config(key, url, self.request_timeout)
 
-    def client(self) -> AuthenticatedClient:
+    def _key(self) -> tuple:
+        c = self.resolved()
+        return (c.api_key, c.base_url, c.request_timeout)
+
+    def _new_client(self) -> AuthenticatedClient:
         c = self.resolved()
         return AuthenticatedClient(
             base_url=c.base_url,
@@ -45,6 +52,34 @@ class Config:
             timeout=httpx.Timeout(c.request_timeout, read=None),
             raise_on_unexpected_status=False,
         )
+
+    def client(self) -> AuthenticatedClient:
+        """The client of this configuration, one per process: its
+        connection pool is kept between calls (a new client per create or
+        connect paid a connection, about 20 ms, every time)."""
+        key = self._key()
+        with _CLIENTS_LOCK:
+            c = _CLIENTS.get(key)
+            if c is None:
+                c = _CLIENTS[key] = self._new_client()
+            return c
+
+    def async_client(self) -> AuthenticatedClient:
+        """As `client`, one per configuration and event loop (an asyncio
+        connection pool belongs to the loop that made it)."""
+        key = self._key()
+        loop = asyncio.get_running_loop()
+        with _CLIENTS_LOCK:
+            per_loop = _ASYNC_CLIENTS.setdefault(loop, {})
+            c = per_loop.get(key)
+            if c is None:
+                c = per_loop[key] = self._new_client()
+            return c
+
+
+_CLIENTS: dict = {}
+_ASYNC_CLIENTS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_CLIENTS_LOCK = threading.Lock()
 
 
 @dataclass

@@ -267,7 +267,7 @@ class AsyncSandbox:
                      wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
                      request_timeout: float = 60.0) -> "AsyncSandbox":
         config = core.Config(api_key, base_url, request_timeout).resolved()
-        client = config.client()
+        client = config.async_client()
         body = core.create_body(image, envs, timeout, cpu_millis, memory_mib, labels, secrets)
         r = await call(client, create_sandbox, body=body, wait_until_running=wait or None,
                        wait_timeout=f"{float(wait_timeout):g}s" if wait else None)
@@ -277,14 +277,14 @@ class AsyncSandbox:
     async def connect(cls, sandbox_id: str, *, api_key: Optional[str] = None, base_url: Optional[str] = None,
                       request_timeout: float = 60.0) -> "AsyncSandbox":
         config = core.Config(api_key, base_url, request_timeout).resolved()
-        client = config.client()
+        client = config.async_client()
         r = await call(client, get_sandbox, sandbox_id)
         return cls(SandboxInfo.of(r["sandbox"]), client, config)
 
     @staticmethod
     async def list(*, page_size: Optional[int] = None, page_token: Optional[str] = None,
                    api_key: Optional[str] = None, base_url: Optional[str] = None) -> tuple[list[SandboxInfo], str]:
-        client = core.Config(api_key, base_url).client()
+        client = core.Config(api_key, base_url).async_client()
         r = await call(client, list_sandboxes, page_size=page_size, page_token=page_token)
         return [SandboxInfo.of(s) for s in r.get("sandboxes", [])], r.get("nextPageToken", "")
 
