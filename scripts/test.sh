@@ -148,6 +148,9 @@ step "TypeScript SDK (node --test)"
 step "Go SDK (go test)"
 (cd clients/go && go test ./...)
 
+step "Rust SDK and sandboxctl against talon up"
+cargo test --quiet -p talon-sdk --test sandboxctl 2>&1 | tail -3
+
 step "browser tests in headless Chromium (Playwright): grpc-web, previews against a visitor's session"
 (cd talon/tests/browser && npm ci --no-audit --no-fund >/dev/null && \
   BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -30)

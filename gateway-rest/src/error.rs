@@ -64,9 +64,26 @@ pub fn body(pool: &DescriptorPool, s: &Status) -> serde_json::Value {
 /// An error response: status, JSON body, and the metadata that names
 /// things (request id, sandbox id) as headers.
 pub fn response(pool: &DescriptorPool, s: &Status) -> Response {
-    let mut r = (http_status(s.code()), axum::Json(body(pool, s))).into_response();
+    let status = if s.metadata().contains_key(TOO_LARGE) {
+        http::StatusCode::PAYLOAD_TOO_LARGE
+    } else {
+        http_status(s.code())
+    };
+    let mut r = (status, axum::Json(body(pool, s))).into_response();
     crate::copy_metadata(s.metadata(), r.headers_mut());
     r
+}
+
+/// Marks a gateway-made refusal as a body over its limit: HTTP 413, not
+/// the 400 of INVALID_ARGUMENT (the code gRPC callers would see).
+const TOO_LARGE: &str = "x-talon-too-large";
+
+/// A request body over the gateway's limit.
+pub fn too_large(msg: impl Into<String>) -> Status {
+    let mut s = Status::invalid_argument(msg);
+    s.metadata_mut()
+        .insert(TOO_LARGE, tonic::metadata::MetadataValue::from_static("1"));
+    s
 }
 
 /// An error the gateway finds itself, before any call.

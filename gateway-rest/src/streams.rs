@@ -248,7 +248,7 @@ pub(crate) async fn feed_json(
             };
             bytes += chunk.len();
             if bytes > max_bytes {
-                return Err(Status::invalid_argument(format!(
+                return Err(crate::error::too_large(format!(
                     "request body: at most {max_bytes} bytes of JSON (send large data as application/octet-stream)"
                 )));
             }

@@ -577,6 +577,52 @@ async fn user_errors_are_4xx_with_a_reason_and_invalid_values_are_refused() {
             "{what}: no reason: {text}"
         );
     }
+    // Newcomers' cases: a body over the JSON limit is 413 and says the
+    // limit; a label error says the rule it broke; an environment too
+    // large for exec is a 400 with the reason.
+    let big_body = format!("{{\"labels\": {{\"a\": \"{}\"}}}}", "x".repeat(17 << 20));
+    let r = c
+        .post(format!("{}/v1/sandboxes", s.http))
+        .bearer_auth(&key)
+        .header("content-type", "application/json")
+        .body(big_body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 413);
+    assert!(r.text().await.unwrap().contains("16777216 bytes"));
+    let (st, body) = rest_json(
+        &c,
+        &key,
+        M::POST,
+        format!("{}/v1/sandboxes", s.http),
+        Some(json!({"labels": {"bad key": "v"}})),
+    )
+    .await;
+    assert_eq!(st, 400);
+    assert!(
+        body["message"]
+            .as_str()
+            .unwrap()
+            .contains("a key is 1 to 63"),
+        "{body}"
+    );
+    let env: serde_json::Map<String, Value> = (0..40)
+        .map(|i| (format!("BIG{i}"), json!("e".repeat(100_000))))
+        .collect();
+    let (st, body) = rest_json(
+        &c,
+        &key,
+        M::POST,
+        format!("{sbx}/processes"),
+        Some(json!({"command": ["true"], "env": env})),
+    )
+    .await;
+    assert_eq!(st, 400, "{body}");
+    assert!(
+        body["message"].as_str().unwrap().contains("too long"),
+        "{body}"
+    );
     // Nothing was created by the refused creates.
     let (_, list) = rest_json(&c, &key, M::GET, format!("{}/v1/sandboxes", s.http), None).await;
     assert_eq!(list["sandboxes"].as_array().unwrap().len(), 1, "{list}");

@@ -44,13 +44,16 @@ class Config:
         c = self.resolved()
         return (c.api_key, c.base_url, c.request_timeout)
 
-    def _new_client(self) -> AuthenticatedClient:
+    def _new_client(self, asynchronous: bool = False) -> AuthenticatedClient:
         c = self.resolved()
+        transport = (_AsyncTransport(httpx.AsyncHTTPTransport(), c.base_url) if asynchronous
+                     else _Transport(httpx.HTTPTransport(), c.base_url))
         return AuthenticatedClient(
             base_url=c.base_url,
             token=c.api_key,
             timeout=httpx.Timeout(c.request_timeout, read=None),
             raise_on_unexpected_status=False,
+            httpx_args={"transport": transport},
         )
 
     def client(self) -> AuthenticatedClient:
@@ -73,8 +76,45 @@ class Config:
             per_loop = _ASYNC_CLIENTS.setdefault(loop, {})
             c = per_loop.get(key)
             if c is None:
-                c = per_loop[key] = self._new_client()
+                c = per_loop[key] = self._new_client(asynchronous=True)
             return c
+
+
+def _unreachable(e: httpx.TransportError, base_url: str) -> errors.TalonError:
+    if isinstance(e, httpx.TimeoutException):
+        return errors.TimeoutError(f"{base_url}: no answer in time ({e})")
+    return errors.UnavailableError(f"cannot reach Talon at {base_url}: {e}")
+
+
+class _Transport(httpx.BaseTransport):
+    """httpx's transport, with its connection failures raised as the SDK's
+    own UnavailableError (or TimeoutError): callers catch TalonError only."""
+
+    def __init__(self, inner: httpx.BaseTransport, base_url: str) -> None:
+        self._inner, self._base_url = inner, base_url
+
+    def handle_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return self._inner.handle_request(request)
+        except httpx.TransportError as e:
+            raise _unreachable(e, self._base_url) from e
+
+    def close(self) -> None:
+        self._inner.close()
+
+
+class _AsyncTransport(httpx.AsyncBaseTransport):
+    def __init__(self, inner: httpx.AsyncBaseTransport, base_url: str) -> None:
+        self._inner, self._base_url = inner, base_url
+
+    async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
+        try:
+            return await self._inner.handle_async_request(request)
+        except httpx.TransportError as e:
+            raise _unreachable(e, self._base_url) from e
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
 
 
 _CLIENTS: dict = {}
@@ -148,14 +188,25 @@ def check(resp: httpx.Response, body: Any = None) -> None:
 
 
 def parsed(resp: Any) -> dict:
-    """The generated layer's Response: the JSON of a 2xx, or an error."""
+    """The generated layer's Response: the JSON of a 2xx, or an error. An
+    answer that is not JSON (a proxy's page, say) is an error too, never
+    an empty result."""
     try:
         body = json.loads(resp.content or b"{}")
     except ValueError:
         body = None
     if int(resp.status_code) >= 300:
         raise errors.from_body(int(resp.status_code), body, resp.headers.get("x-request-id"))
-    return body or {}
+    if not isinstance(body, dict):
+        text = (resp.content or b"")[:200].decode("utf-8", "replace")
+        raise errors.TalonError(
+            f"the server answered HTTP {int(resp.status_code)} with something that is not a JSON object: {text!r}",
+            status=int(resp.status_code))
+    return body
+
+
+def not_json(e: ValueError) -> errors.TalonError:
+    return errors.TalonError(f"the server answered with something that is not a JSON object ({e})")
 
 
 def argv(cmd: str | list[str]) -> list[str]:

@@ -38,7 +38,11 @@ from .sandbox import (
 
 async def call(client: AuthenticatedClient, mod: Any, *args: Any, body: Optional[dict] = None, **kw: Any) -> dict:
     kw = {k: v for k, v in kw.items() if v is not None}
-    return core.parsed(await mod.asyncio_detailed(*args, client=client, **_body(mod, body), **kw))
+    try:
+        resp = await mod.asyncio_detailed(*args, client=client, **_body(mod, body), **kw)
+    except ValueError as e:  # the generated layer met an answer that is not JSON
+        raise core.not_json(e) from e
+    return core.parsed(resp)
 
 
 async def _lines(resp: httpx.Response) -> AsyncIterator[core.Event]:

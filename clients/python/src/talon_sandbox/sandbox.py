@@ -50,7 +50,11 @@ def _body(mod: Any, body: Optional[dict]) -> dict:
 def call(client: AuthenticatedClient, mod: Any, *args: Any, body: Optional[dict] = None, **kw: Any) -> dict:
     """One unary call through the generated layer; errors raise."""
     kw = {k: v for k, v in kw.items() if v is not None}
-    return core.parsed(mod.sync_detailed(*args, client=client, **_body(mod, body), **kw))
+    try:
+        resp = mod.sync_detailed(*args, client=client, **_body(mod, body), **kw)
+    except ValueError as e:  # the generated layer met an answer that is not JSON
+        raise core.not_json(e) from e
+    return core.parsed(resp)
 
 
 def _lines(resp: httpx.Response) -> Iterator[core.Event]:

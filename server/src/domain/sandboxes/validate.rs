@@ -15,11 +15,13 @@ pub(super) fn validate_labels(labels: &BTreeMap<String, String>) -> Result<()> {
             && k.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b));
         if !key_ok {
-            return Err(Error::InvalidArgument(format!("invalid label key {k:?}")));
+            return Err(Error::InvalidArgument(format!(
+                "label key {k:?}: a key is 1 to 63 letters, digits, '.', '_', '-' or '/'"
+            )));
         }
         if v.len() > 255 || v.contains([',', '=']) || v.chars().any(char::is_control) {
             return Err(Error::InvalidArgument(format!(
-                "invalid value for label {k:?}"
+                "label {k:?}: a value is at most 255 bytes, without ',', '=' or control characters"
             )));
         }
     }

@@ -31,6 +31,9 @@ impl Events {
                 "{}",
                 json!({"exited": {"exit_code": x.exit_code, "signal": x.signal, "timed_out": x.timed_out}})
             );
+        } else if x.timed_out {
+            // Killed by its --timeout: say so, or the 137 reads like a crash.
+            eprintln!("sandboxctl: the process timed out and was killed");
         }
         exit_code(x)
     }

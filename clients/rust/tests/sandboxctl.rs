@@ -1,0 +1,44 @@
+//! sandboxctl against a live `talon up` (scripts/test.sh runs this with
+//! TALON_GRPC_URL and TALON_API_KEY set; without them it says so and
+//! checks nothing).
+
+use std::process::Command;
+
+fn live() -> Option<(String, String)> {
+    Some((
+        std::env::var("TALON_GRPC_URL").ok()?,
+        std::env::var("TALON_API_KEY").ok()?,
+    ))
+}
+
+fn ctl(args: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_sandboxctl"))
+        .args(args)
+        .output()
+        .expect("sandboxctl runs")
+}
+
+/// `exec --timeout` says that the process timed out: its exit code alone
+/// (137, a kill) read like a crash.
+#[test]
+fn exec_says_when_a_process_timed_out() {
+    let Some(_) = live() else {
+        eprintln!("skipped: needs TALON_GRPC_URL and TALON_API_KEY (scripts/test.sh sets them)");
+        return;
+    };
+    let created = ctl(&["create"]);
+    assert!(created.status.success(), "{created:?}");
+    let id = String::from_utf8(created.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let out = ctl(&["exec", "--timeout", "1", &id, "--", "sleep", "30"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(137), "{stderr}");
+    assert!(stderr.contains("timed out"), "{stderr}");
+    // A process that ends by itself says nothing of the kind.
+    let out = ctl(&["exec", &id, "--", "sh", "-c", "exit 3"]);
+    assert_eq!(out.status.code(), Some(3));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("timed out"));
+    assert!(ctl(&["rm", &id]).status.success());
+}
