@@ -32,7 +32,9 @@ failed = False
 for name, cmd in runs.items():
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=work, timeout=300)
     out = p.stdout
-    ok = p.returncode == 0 and ("hello from a sandbox" in out or ('"exited"' in out and "aGVsbG8gZnJvbSBhIHNhbmRib3gK" in out))
+    # Every sample prints the process's output as text (curl's decodes
+    # the NDJSON events with jq).
+    ok = p.returncode == 0 and "hello from a sandbox" in out
     if name == "python":
         ok = ok and "kept in /workspace" in out
     print(f"{name}: {'ok' if ok else 'FAILED'}")
