@@ -26,6 +26,12 @@ fi
 .venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf \
   openapi-spec-validator==0.7.2 schemathesis==4.32.5 pyyaml pytest==8.4.2 pytest-asyncio==1.2.0
 .venv/bin/pip install --quiet --disable-pip-version-check -e clients/python
+# Installing the SDK leaves nothing in the checkout (no build/, no egg-info).
+left=$(git status --porcelain --ignored -- clients/python | grep '^!!' | grep -v '.pytest_cache' || true)
+if [ -n "$left" ]; then
+  echo "pip install left files in clients/python: $left" >&2
+  exit 1
+fi
 
 if [ -z "${TALON_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ] && command -v pg_ctlcluster >/dev/null; then
   step "postgresql"
