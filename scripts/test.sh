@@ -154,6 +154,43 @@ step "TypeScript SDK (node --test)"
 step "Go SDK (go test)"
 (cd clients/go && go test ./...)
 
+step "Go SDK from a clone, as its README says"
+gomod=$(mktemp -d)
+(cd "$gomod" && go mod init example.com/agent >/dev/null 2>&1 && \
+  go mod edit -replace "github.com/talon-sandbox/talon/clients/go=$ROOT/clients/go" && \
+  go get github.com/talon-sandbox/talon/clients/go@v0.0.0 >/dev/null 2>&1 && \
+  cat > main.go <<'GO' && go run . | grep -qx "hello from go 0"
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	talon "github.com/talon-sandbox/talon/clients/go"
+)
+
+func main() {
+	ctx := context.Background()
+	c, err := talon.New()
+	if err != nil {
+		panic(err)
+	}
+	sbx, err := c.Create(ctx, talon.CreateOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer sbx.Kill(ctx)
+	r, err := sbx.Commands.Run(ctx, talon.Shell("echo hello from go"), nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(strings.TrimSpace(r.Stdout), r.ExitCode)
+}
+GO
+) || { echo "the Go SDK could not be used from a clone as its README says"; exit 1; }
+rm -rf "$gomod"
+
 step "Rust SDK and sandboxctl against talon up"
 cargo test --quiet -p talon-sdk --test sandboxctl 2>&1 | tail -3
 
