@@ -55,6 +55,10 @@ impl Layout {
     pub fn etc(&self) -> PathBuf {
         self.disk().join("etc")
     }
+    /// The `host` image's /home, where the unprivileged `user` lives.
+    pub fn home(&self) -> PathBuf {
+        self.disk().join("home")
+    }
     /// Secret files: a small tmpfs of their own, never the disk.
     pub fn secrets(&self) -> PathBuf {
         self.dir.join("secrets")
@@ -74,6 +78,7 @@ impl Layout {
             RootKind::Host => v.extend([
                 (self.disk().join("tmp"), "/tmp"),
                 (self.disk().join("root"), "/root"),
+                (self.home(), "/home"),
                 (self.disk().join("var"), "/var"),
                 (self.etc(), "/etc"),
             ]),
@@ -189,6 +194,58 @@ pub const HOST_ETC: &[&str] = &[
     "/etc/localtime",
 ];
 
+/// The default search path of every sandbox.
+pub const DEFAULT_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+/// Where `pip install` puts scripts in the `host` image: its /usr is the
+/// host's, read-only, so pip falls back to the user site (see the
+/// worker's /etc/pip.conf). The agent swaps this for the home of the user
+/// a process runs as (`~/.local/bin`), so must match `talon-agent`'s.
+pub const ROOT_USER_BIN: &str = "/root/.local/bin";
+/// The host's CA bundle as every usual client reads it.
+pub const HOST_CA_FILE: &str = "/etc/ssl/certs/ca-certificates.crt";
+const CA_FILE_VARS: &[&str] = &[
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+];
+
+/// The CA settings a `host` sandbox inherits, so that Python's requests,
+/// curl and Node trust what the host trusts (pip-installed `certifi`
+/// would otherwise bring its own list). A variable the worker itself has
+/// is passed on when its file is one the sandbox sees (under /usr or a
+/// shared /etc entry); otherwise each points at the host's bundle.
+pub fn host_ca_env(
+    var: impl Fn(&str) -> Option<std::ffi::OsString>,
+    is_file: impl Fn(&Path) -> bool,
+) -> Vec<(String, String)> {
+    let visible = |p: &str| {
+        Path::new(p).is_absolute()
+            && !p.split('/').any(|c| c == "..")
+            && (p.starts_with("/usr/")
+                || HOST_ETC
+                    .iter()
+                    .any(|e| p == *e || p.starts_with(&format!("{e}/"))))
+    };
+    let default = is_file(Path::new(HOST_CA_FILE)).then_some(HOST_CA_FILE);
+    let mut out = Vec::new();
+    for k in CA_FILE_VARS {
+        let own = var(k)
+            .and_then(|v| v.into_string().ok())
+            .filter(|v| visible(v) && is_file(Path::new(v)));
+        if let Some(v) = own.as_deref().or(default) {
+            out.push((k.to_string(), v.to_string()));
+        }
+    }
+    if let Some(d) = var("SSL_CERT_DIR")
+        .and_then(|v| v.into_string().ok())
+        .filter(|v| visible(v))
+    {
+        out.push(("SSL_CERT_DIR".into(), d));
+    }
+    out
+}
+
 /// Open files per sandbox process: 65536, or less if the worker itself
 /// may not have that many (a user namespace cannot raise a hard limit).
 fn nofile_limit() -> u64 {
@@ -265,13 +322,14 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
 
     // Defaults, then the image's environment, then the sandbox's.
     let mut vars: Vec<(String, String)> = vec![
-        (
-            "PATH".into(),
-            "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin".into(),
-        ),
+        ("PATH".into(), DEFAULT_PATH.into()),
         ("HOME".into(), "/root".into()),
         ("LANG".into(), "C.UTF-8".into()),
     ];
+    if b.root == RootKind::Host {
+        vars[0].1 = format!("{ROOT_USER_BIN}:{DEFAULT_PATH}");
+        vars.extend(host_ca_env(|k| std::env::var_os(k), |p| p.is_file()));
+    }
     let mut set = |k: &str, v: &str| match vars.iter_mut().find(|(n, _)| n == k) {
         Some(e) => e.1 = v.to_string(),
         None => vars.push((k.to_string(), v.to_string())),
@@ -476,5 +534,41 @@ mod tests {
         assert!(env.contains(&"A=1") && !env.contains(&"A=0"), "{env:?}");
         assert!(env.contains(&"PATH=/image/bin"), "{env:?}");
         assert_eq!(env.iter().filter(|e| e.starts_with("PATH=")).count(), 1);
+    }
+
+    #[test]
+    fn host_ca_env_passes_on_only_what_the_sandbox_sees() {
+        use std::ffi::OsString;
+        let vars = |pairs: &'static [(&'static str, &'static str)]| {
+            move |k: &str| {
+                pairs
+                    .iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| OsString::from(v))
+            }
+        };
+        let all = |_: &Path| true;
+        // Nothing set: every variable names the host's bundle.
+        let env = host_ca_env(vars(&[]), all);
+        assert_eq!(env.len(), CA_FILE_VARS.len());
+        assert!(env.iter().all(|(_, v)| v == HOST_CA_FILE), "{env:?}");
+        // The worker's own bundle under a shared path is passed on; one
+        // under a path the sandbox does not see, or escaping, is not.
+        let env = host_ca_env(
+            vars(&[
+                ("SSL_CERT_FILE", "/etc/ssl/corp.pem"),
+                ("REQUESTS_CA_BUNDLE", "/home/me/ca.pem"),
+                ("CURL_CA_BUNDLE", "/etc/ssl/../shadow"),
+                ("SSL_CERT_DIR", "/etc/ssl/certs"),
+            ]),
+            all,
+        );
+        let get = |k: &str| env.iter().find(|(n, _)| n == k).map(|(_, v)| v.as_str());
+        assert_eq!(get("SSL_CERT_FILE"), Some("/etc/ssl/corp.pem"));
+        assert_eq!(get("REQUESTS_CA_BUNDLE"), Some(HOST_CA_FILE));
+        assert_eq!(get("CURL_CA_BUNDLE"), Some(HOST_CA_FILE));
+        assert_eq!(get("SSL_CERT_DIR"), Some("/etc/ssl/certs"));
+        // No bundle on the host: nothing is set.
+        assert!(host_ca_env(vars(&[]), |_| false).is_empty());
     }
 }

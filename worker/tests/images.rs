@@ -308,3 +308,60 @@ fn the_agent_is_static() {
     let dynamic = std::fs::read("/bin/sh").unwrap();
     assert!(talon_worker::host::needs_interpreter(&dynamic));
 }
+
+/// A wheel with a module and a console script, made by the sandbox's
+/// own Python (no index: the sandbox has no network here).
+const MAKE_WHEEL: &str = r#"
+import sys, zipfile
+name = sys.argv[1]
+d = f"{name}-1.0.dist-info"
+files = {
+    f"{name}/__init__.py": "def main():\n    print('hello from ' + __name__)\n",
+    f"{d}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+    f"{d}/WHEEL": "Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    f"{d}/entry_points.txt": f"[console_scripts]\n{name} = {name}:main\n",
+}
+with zipfile.ZipFile(f"/tmp/{name}-1.0-py3-none-any.whl", "w") as z:
+    for p, body in files.items():
+        z.writestr(p, body)
+    z.writestr(f"{d}/RECORD", "".join(f"{p},,\n" for p in files) + f"{d}/RECORD,,\n")
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_host_image_lets_root_and_user_pip_install_and_trusts_the_hosts_cas() {
+    common::require_root();
+    let mut sbx = common::sandbox((1000, 512, 256)).await;
+    std::fs::write(sbx.dir().join("disk/tmp/mkwheel.py"), MAKE_WHEEL).unwrap();
+    for (user, name, home) in [
+        ("", "rootprobe", "/root"),
+        ("user", "userprobe", "/home/user"),
+    ] {
+        let script = format!(
+            "set -e; cd; test \"$HOME\" = {home}; python3 /tmp/mkwheel.py {name}; \
+             python3 -m pip install -q --no-index --no-cache-dir /tmp/{name}-1.0-py3-none-any.whl; \
+             {name}; python3 -c 'import {name}; print({name}.__file__)'"
+        );
+        let (out, err, code) = common::sh_as(&mut sbx.agent, user, &script).await;
+        assert_eq!(code, 0, "as {user:?}: {out}{err}");
+        assert!(out.contains(&format!("hello from {name}")), "{out}");
+        assert!(
+            out.contains(&format!("{home}/.local/lib/python3")),
+            "as {user:?}, pip installed into the user site: {out}"
+        );
+    }
+    // user's home is its own, and root's stays closed to it.
+    let (out, err, code) = common::sh_as(
+        &mut sbx.agent,
+        "user",
+        "touch ~/x && id -un && ! ls /root 2>/dev/null",
+    )
+    .await;
+    assert_eq!((code, out.trim()), (0, "user"), "{err}");
+    // The CA bundle the host trusts is named where clients look for it.
+    if Path::new("/etc/ssl/certs/ca-certificates.crt").is_file() {
+        let (out, err, code) = sbx
+            .sh("for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXTRA_CA_CERTS; do eval f=\\$$v; test -s \"$f\" || { echo \"$v=$f\"; exit 1; }; done; echo ok")
+            .await;
+        assert_eq!((code, out.trim()), (0, "ok"), "{out}{err}");
+    }
+}

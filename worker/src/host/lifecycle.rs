@@ -186,6 +186,9 @@ impl SandboxHost {
         let started = async {
             let mut t = std::time::Instant::now();
             self.mount_disk(layout, uid, spec)?;
+            if root == RootKind::Host {
+                ensure_home(layout, uid)?;
+            }
             if has_secrets {
                 mount_secrets(layout, uid)?;
                 write_secrets(layout, uid, &spec.secret_files)?;

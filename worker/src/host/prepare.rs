@@ -273,6 +273,7 @@ pub(super) fn prepare_host_root(l: &Layout) -> anyhow::Result<()> {
         "workspace",
         "tmp",
         "root",
+        "home",
         "var/log/talon",
         "etc",
         "run/secrets",
@@ -331,7 +332,7 @@ pub(super) fn write_etc(l: &Layout, nameserver: Option<std::net::Ipv4Addr>) -> a
     let etc = l.etc();
     std::fs::write(
         etc.join("passwd"),
-        "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/workspace:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
+        "root:x:0:0:root:/root:/bin/bash\nuser:x:1000:1000:user:/home/user:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n",
     )?;
     std::fs::write(
         etc.join("group"),
@@ -341,7 +342,32 @@ pub(super) fn write_etc(l: &Layout, nameserver: Option<std::net::Ipv4Addr>) -> a
         etc.join("nsswitch.conf"),
         "passwd: files\ngroup: files\nhosts: files dns\n",
     )?;
+    // /usr is the host's and read-only: pip installs into the user site
+    // (~/.local) instead, and may, since nothing there is the system's.
+    std::fs::write(
+        etc.join("pip.conf"),
+        "[global]\nbreak-system-packages = true\n",
+    )?;
     write_worker_etc(&etc, 0, nameserver)?;
+    Ok(())
+}
+
+/// The `host` image's /home/user, owned by `user` (uid 1000 inside).
+/// Run at every boot, so a sandbox made before /home existed gets one;
+/// never follows a link the sandbox may have left in its place.
+pub(super) fn ensure_home(l: &Layout, uid: u32) -> anyhow::Result<()> {
+    std::fs::create_dir_all(l.rootfs().join("home"))?;
+    let home = l.home();
+    if home.symlink_metadata().is_err() {
+        std::fs::create_dir(&home)?;
+        std::os::unix::fs::lchown(&home, Some(uid), Some(uid))?;
+    }
+    let user = home.join("user");
+    if user.symlink_metadata().is_err() {
+        std::fs::create_dir(&user)?;
+        std::os::unix::fs::lchown(&user, Some(uid + 1000), Some(uid + 1000))?;
+        std::fs::set_permissions(&user, std::fs::Permissions::from_mode(0o755))?;
+    }
     Ok(())
 }
 

@@ -144,8 +144,14 @@ pub async fn sandbox(limits: (i64, i64, i64)) -> Sandbox {
 /// Runs a shell script through an agent: stdout, stderr and the exit code
 /// (128 + signal when killed).
 pub async fn sh(agent: &mut Agent, script: &str) -> (String, String, i32) {
+    sh_as(agent, "", script).await
+}
+
+/// `sh` as another user of the sandbox ("" is its root).
+pub async fn sh_as(agent: &mut Agent, user: &str, script: &str) -> (String, String, i32) {
     let req = pb::StartProcessRequest {
         command: vec!["sh".into(), "-c".into(), script.into()],
+        user: user.into(),
         ..Default::default()
     };
     let mut s = agent.start_process(req).await.unwrap().into_inner();

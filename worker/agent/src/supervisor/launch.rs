@@ -49,6 +49,19 @@ pub(super) fn spawn_error(program: &str, e: std::io::Error) -> Status {
 
 pub(super) type Started = (u32, Option<File>, Vec<(u8, File)>, Option<OwnedFd>);
 
+/// The worker starts root's `~/.local/bin` (where pip puts scripts when
+/// the system site is read-only) at the head of a `host` sandbox's PATH;
+/// a process run as another user gets its own home's instead.
+const ROOT_USER_BIN: &str = "/root/.local/bin";
+
+fn user_path(path: &OsString, home: &str) -> Option<OsString> {
+    let rest = path.to_str()?.strip_prefix(ROOT_USER_BIN)?;
+    if !(rest.is_empty() || rest.starts_with(':')) || home == "/root" || home == "/" {
+        return None;
+    }
+    Some(format!("{}/.local/bin{rest}", home.trim_end_matches('/')).into())
+}
+
 /// fork+exec through std's Command, for what posix_spawn cannot do: a PTY
 /// as the controlling terminal, another user, a script execvp hands to sh.
 pub(super) fn fork_exec(
@@ -64,6 +77,11 @@ pub(super) fn fork_exec(
         .envs(env.iter().map(|(k, v)| (k, v)));
     if !req.user.is_empty() {
         let (uid, gid, home) = lookup_user(&req.user)?;
+        if let Some(path) = env.iter().find(|(k, _)| k == "PATH").map(|(_, v)| v)
+            && let Some(p) = user_path(path, &home)
+        {
+            cmd.env("PATH", p);
+        }
         cmd.uid(uid).gid(gid).env("HOME", home);
     }
     let mut master: Option<OwnedFd> = None;
@@ -205,5 +223,33 @@ pub(super) fn openpty() -> Result<(OwnedFd, OwnedFd), Status> {
         libc::fcntl(m, libc::F_SETFD, libc::FD_CLOEXEC);
         libc::fcntl(s, libc::F_SETFD, libc::FD_CLOEXEC);
         Ok((OwnedFd::from_raw_fd(m), OwnedFd::from_raw_fd(s)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::user_path;
+
+    #[test]
+    fn another_user_gets_its_own_local_bin() {
+        let p = |s: &str| std::ffi::OsString::from(s);
+        assert_eq!(
+            user_path(&p("/root/.local/bin:/usr/bin"), "/home/user"),
+            Some(p("/home/user/.local/bin:/usr/bin"))
+        );
+        assert_eq!(
+            user_path(&p("/root/.local/bin"), "/home/user/"),
+            Some(p("/home/user/.local/bin"))
+        );
+        // A PATH the sandbox set itself, or root's own, is left alone.
+        assert_eq!(
+            user_path(&p("/usr/bin:/root/.local/bin"), "/home/user"),
+            None
+        );
+        assert_eq!(
+            user_path(&p("/root/.local/binx:/usr/bin"), "/home/user"),
+            None
+        );
+        assert_eq!(user_path(&p("/root/.local/bin:/usr/bin"), "/root"), None);
     }
 }
