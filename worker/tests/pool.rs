@@ -182,6 +182,23 @@ async fn concurrent_creates_never_share_a_pooled_sandbox() {
     uniq.sort();
     uniq.dedup();
     assert_eq!(uniq.len(), 5, "{containers:?}");
+    // Nor a slot (its uid range and address): a claim moves its record
+    // while cold creates pick free slots, and two once took the same.
+    let mut slots: Vec<u32> = ids
+        .iter()
+        .chain([&warm])
+        .map(|id| env.host.held(id).unwrap().slot)
+        .chain(
+            pooled_dirs(&env)
+                .iter()
+                .filter_map(|p| env.host.held(p))
+                .map(|h| h.slot),
+        )
+        .collect();
+    let n = slots.len();
+    slots.sort();
+    slots.dedup();
+    assert_eq!(slots.len(), n, "two sandboxes share a slot: {slots:?}");
     let s = env.host.pool().stats();
     assert_eq!(s.hits + s.misses, 6, "{s:?}");
     assert!(s.hits >= 1 && s.hits <= 3, "{s:?}");

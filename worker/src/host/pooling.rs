@@ -43,14 +43,12 @@ impl SandboxHost {
             .await?
             .ok_or_else(|| anyhow::anyhow!("the pooled sandbox's container is gone"))?;
         let layout = self.layout(id);
-        std::fs::rename(self.layout(pooled).dir, &layout.dir)?;
-        self.forget_record(pooled);
         h.sandbox_id = id.into();
         h.container = Some(pooled.into());
         h.generation = generation;
         h.pooled = None;
         h.state = SandboxPhase::Claiming;
-        self.save(&h)?;
+        self.move_record(pooled, &h).await?;
         self.locks.lock().await.remove(pooled);
         let t_rename = t0.elapsed();
         write_secrets(&layout, h.uid(), &spec.secret_files)?;
@@ -81,6 +79,17 @@ impl SandboxHost {
         )?;
         tracing::debug!(sandbox = %id, total = ?t0.elapsed(), rename = ?t_rename, agent = ?t_agent, hostname = ?t_host, network = ?t_net, "pooled sandbox claimed");
         Ok(Self::status(&h, ""))
+    }
+
+    /// Renames the sandbox directory and record `from` to `h`'s id. Its
+    /// slot is in no record between the two: a create picking a free slot
+    /// meanwhile would take it (two sandboxes with one uid range and one
+    /// address), so this holds the lock slots are taken under (`build`).
+    pub(super) async fn move_record(&self, from: &str, h: &Held) -> anyhow::Result<()> {
+        let _slots = self.slots.lock().await;
+        std::fs::rename(self.layout(from).dir, self.layout(&h.sandbox_id).dir)?;
+        self.forget_record(from);
+        self.save(h)
     }
 
     /// The pool's counters and sizes, for the heartbeat.

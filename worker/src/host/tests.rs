@@ -262,3 +262,31 @@ async fn pool_claims_refuse_what_is_gone_and_reclaim_sorts_the_leftovers() {
         Some("sbx_pool_alive")
     );
 }
+
+#[tokio::test]
+async fn a_claimed_record_moves_under_the_slot_lock() {
+    let f = fixture(RecordingRuntime::default(), 0);
+    let mut h = held("pool_x", 0, SandboxPhase::Pooled);
+    h.slot = 3;
+    put(&f, &h);
+    let host = Arc::new(f.host);
+    // A create picking a slot holds this lock: while it does, the move
+    // waits, and the slot stays recorded as taken.
+    let slots = host.slots.lock().await;
+    h.sandbox_id = "sbx_claimed".into();
+    let mover = tokio::spawn({
+        let (host, h) = (host.clone(), h.clone());
+        async move { host.move_record("pool_x", &h).await }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(
+        !mover.is_finished(),
+        "the record moved outside the slot lock"
+    );
+    assert_ne!(host.free_slot(), 3);
+    drop(slots);
+    mover.await.unwrap().unwrap();
+    assert_eq!(host.held("sbx_claimed").unwrap().slot, 3);
+    assert!(host.held("pool_x").is_none());
+    assert_ne!(host.free_slot(), 3);
+}
