@@ -204,6 +204,9 @@ TALON_ADMIN_KEY=$TALON_API_KEY .venv/bin/python conformance/run.py
 step "the README's quickstart, as written"
 .venv/bin/python scripts/quickstart-test.py
 
+step "density: 100 sandboxes with default resources on this talon up"
+.venv/bin/python scripts/density-check.py
+
 step "schemathesis against the live gateway"
 # A tenant of its own, called with its owner's access token: the fuzzer
 # may delete API keys, which would end a run made with one.

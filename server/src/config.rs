@@ -39,6 +39,11 @@ pub struct ServerConfig {
     pub preview_domain: Option<String>,
     /// Browser origins allowed to call gRPC-web (CORS); none by default.
     pub grpc_web_origins: Vec<String>,
+    /// How placement counts what a worker holds.
+    pub placement: crate::domain::scheduler::Placement,
+    /// The platform tenant's quota when bootstrap creates it: the
+    /// operator's own, bounded by capacity rather than by a tenant's share.
+    pub platform_quota: Quota,
     /// Most of the connected workers' capacity one tenant may hold (0-1];
     /// the platform tenant is not held to it (see `scheduler::over_share`).
     pub tenant_max_share: f64,
@@ -89,6 +94,15 @@ impl ServerConfig {
                 max_sandboxes: 20,
                 max_cpu_millis: 16_000,
                 max_memory_mib: 32_768,
+            },
+            placement: crate::domain::scheduler::Placement::Usage {
+                cpu_floor_millis: 10,
+                memory_floor_mib: 32,
+            },
+            platform_quota: Quota {
+                max_sandboxes: 5000,
+                max_cpu_millis: 5_000_000,
+                max_memory_mib: 5 << 20,
             },
             default_resources: Resources {
                 cpu_millis: 1000,

@@ -19,6 +19,8 @@ struct Conn {
     session: u64,
     tx: SessionTx,
     capacity: Amount,
+    /// What it last reported in use (see `scheduler::Placement`).
+    used: Option<Amount>,
     data_address: String,
     /// Imported images it holds (the built-in `host` is everywhere).
     images: std::collections::HashSet<String>,
@@ -59,6 +61,7 @@ impl WorkerHub {
                 session,
                 tx,
                 capacity,
+                used: None,
                 data_address,
                 images: images.into_iter().collect(),
                 pending: HashMap::new(),
@@ -132,6 +135,22 @@ impl WorkerHub {
             .iter()
             .map(|(id, c)| (id.clone(), c.capacity.clone()))
             .collect()
+    }
+
+    /// Records what a worker reports in use (its heartbeat).
+    pub fn set_used(&self, worker_id: &str, used: Amount) {
+        if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {
+            c.used = Some(used);
+        }
+    }
+
+    /// What a worker last reported in use; None before its first report.
+    pub fn used(&self, worker_id: &str) -> Option<Amount> {
+        self.conns
+            .lock()
+            .expect("lock")
+            .get(worker_id)
+            .and_then(|c| c.used.clone())
     }
 
     pub fn set_capacity(&self, worker_id: &str, capacity: Amount) {

@@ -110,6 +110,15 @@ pub struct ServerArgs {
     /// Most of the connected workers' cpu, memory and sandbox slots one tenant may hold, over 0 and at most 1 (no cap); the platform tenant is not held to it.
     #[arg(long, env = "TALON_TENANT_MAX_SHARE", default_value_t = 0.5, value_parser = parse_share)]
     pub tenant_max_share: f64,
+    /// How placement counts a worker's room: `usage` (what its host reports in use, plus a floor for each sandbox placed since its last report) or `limits` (every sandbox at its limits, cpu times the overcommit).
+    #[arg(long, env = "TALON_PLACEMENT", default_value = "usage", value_parser = ["usage", "limits"])]
+    pub placement: String,
+    /// With `usage` placement: the cpu a new or unreported sandbox counts for, in thousandths of a core.
+    #[arg(long, env = "TALON_PLACEMENT_CPU_FLOOR_MILLIS", default_value_t = 10, value_parser = clap::value_parser!(i64).range(1..))]
+    pub placement_cpu_floor_millis: i64,
+    /// With `usage` placement: the memory a new or unreported sandbox counts for, in MiB.
+    #[arg(long, env = "TALON_PLACEMENT_MEMORY_FLOOR_MIB", default_value_t = 32, value_parser = clap::value_parser!(i64).range(1..))]
+    pub placement_memory_floor_mib: i64,
     /// Most sandboxes the embedded worker takes (`up` only).
     #[arg(long, default_value_t = 500)]
     pub worker_max_sandboxes: i64,

@@ -23,6 +23,13 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.grpc_connections = a.connections.grpc();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     c.tenant_max_share = a.tenant_max_share;
+    c.placement = match a.placement.as_str() {
+        "limits" => talon_server::domain::scheduler::Placement::Limits,
+        _ => talon_server::domain::scheduler::Placement::Usage {
+            cpu_floor_millis: a.placement_cpu_floor_millis,
+            memory_floor_mib: a.placement_memory_floor_mib,
+        },
+    };
     c.login_throttle.max_failures = a.login_max_failures;
     c.login_throttle.lockout = std::time::Duration::from_secs(a.login_lockout_secs);
     c.login_throttle.max_lockout = c.login_throttle.max_lockout.max(c.login_throttle.lockout);

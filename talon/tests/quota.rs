@@ -77,7 +77,9 @@ async fn quota_exceeded_is_resource_exhausted() {
 /// default) of the connected workers' capacity, and the other gets in.
 #[tokio::test]
 async fn one_tenant_cannot_starve_another_within_its_quota() {
-    let s = Server::start().await;
+    // By limits, the share caps cpu; by usage (the default), slots only
+    // (`the_fair_share_by_usage_caps_slots`).
+    let s = Server::start_with(None, &["--placement", "limits"]).await;
     let greedy = tenant(&s, "greedy").await;
     let other = tenant(&s, "other").await;
     // 64 cores, 256 GiB, 100 slots.
@@ -164,4 +166,52 @@ async fn one_tenant_cannot_starve_another_within_its_quota() {
     for _ in 0..9 {
         a.sandboxes.create_sandbox(big(8)).await.unwrap();
     }
+}
+
+/// Under usage placement (the default), the limits of a tenant's sandboxes
+/// say nothing of the room hosts have: its share caps its sandbox slots.
+/// Its cpu limits may add up to more than the workers' cpus.
+#[tokio::test]
+async fn the_fair_share_by_usage_caps_slots() {
+    let s = Server::start().await;
+    let greedy = tenant(&s, "greedy").await;
+    // 64 cores, 256 GiB, 100 slots: half is 50.
+    let _w = TestWorker::connect(&s, "wrk_fair_u", Behaviour::Obey).await;
+    let mut admin = s.admin().await;
+    admin
+        .tenants
+        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
+            tenant_id: greedy.tenant_id.clone(),
+            quota: Some(pb::Quota {
+                max_sandboxes: 100,
+                max_cpu_millis: 1_000_000,
+                max_memory_mib: 1_000_000,
+            }),
+        })
+        .await
+        .unwrap();
+    let two_cores = || pb::CreateSandboxRequest {
+        sandbox: Some(pb::Sandbox {
+            resources: Some(pb::Resources {
+                cpu_millis: 2000,
+                memory_mib: 512,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        wait_until_running: false,
+        wait_timeout: None,
+    };
+    let mut g = s.as_(&greedy.developer).await;
+    // 50 of them hold 100 cores of limits on a worker of 64.
+    for _ in 0..50 {
+        g.sandboxes.create_sandbox(two_cores()).await.unwrap();
+    }
+    let err = g.sandboxes.create_sandbox(two_cores()).await.unwrap_err();
+    assert_eq!(err.code(), Code::ResourceExhausted);
+    assert!(
+        err.message().contains("fair share") && err.message().contains("sandboxes"),
+        "{}",
+        err.message()
+    );
 }

@@ -15,6 +15,7 @@ pub mod disk;
 pub mod host;
 pub mod image;
 pub mod image_api;
+pub mod load;
 pub mod net;
 pub mod ns;
 pub mod output_budget;
@@ -437,6 +438,7 @@ async fn session(
     let mut reconcile =
         tokio::time::interval(config.reconcile_interval.max(Duration::from_secs(1)));
     reconcile.tick().await;
+    let mut load = load::Load::default();
     loop {
         tokio::select! {
             msg = inbound.next() => {
@@ -470,12 +472,12 @@ async fn session(
                 }
             }
             _ = beat.tick() => {
-                tx.send(heartbeat(host.as_deref())).await?;
+                tx.send(heartbeat(host.as_deref(), Some(&mut load))).await?;
             }
             // Every sandbox held, so that the server can have those it no
             // longer knows removed (a create that outran its delete).
             _ = reconcile.tick() => {
-                let mut hb = heartbeat(host.as_deref());
+                let mut hb = heartbeat(host.as_deref(), Some(&mut load));
                 if let (Some(h), Some(wpb::session_request::Message::Heartbeat(b))) = (&host, &mut hb.message) {
                     b.held = h.held_records();
                 }
@@ -485,15 +487,28 @@ async fn session(
             // a refill), not a heartbeat later.
             _ = pool_changed(host.as_deref()) => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                tx.send(heartbeat(host.as_deref())).await?;
+                tx.send(heartbeat(host.as_deref(), None)).await?;
             }
         }
     }
 }
 
-fn heartbeat(host: Option<&host::SandboxHost>) -> wpb::SessionRequest {
+/// A beat; `load` is read on the timed beats (a pool change's beat
+/// carries no `used`, and the server keeps the last it had).
+fn heartbeat(
+    host: Option<&host::SandboxHost>,
+    load: Option<&mut load::Load>,
+) -> wpb::SessionRequest {
+    let used = load.map(|l| {
+        let (cpu_millis, memory_mib) = l.sample();
+        wpb::Capacity {
+            cpu_millis,
+            memory_mib,
+            sandboxes: host.map_or(0, |h| h.live_count() as i64),
+        }
+    });
     let hb = wpb::Heartbeat {
-        used: Some(wpb::Capacity::default()),
+        used,
         time: None,
         pool: host.map(|h| h.pool().stats()),
         held: vec![],

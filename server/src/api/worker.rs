@@ -91,6 +91,9 @@ impl WorkerControlService for WorkerApi {
                 let Ok(msg) = msg else { break };
                 match msg.message {
                     Some(wpb::session_request::Message::Heartbeat(hb)) => {
+                        if hb.used.is_some() {
+                            app.hub.set_used(&worker_id, amount(hb.used));
+                        }
                         if let Some(p) = hb.pool {
                             app.metrics.pool(&worker_id, &pool, &p);
                             pool = p;

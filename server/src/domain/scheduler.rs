@@ -1,11 +1,97 @@
 //! Placement: the connected, undrained worker with the most free capacity
 //! that fits the request. Pure, so it is tested without workers.
+//!
+//! What "free" means is the operator's choice (`Placement`). By default a
+//! worker is as full as its host really is: the cpu and memory it reports
+//! in use, plus a floor for each sandbox placed since that report. Idle
+//! sandboxes use almost nothing, so a host takes as many as it can really
+//! run; limits still cap each sandbox. `Limits` counts every sandbox at its
+//! limits instead, so nothing is placed that could not all run at its
+//! limits at once (cpu times the worker's overcommit).
 
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Amount {
     pub cpu_millis: i64,
     pub memory_mib: i64,
     pub sandboxes: i64,
+}
+
+/// How placement counts what a worker holds (see the module doc).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Placement {
+    /// Each live sandbox at its limits; paused ones without their cpu.
+    Limits,
+    /// What the worker reports in use, and a floor per sandbox placed
+    /// since; a new sandbox needs its floor free, and its limits must fit
+    /// the worker's capacity.
+    Usage {
+        cpu_floor_millis: i64,
+        memory_floor_mib: i64,
+    },
+}
+
+impl Placement {
+    /// A worker's candidate: `held` is what its live sandboxes hold at
+    /// their limits (`sandboxes` their count), `used` its last report.
+    pub fn candidate(
+        self,
+        worker_id: String,
+        capacity: Amount,
+        held: Amount,
+        used: Option<Amount>,
+    ) -> Candidate {
+        let allocated = match self {
+            Placement::Limits => held,
+            Placement::Usage {
+                cpu_floor_millis,
+                memory_floor_mib,
+            } => {
+                let used = used.unwrap_or_default();
+                // Placed since the report: not in its figures yet.
+                let new = (held.sandboxes - used.sandboxes).max(0);
+                Amount {
+                    cpu_millis: used.cpu_millis + new * cpu_floor_millis,
+                    memory_mib: used.memory_mib + new * memory_floor_mib,
+                    sandboxes: held.sandboxes,
+                }
+            }
+        };
+        Candidate {
+            worker_id,
+            capacity,
+            allocated,
+        }
+    }
+
+    /// What the fair share is a share of, from the workers' `total`
+    /// capacity: by limits, every dimension; by usage, the sandbox slots
+    /// only, since a sum of limits says nothing of the room hosts have
+    /// (cpu and memory are then left uncapped).
+    pub fn share_of(self, total: Amount) -> Amount {
+        match self {
+            Placement::Limits => total,
+            Placement::Usage { .. } => Amount {
+                cpu_millis: i64::MAX,
+                memory_mib: i64::MAX,
+                sandboxes: total.sandboxes,
+            },
+        }
+    }
+
+    /// What a sandbox of limits `req` takes from a worker's free room.
+    fn demand(self, req: &Amount) -> Amount {
+        match self {
+            Placement::Limits => req.clone(),
+            Placement::Usage {
+                cpu_floor_millis,
+                memory_floor_mib,
+            } => Amount {
+                cpu_millis: cpu_floor_millis.min(req.cpu_millis),
+                memory_mib: memory_floor_mib.min(req.memory_mib),
+                sandboxes: req.sandboxes,
+            },
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -85,14 +171,25 @@ pub fn over_share(held: &Amount, req: &Amount, total: &Amount, share: f64) -> Op
         })
 }
 
-/// Picks a worker for `req`, or None when none fits.
-pub fn place<'a>(candidates: &'a [Candidate], req: &Amount) -> Option<&'a Candidate> {
-    candidates.iter().filter(|c| c.fits(req)).max_by(|a, b| {
-        a.score()
-            .total_cmp(&b.score())
-            .then(a.free().memory_mib.cmp(&b.free().memory_mib))
-            .then(b.worker_id.cmp(&a.worker_id))
-    })
+/// Picks a worker for a sandbox of limits `req`, or None when none fits.
+pub fn place<'a>(
+    candidates: &'a [Candidate],
+    req: &Amount,
+    mode: Placement,
+) -> Option<&'a Candidate> {
+    let demand = mode.demand(req);
+    let within = |c: &Candidate| {
+        req.cpu_millis <= c.capacity.cpu_millis && req.memory_mib <= c.capacity.memory_mib
+    };
+    candidates
+        .iter()
+        .filter(|c| within(c) && c.fits(&demand))
+        .max_by(|a, b| {
+            a.score()
+                .total_cmp(&b.score())
+                .then(a.free().memory_mib.cmp(&b.free().memory_mib))
+                .then(b.worker_id.cmp(&a.worker_id))
+        })
 }
 
 #[cfg(test)]
@@ -127,14 +224,64 @@ mod tests {
             c("b", (4000, 8192, 10), (1000, 1024, 2)),
             c("full", (4000, 8192, 10), (4000, 8192, 10)),
         ];
-        assert_eq!(place(&ws, &req).unwrap().worker_id, "b");
+        assert_eq!(place(&ws, &req, Placement::Limits).unwrap().worker_id, "b");
         let big = Amount {
             cpu_millis: 3500,
             memory_mib: 512,
             sandboxes: 1,
         };
-        assert!(place(&ws, &big).is_none());
-        assert!(place(&[], &req).is_none());
+        assert!(place(&ws, &big, Placement::Limits).is_none());
+        assert!(place(&[], &req, Placement::Limits).is_none());
+    }
+
+    #[test]
+    fn usage_placement_counts_what_is_used_and_a_floor_for_the_unreported() {
+        let a = |cpu, mem, n| Amount {
+            cpu_millis: cpu,
+            memory_mib: mem,
+            sandboxes: n,
+        };
+        let mode = Placement::Usage {
+            cpu_floor_millis: 10,
+            memory_floor_mib: 32,
+        };
+        let cap = a(8000, 24_000, 500);
+        let one = a(1000, 512, 1);
+        // 100 idle sandboxes at 1 cpu and 512 MiB each: their limits are
+        // 100 cpus and 50 GiB, but the host reports 300 millis and 2 GiB
+        // in use, so there is room; by limits there is none.
+        let held = a(100_000, 51_200, 100);
+        let used = a(300, 2000, 100);
+        let c = mode.candidate("w".into(), cap.clone(), held.clone(), Some(used.clone()));
+        assert_eq!(c.allocated, a(300, 2000, 100));
+        assert!(place(std::slice::from_ref(&c), &one, mode).is_some());
+        let l = Placement::Limits.candidate("w".into(), cap.clone(), held.clone(), Some(used));
+        assert!(place(&[l], &one, Placement::Limits).is_none());
+        // Ten placed since the report count at the floor until the next.
+        let held = a(110_000, 56_320, 110);
+        let c = mode.candidate("w".into(), cap.clone(), held, Some(a(300, 2000, 100)));
+        assert_eq!(c.allocated, a(400, 2320, 110));
+        // Before any report, every sandbox is at the floor.
+        let c = mode.candidate("w".into(), cap.clone(), a(5000, 2560, 5), None);
+        assert_eq!(c.allocated, a(50, 160, 5));
+        // Memory really in use is honest: a host that is full refuses.
+        let full = mode.candidate("w".into(), cap.clone(), a(0, 0, 3), Some(a(0, 23_990, 3)));
+        assert!(place(&[full], &one, mode).is_none());
+        // A sandbox larger than the worker never fits, however idle it is.
+        let c = mode.candidate("w".into(), cap.clone(), a(0, 0, 0), Some(a(0, 0, 0)));
+        assert!(place(std::slice::from_ref(&c), &a(9000, 512, 1), mode).is_none());
+        assert!(place(std::slice::from_ref(&c), &a(1000, 30_000, 1), mode).is_none());
+        // The fair share caps slots only: limits say nothing of room.
+        let share = mode.share_of(cap.clone());
+        assert_eq!(
+            over_share(&a(100_000, 51_200, 100), &one, &share, 0.5),
+            None
+        );
+        assert!(over_share(&a(0, 0, 250), &one, &share, 0.5).is_some());
+        assert_eq!(Placement::Limits.share_of(cap.clone()), cap);
+        // The slot count still holds.
+        let c = mode.candidate("w".into(), cap, a(0, 0, 500), Some(a(0, 0, 500)));
+        assert!(place(&[c], &one, mode).is_none());
     }
 
     #[test]

@@ -475,7 +475,8 @@ pub async fn bootstrap(app: &App) -> Result<Option<BootstrapCredentials>> {
     }
     let pass = crate::ids::random_token(15);
     let email = "admin@talon.local";
-    let (t, owner) = create_tenant(app, PLATFORM_TENANT, None, email, &pass, true).await?;
+    let quota = Some(app.config.platform_quota);
+    let (t, owner) = create_tenant(app, PLATFORM_TENANT, quota, email, &pass, true).await?;
     *app.platform_tenant_id.write().expect("lock") = t.id.clone();
     let p = Principal {
         tenant_id: t.id.clone(),

@@ -214,6 +214,27 @@ impl SandboxHost {
 
     /// Every sandbox held here (pooled ones aside), as the records say,
     /// without asking the runtime: what the periodic reconcile sends.
+    /// Sandboxes (pooled ones aside) being built, running or paused:
+    /// what the control plane counts as live on this worker.
+    pub fn live_count(&self) -> usize {
+        self.records
+            .lock()
+            .expect("records")
+            .values()
+            .flatten()
+            .filter(|h| {
+                h.pooled.is_none()
+                    && matches!(
+                        h.state,
+                        SandboxPhase::Starting
+                            | SandboxPhase::Claiming
+                            | SandboxPhase::Running
+                            | SandboxPhase::Paused
+                    )
+            })
+            .count()
+    }
+
     pub fn held_records(&self) -> Vec<wpb::SandboxStatus> {
         self.all_held()
             .into_iter()

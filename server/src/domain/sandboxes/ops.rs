@@ -82,7 +82,7 @@ pub async fn create(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     let cands = candidates(app, &r.txn, &r.holdings, None, &n.image).await?;
     // No worker at all is an outage (UNAVAILABLE, retry); workers that are
     // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
-    let worker = scheduler::place(&cands, &req).ok_or_else(|| {
+    let worker = scheduler::place(&cands, &req, app.config.placement).ok_or_else(|| {
         if cands.is_empty() {
             Error::Unavailable(if app.hub.connected().is_empty() {
                 "no worker is connected".to_string()
@@ -378,10 +378,14 @@ pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<
             })?
             .worker_id
             .clone(),
-        None => scheduler::place(&cands, &amount(row.cpu_millis, row.memory_mib))
-            .ok_or_else(|| Error::Unavailable("no other worker has capacity".into()))?
-            .worker_id
-            .clone(),
+        None => scheduler::place(
+            &cands,
+            &amount(row.cpu_millis, row.memory_mib),
+            app.config.placement,
+        )
+        .ok_or_else(|| Error::Unavailable("no other worker has capacity".into()))?
+        .worker_id
+        .clone(),
     };
     let fresh = transition(app, &row, Edge::Reassign(&worker)).await?;
     if let Some(old) = row.worker_id.clone().filter(|w| app.hub.is_connected(w)) {

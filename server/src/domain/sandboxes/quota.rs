@@ -63,7 +63,11 @@ pub async fn holdings(db: &impl ConnectionTrait, tenant: Option<&str>) -> Result
         }
         if let Some(w) = worker {
             let a = h.by_worker.entry(w).or_default();
-            a.cpu_millis += cpu;
+            // A paused sandbox is frozen: it keeps its memory, not its
+            // share of the cpus.
+            if state != SandboxState::Paused.as_str() {
+                a.cpu_millis += cpu;
+            }
             a.memory_mib += mem;
             a.sandboxes += 1;
         }
@@ -102,7 +106,7 @@ pub fn check(
         )));
     }
     // No capacity at all: placement says so (UNAVAILABLE).
-    if t.platform || *capacity == Amount::default() {
+    if t.platform || capacity.sandboxes == 0 {
         return Ok(());
     }
     let live = Amount {
@@ -133,10 +137,10 @@ pub(super) async fn candidates(
         .filter(|(id, _)| {
             !drained.contains(id) && Some(id.as_str()) != exclude && app.hub.has_image(id, image)
         })
-        .map(|(id, capacity)| Candidate {
-            allocated: h.by_worker.get(&id).cloned().unwrap_or_default(),
-            worker_id: id,
-            capacity,
+        .map(|(id, capacity)| {
+            let held = h.by_worker.get(&id).cloned().unwrap_or_default();
+            let used = app.hub.used(&id);
+            app.config.placement.candidate(id, capacity, held, used)
         })
         .collect())
 }
@@ -198,7 +202,7 @@ pub(super) async fn reserve(
         .await?
         .ok_or_else(|| Error::NotFound(format!("tenant {tenant_id}")))?;
     let holdings = holdings(&txn, Some(tenant_id)).await?;
-    let capacity = capacity(app, &txn).await?;
+    let capacity = app.config.placement.share_of(capacity(app, &txn).await?);
     check(
         &t,
         &holdings.tenant,
