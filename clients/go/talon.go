@@ -356,8 +356,30 @@ func (s *Sandbox) Kill(ctx context.Context) error {
 	return check(r.HTTPResponse, r.Body)
 }
 
-// PreviewURL is the path-prefix preview address of a port.
-func (s *Sandbox) PreviewURL(port int) string {
+// PreviewURL is a link to the port's preview that opens with no other
+// credential: it carries a fresh preview token (valid ttlSecs, or the
+// server's default when 0), which the gateway trades for a cookie of that
+// preview only. In the form the gateway serves by default: a subdomain
+// (http://PORT-ID.localhost:8080/ on loopback), where apps with
+// root-absolute asset paths work. PreviewPathURL gives the path form, for
+// clients that can't resolve *.localhost; PreviewAddress the bare path
+// address, which needs an Authorization header.
+func (s *Sandbox) PreviewURL(ctx context.Context, port int, ttlSecs float64) (string, error) {
+	_, link, err := s.PreviewToken(ctx, port, ttlSecs)
+	return link, err
+}
+
+// PreviewPathURL is PreviewURL in the path form (/preview/ID/PORT/?token=).
+func (s *Sandbox) PreviewPathURL(ctx context.Context, port int, ttlSecs float64) (string, error) {
+	token, _, err := s.PreviewToken(ctx, port, ttlSecs)
+	if err != nil {
+		return "", err
+	}
+	return s.PreviewAddress(port) + "?token=" + url.QueryEscape(token), nil
+}
+
+// PreviewAddress is the unsigned path-prefix address of a port's preview.
+func (s *Sandbox) PreviewAddress(port int) string {
 	return fmt.Sprintf("%s/preview/%s/%d/", s.c.baseURL, s.Info.ID, port)
 }
 

@@ -6,6 +6,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -188,5 +190,45 @@ func TestWatch(t *testing.T) {
 		case <-wctx.Done():
 			t.Fatal("no write event for a.txt")
 		}
+	}
+}
+
+func TestPreviewURLIsASignedLink(t *testing.T) {
+	s, ctx := sandbox(t)
+	if _, err := s.Files.Write(ctx, "site/index.html", []byte("<h1>previewed</h1>")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Commands.Start(ctx, talon.Shell("cd /workspace/site && exec python3 -m http.server 8128 >/dev/null 2>&1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	wait := `for i in $(seq 1 100); do python3 -c 'import socket; socket.create_connection(("127.0.0.1", 8128))' 2>/dev/null && exit 0; sleep 0.05; done; exit 1`
+	if r, err := s.Commands.Run(ctx, talon.Shell(wait), nil); err != nil || r.ExitCode != 0 {
+		t.Fatal(err, r)
+	}
+	link, err := s.PreviewURL(ctx, 8128, 0)
+	if err != nil || !strings.Contains(link, "token=") {
+		t.Fatal(err, link)
+	}
+	if u := os.Getenv("TALON_URL"); strings.Contains(u, "//127.0.0.1:") || strings.Contains(u, "//localhost:") {
+		if !strings.Contains(link, "-"+s.Info.ID+".localhost:") {
+			t.Fatalf("not a subdomain link: %s", link)
+		}
+	}
+	// net/http follows the link with no cookie jar: served at once.
+	path, err := s.PreviewPathURL(ctx, 8128, 60)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := http.Get(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(r.Body)
+	r.Body.Close()
+	if r.StatusCode != 200 || string(body) != "<h1>previewed</h1>" {
+		t.Fatalf("%d %q", r.StatusCode, body)
+	}
+	if r, err := http.Get(s.PreviewAddress(8128)); err != nil || r.StatusCode != 401 {
+		t.Fatal(err, r.StatusCode)
 	}
 }

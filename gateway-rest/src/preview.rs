@@ -107,6 +107,15 @@ pub fn cookie_name(t: &Target) -> String {
     format!("__Host-talon-preview-{}-{}", t.sandbox, t.port)
 }
 
+/// Its plain-HTTP twin: a client other than a browser never sends a
+/// `Secure` cookie back over http, so a gateway whose public URL is not
+/// https sets this one too (browsers keep both on loopback, which they
+/// count as secure; path mode's opaque-origin pages need the `Secure`,
+/// `SameSite=None` one). Bound to one sandbox and port like the other.
+pub fn plain_cookie_name(t: &Target) -> String {
+    format!("talon-preview-{}-{}", t.sandbox, t.port)
+}
+
 /// The query without its `token` parameter, and that token.
 fn take_token(query: Option<&str>) -> (Option<String>, Option<String>) {
     let Some(q) = query else { return (None, None) };
@@ -161,9 +170,15 @@ pub async fn handle(
     }
     let (query, query_token) = take_token(req.uri().query());
     let cookie = cookie_name(&target);
+    let plain_cookie = plain_cookie_name(&target);
+    let from_cookie = crate::session::cookie(req.headers(), &cookie).or_else(|| {
+        (!gw.config.public_https)
+            .then(|| crate::session::cookie(req.headers(), &plain_cookie))
+            .flatten()
+    });
     let credential = if let Some(t) = &query_token {
         Credential::PreviewToken(t.clone())
-    } else if let Some(t) = crate::session::cookie(req.headers(), &cookie) {
+    } else if let Some(t) = from_cookie {
         Credential::PreviewToken(t)
     } else if let Some(v) = req.headers().get(header::AUTHORIZATION) {
         Credential::Bearer(v.clone())
@@ -174,9 +189,14 @@ pub async fn handle(
         );
     };
 
-    // A token in the URL is traded for a cookie and the URL cleaned, so it
-    // stays out of the page's history, logs and Referer headers.
-    if query_token.is_some() && req.method() == http::Method::GET {
+    // A browser's token in the URL is traded for a cookie and the URL
+    // cleaned, so it stays out of the page's history, logs and Referer
+    // headers. Browsers say so (`Sec-Fetch-Dest`, sent by every current
+    // one; Node's fetch sends `Sec-Fetch-Mode` alone); any other client
+    // (curl, an HTTP library, which may keep no cookies across a
+    // redirect) is served at once with the token.
+    let browser = req.headers().contains_key("sec-fetch-dest");
+    if query_token.is_some() && req.method() == http::Method::GET && browser {
         let mut location = format!("{}{}", target.prefix, target.path);
         if let Some(q) = &query {
             location.push('?');
@@ -205,6 +225,13 @@ pub async fn handle(
             ) {
                 h.insert(header::LOCATION, l);
                 h.insert(header::SET_COOKIE, c);
+                if !gw.config.public_https
+                    && let Ok(p) = HeaderValue::from_str(&format!(
+                        "{plain_cookie}={t}; Path=/; HttpOnly; SameSite=Lax"
+                    ))
+                {
+                    h.append(header::SET_COOKIE, p);
+                }
                 h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
                 return r;
             }
@@ -229,9 +256,7 @@ pub async fn handle(
     if matches!(credential, Credential::Bearer(_)) {
         h.remove(header::AUTHORIZATION);
     }
-    strip_cookie(h, &cookie);
-    // The caller's browser session is for the API, never for a preview.
-    strip_cookie(h, crate::session::COOKIE);
+    strip_credentials(h);
     if let Some(c) = client
         && let Ok(v) = HeaderValue::from_str(&c.ip().to_string())
     {
@@ -384,15 +409,29 @@ fn confine_cookie(value: &str, prefix: &str) -> Option<String> {
     Some(out.join("; "))
 }
 
-/// Removes one cookie from the Cookie headers, keeping the others.
-fn strip_cookie(h: &mut HeaderMap, name: &str) {
+/// Removes the gateway's own cookies from what a preview's server is
+/// sent: every preview cookie, not only this preview's (on the gateway's
+/// host, path-mode previews' cookies all have Path=/ and go with a visit
+/// to any of them: another sandbox's server would read their tokens), and
+/// the browser session, which is for the API only.
+fn strip_credentials(h: &mut HeaderMap) {
+    strip_cookies(h, |k| {
+        k == crate::session::COOKIE
+            || k.starts_with("__Host-talon-preview-")
+            || k.starts_with("talon-preview-")
+    });
+}
+
+/// Removes the cookies `drop` names from the Cookie headers, keeping the
+/// others.
+fn strip_cookies(h: &mut HeaderMap, drop: impl Fn(&str) -> bool) {
     let kept: Vec<String> = h
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .map(str::trim)
-        .filter(|kv| !kv.is_empty() && kv.split_once('=').is_none_or(|(k, _)| k != name))
+        .filter(|kv| !kv.is_empty() && kv.split_once('=').is_none_or(|(k, _)| !drop(k.trim())))
         .map(String::from)
         .collect();
     h.remove(header::COOKIE);
@@ -609,13 +648,24 @@ mod tests {
     }
 
     #[test]
-    fn only_the_preview_cookie_is_removed() {
+    fn no_preview_token_or_session_reaches_a_preview() {
+        // A visitor who opened another sandbox's path preview carries its
+        // cookie (Path=/ on the gateway's host) to this one: it used to be
+        // forwarded, and that sandbox's server could use the token.
         let mut h = HeaderMap::new();
         h.insert(
             header::COOKIE,
-            HeaderValue::from_static("a=1; __Host-talon-preview-sbx_a-80=tok; b=2"),
+            HeaderValue::from_static(
+                "a=1; __Host-talon-preview-sbx_a-80=tok; talon-preview-sbx_a-80=tok; \
+                 __Host-talon-preview-sbx_victim-3000=theirs; talon-preview-sbx_victim-3000=theirs",
+            ),
         );
-        strip_cookie(&mut h, "__Host-talon-preview-sbx_a-80");
+        h.append(
+            header::COOKIE,
+            HeaderValue::from_str(&format!("{}=sess; b=2", crate::session::COOKIE)).unwrap(),
+        );
+        strip_credentials(&mut h);
         assert_eq!(h[header::COOKIE], "a=1; b=2");
+        assert_eq!(h.get_all(header::COOKIE).iter().count(), 1);
     }
 }

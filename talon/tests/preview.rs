@@ -89,9 +89,11 @@ async fn the_preview_proxy_end_to_end() {
     let ta = token(&c, &s, &t.developer, &a, PORT).await;
     let base = format!("{}/preview/{a}/{PORT}", s.http);
 
-    // Path mode with ?token=: traded for a __Host- cookie, URL cleaned.
+    // Path mode with ?token=, from a browser: traded for a __Host- cookie
+    // (and a plain twin: this gateway is plain http), URL cleaned.
     let r = c
         .get(format!("{base}/hello?x=1&token={ta}"))
+        .header("sec-fetch-dest", "document")
         .send()
         .await
         .unwrap();
@@ -108,12 +110,46 @@ async fn the_preview_proxy_end_to_end() {
     for attr in ["Path=/", "Secure", "HttpOnly", "SameSite=None"] {
         assert!(cookie.contains(attr), "{cookie} lacks {attr}");
     }
+    let plain: Vec<&str> = r
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .filter(|v| v.starts_with(&format!("talon-preview-{a}-{PORT}={ta};")))
+        .collect();
+    assert_eq!(plain.len(), 1, "{plain:?}");
+    assert!(
+        !plain[0].contains("Secure") && plain[0].contains("HttpOnly"),
+        "{plain:?}"
+    );
     let pair = cookie.split(';').next().unwrap().to_string();
+    // Any other client is served at once, the token kept from the app.
+    let r = c
+        .get(format!("{base}/hello?x=2&token={ta}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    let seen: Value = r.json().await.unwrap();
+    assert_eq!(seen["query"], "x=2");
+    // The plain cookie opens the preview as the other does.
+    let r = c
+        .get(format!("{base}/hello"))
+        .header("cookie", plain[0].split(';').next().unwrap())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
     let r = c
         .get(format!("{}{location}", s.http))
         .header(
             "cookie",
-            format!("theirs=1; {pair}; __Host-talon-session=s"),
+            // Another preview's cookies (Path=/ on this host) go along
+            // from a browser; their tokens must not reach this sandbox.
+            format!(
+                "theirs=1; {pair}; __Host-talon-session=s; \
+                 __Host-talon-preview-{b}-{PORT}=other; talon-preview-{b}-{PORT}=other"
+            ),
         )
         .header("x-forwarded-for", "6.6.6.6")
         .header("x-forwarded-host", "evil.test")

@@ -139,3 +139,37 @@ def test_watch_sees_writes(sbx):
         assert not any(".talon-write-" in e.path for e in seen), seen
     finally:
         h.stop()
+
+
+def test_preview_url_is_a_signed_link_any_client_opens(sbx):
+    import http.cookiejar
+    import urllib.error
+    import urllib.parse
+    import urllib.request
+
+    sbx.files.write("site/index.html", "<h1>previewed</h1>")
+    sbx.commands.run("cd /workspace/site && python3 -m http.server 8126 >/dev/null 2>&1", background=True)
+    sbx.commands.run("for i in $(seq 1 100); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8126))' 2>/dev/null && exit 0; sleep 0.05; done; exit 1")
+    # The default form is the one browsers need for root-absolute assets
+    # (a subdomain on loopback), with a token.
+    url = sbx.preview_url(8126)
+    assert "token=" in url, url
+    if urllib.parse.urlsplit(os.environ["TALON_URL"]).hostname in ("127.0.0.1", "localhost"):
+        assert f"-{sbx.sandbox_id}.localhost:" in url, url
+    # The path form, followed by a plain HTTP client on a plain-http
+    # gateway: served at once, no credential but the link.
+    link = sbx.preview_url(8126, path=True)
+    assert urllib.request.urlopen(link, timeout=30).read() == b"<h1>previewed</h1>"
+    # A client that says it is a browser is sent to the clean URL with a
+    # cookie it can send back over http (not only the Secure one).
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    req = urllib.request.Request(link, headers={"Sec-Fetch-Dest": "document", "Sec-Fetch-Mode": "navigate"})
+    with opener.open(req, timeout=30) as r:
+        assert r.read() == b"<h1>previewed</h1>"
+        assert "token=" not in r.geturl()
+    assert any(c.name.startswith("talon-preview-") and not c.secure for c in jar)
+    # The bare address needs a credential.
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(sbx.preview_address(8126), timeout=30)
+    assert e.value.code == 401

@@ -655,8 +655,25 @@ export class Sandbox {
     );
   }
 
-  /** The path-prefix preview address of a port. */
-  previewUrl(port: number): string {
+  /**
+   * A link to the port's preview that opens with no other credential: it
+   * carries a fresh preview token (valid `ttlMs`, or the server's
+   * default), which the gateway trades for a cookie of that preview only.
+   * In the form the gateway serves by default: a subdomain
+   * (`http://PORT-ID.localhost:8080/` on loopback), where apps with
+   * root-absolute asset paths work; `path: true` gives the path form
+   * (`/preview/ID/PORT/`) for clients that can't resolve `*.localhost`.
+   * `previewAddress` is the bare path address, which needs an
+   * Authorization header.
+   */
+  async previewUrl(port: number, opts: { ttlMs?: number; path?: boolean } = {}): Promise<string> {
+    const r = await this.previewToken(port, opts.ttlMs);
+    if (opts.path) return `${this.previewAddress(port)}?token=${encodeURIComponent(r.token ?? "")}`;
+    return r.url ?? "";
+  }
+
+  /** The unsigned path-prefix address of a port's preview. */
+  previewAddress(port: number): string {
     return `${this.conn.baseUrl}/preview/${this.sandboxId}/${port}/`;
   }
 

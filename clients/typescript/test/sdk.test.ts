@@ -110,6 +110,24 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
     assert.ok(screen.includes("40 100") && screen.includes("42"), screen);
   });
 
+  it("gives a signed preview link that a plain client opens", async () => {
+    await sbx.files.write("site/index.html", "<h1>previewed</h1>");
+    await sbx.commands.run("cd /workspace/site && python3 -m http.server 8127 >/dev/null 2>&1", { background: true });
+    await sbx.commands.run(
+      "for i in $(seq 1 100); do python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", 8127))' 2>/dev/null && exit 0; sleep 0.05; done; exit 1",
+    );
+    const url = await sbx.previewUrl(8127);
+    assert.match(url, /token=/);
+    if (/\/\/(127\.0\.0\.1|localhost)[:/]/.test(process.env.TALON_URL ?? "")) {
+      assert.ok(url.includes(`-${sbx.sandboxId}.localhost:`), url);
+    }
+    // Node's fetch keeps no cookies across a redirect: served at once.
+    const r = await fetch(await sbx.previewUrl(8127, { path: true }));
+    assert.equal(r.status, 200);
+    assert.equal(await r.text(), "<h1>previewed</h1>");
+    assert.equal((await fetch(sbx.previewAddress(8127))).status, 401);
+  });
+
   it("gives typed errors", async () => {
     await assert.rejects(Sandbox.connect("sbx_doesnotexist"), NotFoundError);
     await assert.rejects(Sandbox.list({ apiKey: "tln_invalid0_xxxxxxxxxxxxxxxxxxxxxxxxxxxx" }), AuthenticationError);

@@ -343,3 +343,8 @@ def create_body(image: str, envs: Optional[dict], timeout: Optional[float], cpu_
 def preview_url(base_url: str, sandbox_id: str, port: int) -> str:
     """The path-prefix preview address of a port (see the preview docs)."""
     return f"{base_url}/preview/{sandbox_id}/{int(port)}/"
+
+
+def signed_path_url(base_url: str, sandbox_id: str, port: int, token: str) -> str:
+    """The path-prefix preview address with a preview token."""
+    return preview_url(base_url, sandbox_id, port) + "?token=" + quote(token, safe="")

@@ -308,7 +308,23 @@ class AsyncSandbox:
     async def set_timeout(self, seconds: float) -> None:
         await call(self._client, set_timeout, self.sandbox_id, body={"timeout": f"{float(seconds):g}s"})
 
-    def preview_url(self, port: int) -> str:
+    async def preview_url(self, port: int, *, ttl: Optional[float] = None, path: bool = False) -> str:
+        """A link to the port's preview that opens with no other credential:
+        it carries a fresh preview token (valid ``ttl`` seconds, or the
+        server's default), which the gateway trades for a cookie of that
+        preview only. In the form the gateway serves by default: a
+        subdomain (``http://PORT-ID.localhost:8080/`` on loopback), where
+        apps with root-absolute asset paths work; ``path=True`` gives the
+        path form (``/preview/ID/PORT/``), for clients that can't resolve
+        ``*.localhost``. ``preview_address`` is the bare path address,
+        which needs an Authorization header."""
+        r = await self.preview_token(port, ttl)
+        if path:
+            return core.signed_path_url(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port, r["token"])
+        return r["url"]
+
+    def preview_address(self, port: int) -> str:
+        """The unsigned path-prefix address of a port's preview."""
         return core.preview_url(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port)
 
     async def preview_token(self, port: int, ttl: Optional[float] = None) -> dict:
