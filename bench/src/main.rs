@@ -8,6 +8,7 @@
 mod baseline;
 mod platform;
 mod probes;
+mod sdks;
 mod stats;
 mod talon;
 
@@ -54,7 +55,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4)]
     pool_size: usize,
     /// Only these figures (comma-separated: create, pool, exec, pty,
-    /// file, get, density) [default: all]; for profiling one of them.
+    /// file, get, density, sdk) [default: all]; for profiling one of them.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
     /// Where the JSON goes.

@@ -11,6 +11,8 @@ pub struct Platform {
     child: Child,
     pub dir: tempfile::TempDir,
     pub grpc: String,
+    /// The REST gateway, which the SDKs other than Rust's speak.
+    pub http: String,
     pub ops: String,
     pub api_key: String,
     talon: PathBuf,
@@ -70,6 +72,7 @@ impl Platform {
         let mut me = Platform {
             child,
             grpc: format!("http://127.0.0.1:{g}"),
+            http: format!("http://127.0.0.1:{h}"),
             ops: format!("127.0.0.1:{p}"),
             api_key: String::new(),
             talon: o.talon.to_path_buf(),

@@ -98,7 +98,9 @@ pub async fn run_all(
     talon: &Path,
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Row>> {
-    const FIGURES: &[&str] = &["create", "pool", "exec", "pty", "file", "get", "density"];
+    const FIGURES: &[&str] = &[
+        "create", "pool", "exec", "pty", "file", "get", "density", "sdk",
+    ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
     }
@@ -392,6 +394,11 @@ pub async fn run_all(
         rows.push(x);
     }
     sb.kill().await?;
+
+    // -- the same through the other SDKs, over REST
+    if want("sdk") {
+        crate::sdks::rows(args, &p, &c, &mut rows).await?;
+    }
 
     // -- density
     if want("density") {

@@ -1,0 +1,204 @@
+//! The figures users see through the SDKs: `Sandbox.create()`,
+//! `commands.run(["true"])` and a 10 MiB write+read, driven through the
+//! Python, TypeScript and Go SDKs over REST (`bench/sdk/`,
+//! `clients/go/cmd/talon-sdk-bench`), each beside the same three through
+//! the Rust SDK over gRPC, measured just before it in the same run.
+
+use crate::platform::Platform;
+use crate::stats::Stats;
+use crate::talon::{exec_true, row};
+use crate::{Args, Row};
+use std::process::Command;
+use std::time::{Duration, Instant};
+use talon_sdk::{Client, CreateOptions};
+
+/// The goals, as ratios to gRPC.
+const EXEC_GOAL: f64 = 1.5;
+const CREATE_GOAL: f64 = 1.3;
+/// The file size of these figures, whatever the mode.
+const FILE_MIB: usize = 10;
+
+struct Driver {
+    key: &'static str,
+    name: &'static str,
+    cmd: Vec<String>,
+    dir: &'static str,
+}
+
+fn drivers() -> Vec<Driver> {
+    let python = if std::path::Path::new(".venv/bin/python").exists() {
+        ".venv/bin/python"
+    } else {
+        "python3"
+    };
+    vec![
+        Driver {
+            key: "python",
+            name: "Python",
+            cmd: vec![python.into(), "bench/sdk/bench.py".into()],
+            dir: ".",
+        },
+        Driver {
+            key: "typescript",
+            name: "TypeScript",
+            cmd: vec!["node".into(), "bench/sdk/bench.mjs".into()],
+            dir: ".",
+        },
+        Driver {
+            key: "go",
+            name: "Go",
+            cmd: vec!["go".into(), "run".into(), "./cmd/talon-sdk-bench".into()],
+            dir: "clients/go",
+        },
+    ]
+}
+
+struct Figures {
+    create: Vec<Duration>,
+    exec: Vec<Duration>,
+    file: Vec<Duration>,
+}
+
+/// The three through the Rust SDK over gRPC.
+async fn grpc(c: &Client, runs: usize, warm: usize, file_runs: usize) -> anyhow::Result<Figures> {
+    let mut f = Figures {
+        create: vec![],
+        exec: vec![],
+        file: vec![],
+    };
+    for i in 0..warm + runs {
+        let t0 = Instant::now();
+        let sb = c.create(CreateOptions::default()).await?;
+        let t = t0.elapsed();
+        sb.kill().await?;
+        if i >= warm {
+            f.create.push(t);
+        }
+    }
+    let sb = c.create(CreateOptions::default()).await?;
+    for i in 0..warm * 4 + runs * 2 {
+        let t0 = Instant::now();
+        exec_true(&sb).await?;
+        if i >= warm * 4 {
+            f.exec.push(t0.elapsed());
+        }
+    }
+    let data: Vec<u8> = (0..FILE_MIB << 20)
+        .map(|i| (i * 7 + i / 4093) as u8)
+        .collect();
+    for i in 0..file_runs + 1 {
+        let t0 = Instant::now();
+        sb.files().write("/tmp/sdk.bin", &data).await?;
+        let back = sb.files().read("/tmp/sdk.bin").await?;
+        anyhow::ensure!(back == data, "the file came back different");
+        if i > 0 {
+            f.file.push(t0.elapsed());
+        }
+    }
+    sb.kill().await?;
+    Ok(f)
+}
+
+fn run_driver(
+    d: &Driver,
+    p: &Platform,
+    runs: usize,
+    warm: usize,
+    file_runs: usize,
+) -> anyhow::Result<Figures> {
+    let out = Command::new(&d.cmd[0])
+        .args(&d.cmd[1..])
+        .current_dir(d.dir)
+        .env("TALON_URL", &p.http)
+        .env("TALON_API_KEY", &p.api_key)
+        .env("BENCH_RUNS", runs.to_string())
+        .env("BENCH_WARMUP", warm.to_string())
+        .env("BENCH_FILE_MIB", FILE_MIB.to_string())
+        .env("BENCH_FILE_RUNS", file_runs.to_string())
+        .output()
+        .map_err(|e| anyhow::anyhow!("{}: {e}", d.cmd.join(" ")))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "the {} SDK driver failed ({}): {}",
+        d.name,
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(
+        out.stdout
+            .split(|b| *b == b'\n')
+            .rfind(|l| l.starts_with(b"{"))
+            .unwrap_or_default(),
+    )?;
+    let ds = |k: &str| -> Vec<Duration> {
+        v[k].as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|x| x.as_f64())
+            .map(|ms| Duration::from_secs_f64(ms / 1e3))
+            .collect()
+    };
+    let f = Figures {
+        create: ds("create"),
+        exec: ds("exec"),
+        file: ds("file"),
+    };
+    anyhow::ensure!(
+        !f.create.is_empty() && !f.exec.is_empty() && !f.file.is_empty(),
+        "the {} SDK driver printed no figures",
+        d.name
+    );
+    Ok(f)
+}
+
+pub async fn rows(
+    args: &Args,
+    p: &Platform,
+    c: &Client,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let (runs, warm) = (args.runs(), args.warmup());
+    let file_runs = if args.short { 2 } else { 5 };
+    for d in drivers() {
+        let base = grpc(c, runs, warm, file_runs).await?;
+        let sdk = tokio::task::block_in_place(|| run_driver(&d, p, runs, warm, file_runs))?;
+        eprintln!(
+            "{} SDK: create {:?}, exec {:?}",
+            d.name,
+            Stats::ms(&sdk.create),
+            Stats::ms(&sdk.exec)
+        );
+        let grpc_name = "Rust SDK over gRPC, same run";
+        for (what, figure, t, b, goal) in [
+            (
+                "create",
+                "Sandbox.create()",
+                &sdk.create,
+                &base.create,
+                Some(CREATE_GOAL),
+            ),
+            (
+                "exec",
+                "commands.run([\"true\"])",
+                &sdk.exec,
+                &base.exec,
+                Some(EXEC_GOAL),
+            ),
+            ("file", "10 MiB write + read", &sdk.file, &base.file, None),
+        ] {
+            let (t, b) = (Stats::ms(t), Stats::ms(b));
+            let ratio = if b.p50 > 0.0 { t.p50 / b.p50 } else { 0.0 };
+            let target = goal.map(|g| format!("≤ {g}× gRPC"));
+            rows.push(row(
+                &format!("sdk_{}_{what}", d.key),
+                &format!("{} SDK (REST): {figure}", d.name),
+                "ms",
+                t,
+                grpc_name,
+                b,
+                (target.as_deref().unwrap_or(""), goal.map(|g| ratio <= g)),
+            ));
+        }
+    }
+    Ok(())
+}
