@@ -8,23 +8,6 @@ use serde_json::{Value, json};
 use std::time::Duration;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-fn rss_kib(pid: u32) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .unwrap()
-        .parse()
-        .unwrap()
-}
-
-fn open_fds(pid: u32) -> usize {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .unwrap()
-        .count()
-}
-
 async fn sandbox(s: &Server, key: &str) -> String {
     sandbox_with(s, key, json!({})).await
 }
@@ -629,14 +612,6 @@ async fn user_errors_are_4xx_with_a_reason_and_invalid_values_are_refused() {
 }
 
 /// The cpu seconds (user + system) a process has used.
-fn cpu_secs(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after = &stat[stat.rfind(')').unwrap() + 2..];
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
-    (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / ticks
-}
-
 /// Follows `yes` for `secs` through REST: (response bytes, talon's cpu
 /// seconds meanwhile).
 async fn follow_a_flood(s: &Server, secs: f64) -> (usize, f64) {
