@@ -41,8 +41,10 @@ impl Agent {
             .args(extra)
             .spawn()
             .unwrap();
+        // The socket file appears at bind, before the agent listens: wait
+        // until a connection is accepted, not until the file exists.
         for _ in 0..200 {
-            if sock.exists() {
+            if std::os::unix::net::UnixStream::connect(&sock).is_ok() {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(20)).await;
