@@ -7,6 +7,7 @@
 mod common;
 
 use common::{TestHost, create, spec};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use talon_worker::host::HostOptions;
 use talon_worker::image::pack::{Format, PackOptions, pack};
@@ -363,5 +364,46 @@ async fn the_host_image_lets_root_and_user_pip_install_and_trusts_the_hosts_cas(
             .sh("for v in SSL_CERT_FILE REQUESTS_CA_BUNDLE CURL_CA_BUNDLE NODE_EXTRA_CA_CERTS; do eval f=\\$$v; test -s \"$f\" || { echo \"$v=$f\"; exit 1; }; done; echo ok")
             .await;
         assert_eq!((code, out.trim()), (0, "ok"), "{out}{err}");
+    }
+}
+
+/// At every boot the worker makes the `host` image's /home/user if it is
+/// missing; a link the sandbox left in its place is never followed (no
+/// directory made or chowned through it), across a worker restart too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_link_in_place_of_home_user_is_not_followed_at_boot() {
+    common::require_root();
+    let mut sbx = common::sandbox((500, 256, 128)).await;
+    let target = tempfile::tempdir().unwrap();
+    let victim = target.path().join("victim");
+    std::fs::create_dir(&victim).unwrap();
+    let link_to = |p: &Path| format!("rm -rf /home/user && ln -s {} /home/user", p.display());
+    for (link, what) in [
+        (victim.clone(), "a directory"),
+        (target.path().join("absent"), "nothing"),
+    ] {
+        let (_, err, code) = sbx.sh(&link_to(&link)).await;
+        assert_eq!(code, 0, "{err}");
+        sbx.env.host.stop(&sbx.id, 1).await.unwrap();
+        // A new worker on the same directory boots it again.
+        let again = sbx.env.reopen(HostOptions::default());
+        again.start(&sbx.id, 1, None).await.unwrap();
+        let home = sbx.dir().join("disk/home/user");
+        assert!(
+            home.symlink_metadata().unwrap().file_type().is_symlink(),
+            "link to {what} replaced"
+        );
+        assert_eq!(
+            std::fs::metadata(&victim).unwrap().uid(),
+            0,
+            "link to {what} followed"
+        );
+        assert!(
+            !target.path().join("absent").exists(),
+            "made through a link to {what}"
+        );
+        again.stop(&sbx.id, 1).await.unwrap();
+        sbx.env.host.start(&sbx.id, 1, None).await.unwrap();
+        sbx.agent = sbx.env.host.agent(&sbx.id).await.unwrap();
     }
 }
