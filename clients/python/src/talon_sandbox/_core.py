@@ -345,6 +345,9 @@ def preview_url(base_url: str, sandbox_id: str, port: int) -> str:
     return f"{base_url}/preview/{sandbox_id}/{int(port)}/"
 
 
-def signed_path_url(base_url: str, sandbox_id: str, port: int, token: str) -> str:
-    """The path-prefix preview address with a preview token."""
-    return preview_url(base_url, sandbox_id, port) + "?token=" + quote(token, safe="")
+def preview_link(base_url: str, sandbox_id: str, port: int, token: dict, path: bool) -> str:
+    """A preview link from a CreatePreviewToken answer: the server's link,
+    or in path form the path-prefix address with the token."""
+    if path:
+        return preview_url(base_url, sandbox_id, port) + "?token=" + quote(token["token"], safe="")
+    return token["url"]

@@ -319,9 +319,7 @@ class AsyncSandbox:
         ``*.localhost``. ``preview_address`` is the bare path address,
         which needs an Authorization header."""
         r = await self.preview_token(port, ttl)
-        if path:
-            return core.signed_path_url(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port, r["token"])
-        return r["url"]
+        return core.preview_link(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port, r, path)
 
     def preview_address(self, port: int) -> str:
         """The unsigned path-prefix address of a port's preview."""
