@@ -7,24 +7,45 @@ use std::time::Duration;
 use talon_proto::v1 as pb;
 use tonic::Code;
 
+/// Sets a tenant's quota: (sandboxes, cpu millis, MiB).
+async fn set_quota(admin: &mut Clients, tenant_id: &str, q: (i64, i64, i64)) {
+    admin
+        .tenants
+        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
+            tenant_id: tenant_id.into(),
+            quota: Some(pb::Quota {
+                max_sandboxes: q.0,
+                max_cpu_millis: q.1,
+                max_memory_mib: q.2,
+            }),
+        })
+        .await
+        .unwrap();
+}
+
+/// A create of that many cpu millis and MiB.
+fn sized(cpu_millis: i64, memory_mib: i64, wait: bool) -> pb::CreateSandboxRequest {
+    pb::CreateSandboxRequest {
+        sandbox: Some(pb::Sandbox {
+            resources: Some(pb::Resources {
+                cpu_millis,
+                memory_mib,
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        wait_until_running: wait,
+        wait_timeout: None,
+    }
+}
+
 #[tokio::test]
 async fn quota_exceeded_is_resource_exhausted() {
     let s = Server::start().await;
     let t = tenant(&s, "small").await;
     let _w = TestWorker::connect(&s, "wrk_q", Behaviour::Obey).await;
     let mut admin = s.admin().await;
-    admin
-        .tenants
-        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
-            tenant_id: t.tenant_id.clone(),
-            quota: Some(pb::Quota {
-                max_sandboxes: 2,
-                max_cpu_millis: 1000,
-                max_memory_mib: 4096,
-            }),
-        })
-        .await
-        .unwrap();
+    set_quota(&mut admin, &t.tenant_id, (2, 1000, 4096)).await;
     let mut dev = s.as_(&t.developer).await;
     dev.sandboxes
         .create_sandbox(create_req(true, 10))
@@ -37,18 +58,7 @@ async fn quota_exceeded_is_resource_exhausted() {
     let third = dev.sandboxes.create_sandbox(create_req(false, 1)).await;
     assert_eq!(code(third), Code::ResourceExhausted);
     // CPU: two sandboxes of 500 already hold the 1000 allowed.
-    admin
-        .tenants
-        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
-            tenant_id: t.tenant_id.clone(),
-            quota: Some(pb::Quota {
-                max_sandboxes: 10,
-                max_cpu_millis: 1000,
-                max_memory_mib: 4096,
-            }),
-        })
-        .await
-        .unwrap();
+    set_quota(&mut admin, &t.tenant_id, (10, 1000, 4096)).await;
     let err = dev
         .sandboxes
         .create_sandbox(create_req(false, 1))
@@ -85,30 +95,8 @@ async fn one_tenant_cannot_starve_another_within_its_quota() {
     // 64 cores, 256 GiB, 100 slots.
     let _w = TestWorker::connect(&s, "wrk_fair", Behaviour::Obey).await;
     let mut admin = s.admin().await;
-    admin
-        .tenants
-        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
-            tenant_id: greedy.tenant_id.clone(),
-            quota: Some(pb::Quota {
-                max_sandboxes: 100,
-                max_cpu_millis: 64_000,
-                max_memory_mib: 262_144,
-            }),
-        })
-        .await
-        .unwrap();
-    let big = |cores: i64| pb::CreateSandboxRequest {
-        sandbox: Some(pb::Sandbox {
-            resources: Some(pb::Resources {
-                cpu_millis: cores * 1000,
-                memory_mib: 1024,
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        wait_until_running: true,
-        wait_timeout: None,
-    };
+    set_quota(&mut admin, &greedy.tenant_id, (100, 64_000, 262_144)).await;
+    let big = |cores: i64| sized(cores * 1000, 1024, true);
     let mut g = s.as_(&greedy.developer).await;
     let mut stopped = None;
     for _ in 0..4 {
@@ -152,17 +140,7 @@ async fn one_tenant_cannot_starve_another_within_its_quota() {
     // (128 cores) it takes 72.
     let _w2 = TestWorker::connect(&s, "wrk_fair2", Behaviour::Obey).await;
     let mut a = s.admin().await;
-    a.tenants
-        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
-            tenant_id: "-".into(),
-            quota: Some(pb::Quota {
-                max_sandboxes: 100,
-                max_cpu_millis: 128_000,
-                max_memory_mib: 262_144,
-            }),
-        })
-        .await
-        .unwrap();
+    set_quota(&mut a, "-", (100, 128_000, 262_144)).await;
     for _ in 0..9 {
         a.sandboxes.create_sandbox(big(8)).await.unwrap();
     }
@@ -178,30 +156,8 @@ async fn the_fair_share_by_usage_caps_slots() {
     // 64 cores, 256 GiB, 100 slots: half is 50.
     let _w = TestWorker::connect(&s, "wrk_fair_u", Behaviour::Obey).await;
     let mut admin = s.admin().await;
-    admin
-        .tenants
-        .update_tenant_quota(pb::UpdateTenantQuotaRequest {
-            tenant_id: greedy.tenant_id.clone(),
-            quota: Some(pb::Quota {
-                max_sandboxes: 100,
-                max_cpu_millis: 1_000_000,
-                max_memory_mib: 1_000_000,
-            }),
-        })
-        .await
-        .unwrap();
-    let two_cores = || pb::CreateSandboxRequest {
-        sandbox: Some(pb::Sandbox {
-            resources: Some(pb::Resources {
-                cpu_millis: 2000,
-                memory_mib: 512,
-                ..Default::default()
-            }),
-            ..Default::default()
-        }),
-        wait_until_running: false,
-        wait_timeout: None,
-    };
+    set_quota(&mut admin, &greedy.tenant_id, (100, 1_000_000, 1_000_000)).await;
+    let two_cores = || sized(2000, 512, false);
     let mut g = s.as_(&greedy.developer).await;
     // 50 of them hold 100 cores of limits on a worker of 64.
     for _ in 0..50 {
