@@ -108,7 +108,42 @@ pub(crate) async fn first_message(
         parts.uri.query()
     };
     merge(&mut obj, bindings(&desc, vars, query, false)?);
+    idempotency_header(&desc, &mut obj, &parts.headers)?;
     transcode::from_json(desc, Value::Object(obj))
+}
+
+/// The `Idempotency-Key` header, the HTTP convention for a safe retry,
+/// fills a request's `idempotency_key` field; a body that names a
+/// different key is refused rather than one of the two silently winning.
+fn idempotency_header(
+    desc: &MessageDescriptor,
+    obj: &mut Map<String, Value>,
+    headers: &http::HeaderMap,
+) -> Result<(), Status> {
+    let Some(h) = headers.get("idempotency-key") else {
+        return Ok(());
+    };
+    let Some(f) = desc.get_field_by_name("idempotency_key") else {
+        return Ok(());
+    };
+    let key = h
+        .to_str()
+        .map_err(|_| Status::invalid_argument("Idempotency-Key is not ASCII"))?;
+    let name = f.json_name().to_string();
+    let body = obj
+        .get(&name)
+        .or_else(|| obj.get(f.name()))
+        .and_then(Value::as_str);
+    match body {
+        Some(b) if !b.is_empty() && b != key => Err(Status::invalid_argument(
+            "the Idempotency-Key header and the body's idempotencyKey differ",
+        )),
+        _ => {
+            obj.remove(f.name());
+            obj.insert(name, Value::String(key.to_string()));
+            Ok(())
+        }
+    }
 }
 
 pub(crate) async fn grpc(gw: &Gateway) -> Result<tonic::client::Grpc<Channel>, Status> {

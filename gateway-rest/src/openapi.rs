@@ -132,9 +132,37 @@ pub fn convert(
                 op.insert("security".into(), json!([]));
             }
             describe_streams(op, &m);
+            if verb == "get" {
+                query_maps(op, &m);
+            }
         }
     }
     Ok(doc)
+}
+
+/// gnostic leaves a request's map fields out of a GET's query; the
+/// gateway takes them as `name[key]=value` (OpenAPI's deepObject style)
+/// or `name.key=value`, so the document says so.
+fn query_maps(op: &mut Map<String, Value>, m: &MethodDescriptor) {
+    let params = op
+        .entry("parameters")
+        .or_insert_with(|| Value::Array(vec![]));
+    let Some(params) = params.as_array_mut() else {
+        return;
+    };
+    for f in m.input().fields().filter(|f| f.is_map()) {
+        params.push(json!({
+            "name": f.json_name(),
+            "in": "query",
+            "style": "deepObject",
+            "explode": true,
+            "description": format!(
+                "Pairs to match, each as `{0}[key]=value` (or `{0}.key=value`).",
+                f.json_name()
+            ),
+            "schema": {"type": "object", "additionalProperties": {"type": "string"}},
+        }));
+    }
 }
 
 /// `{process.pid}` → `{processPid}`: a path parameter's name only labels

@@ -70,6 +70,20 @@ pub fn bind(
         .ok_or_else(|| Status::invalid_argument(format!("unknown parameter {path:?}")))?;
     let key = f.json_name().to_string();
     match rest {
+        // A map's key is the rest of the name, dots and all.
+        Some(rest) if f.is_map() => {
+            let entry = obj.entry(key).or_insert_with(|| Value::Object(Map::new()));
+            let Value::Object(sub) = entry else {
+                return Err(Status::invalid_argument(format!("{head} is given twice")));
+            };
+            if sub
+                .insert(rest.to_string(), Value::String(raw.to_string()))
+                .is_some()
+            {
+                return Err(Status::invalid_argument(format!("{path} is given twice")));
+            }
+            Ok(())
+        }
         Some(rest) => {
             let Kind::Message(inner) = f.kind() else {
                 return Err(Status::invalid_argument(format!(
@@ -116,6 +130,13 @@ pub fn bind_query(
     for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
         let (k, v) = pair.split_once('=').unwrap_or((pair, ""));
         let (k, v) = (decode(k)?, decode(v)?);
+        // OpenAPI's deepObject style, `name[key]`, is `name.key` here.
+        let k = match k.split_once('[') {
+            Some((name, rest)) if rest.ends_with(']') => {
+                format!("{name}.{}", &rest[..rest.len() - 1])
+            }
+            _ => k,
+        };
         let head = k.split('.').next().unwrap_or("");
         if header_fallback && field_named(desc, head).is_none() {
             bind(desc, obj, &format!("header.{k}"), &v)?;
@@ -196,6 +217,23 @@ mod tests {
             bind(&d, &mut o, "nope", "1").unwrap_err().code(),
             Code::InvalidArgument
         );
+        // A map field takes `name.key=value`, the key with its dots.
+        let l = p
+            .get_message_by_name("talon.v1.ListSandboxesRequest")
+            .unwrap();
+        let mut o = Map::new();
+        bind_query(
+            &l,
+            &mut o,
+            Some("metadata.user=ann&metadata.run.id=r%201"),
+            false,
+        )
+        .unwrap();
+        let j = to_json(&from_json(l.clone(), Value::Object(o)).unwrap()).unwrap();
+        assert_eq!(j["metadata"]["user"], "ann");
+        assert_eq!(j["metadata"]["run.id"], "r 1");
+        let mut o = Map::new();
+        assert!(bind_query(&l, &mut o, Some("metadata.a=1&metadata.a=2"), false).is_err());
         let l = p
             .get_message_by_name("talon.v1.ListSandboxesRequest")
             .unwrap();

@@ -71,6 +71,7 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.SandboxService/StopSandbox", DEV, MUT),
     rule("/talon.v1.SandboxService/StartSandbox", DEV, MUT),
     rule("/talon.v1.SandboxService/SetSandboxTimeout", DEV, MUT),
+    rule("/talon.v1.SandboxService/GetSandboxMetrics", VIEW, READ),
     rule("/talon.v1.SandboxService/UpdateNetworkPolicy", DEV, MUT),
     rule("/talon.v1.SandboxService/WatchSandboxEvents", VIEW, READ),
     // ProcessService

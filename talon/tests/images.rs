@@ -77,6 +77,7 @@ async fn create(c: &mut Clients, image: &str) -> Result<pb::Sandbox, tonic::Stat
             seconds: 60,
             nanos: 0,
         }),
+        ..Default::default()
     };
     c.sandboxes
         .create_sandbox(req)

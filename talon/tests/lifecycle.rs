@@ -20,6 +20,7 @@ fn req(timeout_secs: i64, action: pb::TimeoutAction, wait: bool) -> pb::CreateSa
         }),
         wait_until_running: wait,
         wait_timeout: None,
+        ..Default::default()
     }
 }
 

@@ -100,6 +100,7 @@ async fn prewarm_fills_the_pool_and_creates_claim_from_it() {
             }),
             wait_until_running: true,
             wait_timeout: None,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -36,6 +36,7 @@ fn sized(cpu_millis: i64, memory_mib: i64, wait: bool) -> pb::CreateSandboxReque
         }),
         wait_until_running: wait,
         wait_timeout: None,
+        ..Default::default()
     }
 }
 

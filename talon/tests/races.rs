@@ -41,6 +41,7 @@ async fn create_delete_races_leave_nothing_running() {
             seconds: 60,
             nanos: 0,
         }),
+        ..Default::default()
     };
     let mut keeper = None;
     for _ in 0..200 {

@@ -90,6 +90,7 @@ async fn twenty_sandboxes_survive_a_worker_kill_and_are_readopted() {
                         seconds: 120,
                         nanos: 0,
                     }),
+                    ..Default::default()
                 })
                 .await
                 .unwrap()

@@ -114,6 +114,69 @@ async fn the_rest_gateway_end_to_end() {
     assert_eq!(wrong.status().as_u16(), 405);
     assert!(wrong.headers().contains_key("allow"));
 
+    // Idempotency-Key, metadata filters (deepObject or dotted) and metrics.
+    let keyed = |key: &str, body: Value| {
+        api.req(M::POST, "/v1/sandboxes")
+            .header("idempotency-key", key)
+            .json(&body)
+            .send()
+    };
+    let body =
+        json!({"metadata": {"user": "ann"}, "resources": {"cpuMillis": 100, "memoryMib": 64}});
+    let first: Value = keyed("rest-1", body.clone())
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let again: Value = keyed("rest-1", body).await.unwrap().json().await.unwrap();
+    let kid = first["sandbox"]["sandboxId"].as_str().unwrap().to_string();
+    assert_eq!(again["sandbox"]["sandboxId"], json!(kid));
+    let (st, body) = api
+        .json(M::POST, "/v1/sandboxes?idempotencyKey=rest-2", None)
+        .await;
+    assert_eq!(st, 200, "{body}");
+    let clash = keyed("rest-3", json!({})).await.unwrap();
+    assert_eq!(clash.status().as_u16(), 200);
+    let differ = api
+        .req(M::POST, "/v1/sandboxes?idempotencyKey=a")
+        .header("idempotency-key", "b")
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(differ.status().as_u16(), 400);
+    for q in ["metadata%5Buser%5D=ann", "metadata.user=ann"] {
+        let (st, list) = api.json(M::GET, &format!("/v1/sandboxes?{q}"), None).await;
+        assert_eq!(st, 200, "{list}");
+        let ids: Vec<&str> = list["sandboxes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["sandboxId"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, vec![kid.as_str()], "{q}");
+    }
+    let (st, m) = api
+        .json(M::GET, &format!("/v1/sandboxes/{id}/metrics"), None)
+        .await;
+    assert_eq!(st, 200, "{m}");
+    assert_eq!(
+        m["metrics"]["memTotalBytes"],
+        json!((256u64 << 20).to_string())
+    );
+    let (list_st, all) = api.json(M::GET, "/v1/sandboxes", None).await;
+    assert_eq!(list_st, 200);
+    for sb in all["sandboxes"].as_array().unwrap() {
+        let other = sb["sandboxId"].as_str().unwrap();
+        if other != id {
+            let (st, _) = api
+                .json(M::DELETE, &format!("/v1/sandboxes/{other}"), None)
+                .await;
+            assert_eq!(st, 200);
+        }
+    }
+
     // A process as NDJSON: started, output, exited with its code.
     let resp = api
         .req(M::POST, &format!("/v1/sandboxes/{id}/processes"))

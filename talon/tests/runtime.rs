@@ -69,6 +69,7 @@ async fn real_sandbox(runtime: &str) {
             seconds: 60,
             nanos: 0,
         }),
+        ..Default::default()
     };
     let sb = dev
         .sandboxes
@@ -136,6 +137,52 @@ async fn real_sandbox(runtime: &str) {
     )
     .await;
     assert!(out.contains('2'), "filter mode: {out}");
+
+    // Metrics, read from the sandbox's own cgroup and disk: a busy loop
+    // shows as cpu in use (a share of the sandbox's half core), a file
+    // written as disk in use.
+    let metrics = |dev: &mut Clients| {
+        let mut c = dev.sandboxes.clone();
+        let id = id.clone();
+        async move {
+            c.get_sandbox_metrics(pb::GetSandboxMetricsRequest { sandbox_id: id })
+                .await
+                .unwrap()
+                .into_inner()
+                .metrics
+                .unwrap()
+        }
+    };
+    let m0 = metrics(&mut dev).await;
+    assert_eq!((m0.cpu_count, m0.mem_total_bytes), (1, 256 << 20));
+    assert!(
+        m0.mem_used_bytes > 0 && m0.mem_used_bytes < 256 << 20,
+        "{m0:?}"
+    );
+    assert!(m0.disk_used_bytes > 0 && m0.disk_total_bytes > m0.disk_used_bytes);
+    exec(
+        &mut procs,
+        &id,
+        &[
+            "sh",
+            "-c",
+            "head -c 20000000 /dev/urandom > /workspace/blob; sync; (timeout 3 sh -c 'while :; do :; done' >/dev/null 2>&1 &)",
+        ],
+    )
+    .await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    metrics(&mut dev).await;
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    let m2 = metrics(&mut dev).await;
+    assert!(m2.cpu_used_pct > 50.0, "{m2:?}");
+    assert!(
+        m2.disk_used_bytes >= m0.disk_used_bytes + (15 << 20),
+        "{m2:?}"
+    );
+    let t = |m: &pb::SandboxMetrics| {
+        m.cpu_time.unwrap().seconds * 1_000_000_000 + m.cpu_time.unwrap().nanos as i64
+    };
+    assert!(t(&m2) > t(&m0));
 
     // Files through the API land in the workspace and survive stop/start.
     use pb::write_file_request::Message as W;
@@ -533,6 +580,7 @@ async fn dead_sandboxes_fail_and_timeouts_freeze() {
             seconds: 60,
             nanos: 0,
         }),
+        ..Default::default()
     };
     let mut sb = None;
     for _ in 0..100 {

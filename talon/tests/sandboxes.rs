@@ -557,3 +557,89 @@ async fn reqwest_get(url: &str) -> String {
     stream.read_to_string(&mut out).await.unwrap();
     out
 }
+
+/// Metadata is kept and filtered on; an idempotency key makes a retried
+/// create (even several at once) return the first one's sandbox, within
+/// one tenant only.
+#[tokio::test]
+async fn metadata_and_idempotent_creates() {
+    let s = Server::start().await;
+    let t = tenant(&s, "meta").await;
+    let other = tenant(&s, "meta2").await;
+    let _w = TestWorker::connect(&s, "wrk_m", Behaviour::Obey).await;
+    let dev = s.as_(&t.developer).await;
+    let with = |meta: &[(&str, &str)], key: &str| {
+        let mut r = create_req(false, 1);
+        r.sandbox.as_mut().unwrap().metadata = meta
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        r.idempotency_key = key.into();
+        r
+    };
+    let create = |c: &Clients, r: pb::CreateSandboxRequest| {
+        let mut c = c.sandboxes.clone();
+        async move {
+            c.create_sandbox(r)
+                .await
+                .map(|r| r.into_inner().sandbox.unwrap())
+        }
+    };
+    let a = create(&dev, with(&[("user", "ann b=c, d"), ("run", "1")], ""))
+        .await
+        .unwrap();
+    assert_eq!(a.metadata["user"], "ann b=c, d", "values hold any text");
+    create(&dev, with(&[("user", "bob")], "")).await.unwrap();
+    let list = |c: &Clients, meta: &[(&str, &str)]| {
+        let mut c = c.sandboxes.clone();
+        let metadata = meta
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        async move {
+            c.list_sandboxes(pb::ListSandboxesRequest {
+                metadata,
+                ..Default::default()
+            })
+            .await
+            .map(|r| r.into_inner().sandboxes)
+        }
+    };
+    let got = list(&dev, &[("user", "ann b=c, d")]).await.unwrap();
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].sandbox_id, a.sandbox_id);
+    assert_eq!(
+        list(&dev, &[("user", "ann b=c, d"), ("run", "2")])
+            .await
+            .unwrap()
+            .len(),
+        0
+    );
+    assert_eq!(list(&dev, &[]).await.unwrap().len(), 2);
+    assert_eq!(
+        code(list(&dev, &[("bad\nkey", "x")]).await),
+        Code::InvalidArgument
+    );
+    assert_eq!(
+        code(create(&dev, with(&[("k", &"v".repeat(5000))], "")).await),
+        Code::InvalidArgument
+    );
+    // Five creates with one key at once make one sandbox.
+    let firsts =
+        futures::future::join_all((0..5).map(|_| create(&dev, with(&[("try", "x")], "job-42"))))
+            .await;
+    let ids: std::collections::BTreeSet<String> =
+        firsts.into_iter().map(|r| r.unwrap().sandbox_id).collect();
+    assert_eq!(ids.len(), 1, "{ids:?}");
+    let retry = create(&dev, with(&[], "job-42")).await.unwrap();
+    assert_eq!(Some(&retry.sandbox_id), ids.first());
+    assert_eq!(list(&dev, &[("try", "x")]).await.unwrap().len(), 1);
+    // The key is the tenant's own: another tenant's create makes its own.
+    let dev2 = s.as_(&other.developer).await;
+    let theirs = create(&dev2, with(&[], "job-42")).await.unwrap();
+    assert!(!ids.contains(&theirs.sandbox_id));
+    assert_eq!(
+        code(create(&dev, with(&[], "has space")).await),
+        Code::InvalidArgument
+    );
+}

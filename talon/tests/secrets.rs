@@ -132,6 +132,7 @@ async fn named_secrets_reach_the_worker_in_the_spec() {
         }),
         wait_until_running: true,
         wait_timeout: None,
+        ..Default::default()
     };
     let sb = dev
         .sandboxes

@@ -5,7 +5,8 @@
 //! and the generation (a stale server view of the sandbox is refused) and
 //! picks the socket, whose listener must be that sandbox's init (see
 //! `agent_socket`). The worker's own WorkerImageService is served here
-//! too, behind the same token.
+//! too, behind the same token, and so is WorkerSandboxService (what the
+//! worker reads of a sandbox itself, such as its usage).
 
 use crate::host::{Held, SandboxHost};
 use bytes::Bytes;
@@ -26,6 +27,18 @@ type ImageServer =
         crate::image_api::ImageApi,
     >;
 const IMAGE_SERVICE: &str = "/talon.worker.v1.WorkerImageService/";
+type SandboxServer =
+    talon_proto::talon::worker::v1::worker_sandbox_service_server::WorkerSandboxServiceServer<
+        crate::sandbox_api::SandboxApi,
+    >;
+const SANDBOX_SERVICE: &str = "/talon.worker.v1.WorkerSandboxService/";
+
+/// The worker's own services, answered here rather than by an agent.
+#[derive(Clone)]
+struct Own {
+    images: ImageServer,
+    sandboxes: SandboxServer,
+}
 
 fn grpc_error(code: tonic::Code, msg: &str) -> Response<Body> {
     let mut r = Response::new(Empty::new().map_err(|never| match never {}).boxed_unsync());
@@ -103,7 +116,7 @@ fn paced(body: Incoming, bucket: Arc<crate::output_budget::Bucket>) -> Body {
 async fn forward(
     host: Arc<SandboxHost>,
     token: Arc<String>,
-    images: ImageServer,
+    own: Own,
     conns: Arc<AgentConnections>,
     budgets: Arc<crate::output_budget::OutputBudgets>,
     mut req: Request<Incoming>,
@@ -122,7 +135,15 @@ async fn forward(
     }
     if req.uri().path().starts_with(IMAGE_SERVICE) {
         use tower::Service;
-        let mut svc = images;
+        let mut svc = own.images;
+        return Ok(match svc.call(req).await {
+            Ok(r) => r.map(|b| b.map_err(BoxError::from).boxed_unsync()),
+            Err(never) => match never {},
+        });
+    }
+    if req.uri().path().starts_with(SANDBOX_SERVICE) {
+        use tower::Service;
+        let mut svc = own.sandboxes;
         return Ok(match svc.call(req).await {
             Ok(r) => r.map(|b| b.map_err(BoxError::from).boxed_unsync()),
             Err(never) => match never {},
@@ -199,17 +220,20 @@ pub async fn serve(
         output_rate,
         (output_rate / 4).max(1 << 20),
     ));
-    let images = ImageServer::new(crate::image_api::ImageApi(host.clone()))
-        .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES);
+    let own = Own {
+        images: ImageServer::new(crate::image_api::ImageApi(host.clone()))
+            .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES),
+        sandboxes: SandboxServer::new(crate::sandbox_api::SandboxApi::new(host.clone())),
+    };
     loop {
         let Ok((stream, _)) = listener.accept().await else {
             continue;
         };
         let _ = stream.set_nodelay(true);
-        let (host, token, images, conns, budgets) = (
+        let (host, token, own, conns, budgets) = (
             host.clone(),
             token.clone(),
-            images.clone(),
+            own.clone(),
             conns.clone(),
             budgets.clone(),
         );
@@ -218,7 +242,7 @@ pub async fn serve(
                 forward(
                     host.clone(),
                     token.clone(),
-                    images.clone(),
+                    own.clone(),
                     conns.clone(),
                     budgets.clone(),
                     req,

@@ -22,11 +22,13 @@ pub mod output_budget;
 pub mod pool;
 pub mod rootfs;
 pub mod runtime;
+pub mod sandbox_api;
 pub mod seccomp;
 /// What other crates' integration tests need from the machine; not in
 /// the production worker (the `testing` feature, for dev-dependencies).
 #[cfg(feature = "testing")]
 pub mod testing;
+pub mod usage;
 pub mod youki;
 
 use std::path::PathBuf;

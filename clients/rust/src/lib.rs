@@ -177,6 +177,7 @@ impl Client {
                 image: o.image.unwrap_or_else(|| "host".into()),
                 env: o.envs,
                 labels: o.labels,
+                metadata: o.metadata,
                 secret_names: o.secrets,
                 timeout: o.timeout.map(duration),
                 resources: Some(pb::Resources {
@@ -188,6 +189,7 @@ impl Client {
             }),
             wait_until_running: !o.no_wait,
             wait_timeout: Some(duration(o.wait_timeout.unwrap_or(Duration::from_secs(60)))),
+            idempotency_key: o.idempotency_key.unwrap_or_default(),
         };
         let s = self
             .sandboxes()
@@ -251,6 +253,10 @@ pub struct CreateOptions {
     pub image: Option<String>,
     pub envs: HashMap<String, String>,
     pub labels: HashMap<String, String>,
+    /// Free-form metadata, filterable when listing.
+    pub metadata: HashMap<String, String>,
+    /// Makes a retried create return the first one's sandbox (24 hours).
+    pub idempotency_key: Option<String>,
     pub secrets: Vec<String>,
     /// Auto-pause (by default) after this long.
     pub timeout: Option<Duration>,

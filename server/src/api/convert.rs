@@ -4,7 +4,9 @@
 use crate::auth::Role;
 use crate::db::entity::{api_key, audit_event, sandbox, tenant, user, worker};
 use crate::domain::policy::{EgressPolicy, PolicyParts};
-use crate::domain::sandboxes::{TimeoutAction, labels_of, policy_of, state_of, timeout_action_of};
+use crate::domain::sandboxes::{
+    TimeoutAction, labels_of, metadata_of, policy_of, state_of, timeout_action_of,
+};
 use crate::domain::state::SandboxState;
 use crate::domain::tenants::Usage;
 use crate::error::{Error, Result};
@@ -127,6 +129,7 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
         create_time: Some(ts(m.created_at)),
         update_time: Some(ts(m.updated_at)),
         expire_time: m.expires_at.map(ts),
+        metadata: metadata_of(m)?.into_iter().collect(),
     })
 }
 

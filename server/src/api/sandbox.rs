@@ -21,7 +21,7 @@ pub struct SandboxApi(pub Arc<App>);
 
 /// The create request's sandbox, with output-only fields dropped: tenant,
 /// owner, state, generation, worker and times are the server's to set.
-fn new_sandbox(s: pb::Sandbox) -> Result<NewSandbox, Error> {
+fn new_sandbox(s: pb::Sandbox, idempotency_key: String) -> Result<NewSandbox, Error> {
     let r = s.resources.unwrap_or_default();
     Ok(NewSandbox {
         image: s.image,
@@ -35,6 +35,8 @@ fn new_sandbox(s: pb::Sandbox) -> Result<NewSandbox, Error> {
         network_policy: s.network_policy.as_ref().map(policy_from_pb).transpose()?,
         timeout: s.timeout.as_ref().map(duration).transpose()?,
         timeout_action: timeout_action_from_pb(s.timeout_action)?,
+        metadata: s.metadata.into_iter().collect(),
+        idempotency_key: (!idempotency_key.is_empty()).then_some(idempotency_key),
     })
 }
 
@@ -60,7 +62,7 @@ impl SandboxService for SandboxApi {
     ) -> Result<Response<pb::CreateSandboxResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
-        let n = new_sandbox(r.sandbox.unwrap_or_default())?;
+        let n = new_sandbox(r.sandbox.unwrap_or_default(), r.idempotency_key)?;
         // An unset or zero wait_timeout takes the default.
         let wait = match r.wait_timeout.as_ref().map(duration).transpose()? {
             Some(d) if !d.is_zero() => d,
@@ -125,6 +127,7 @@ impl SandboxService for SandboxApi {
             offset,
             limit,
             labels: sandboxes::parse_label_selector(&r.label_selector)?,
+            metadata: sandboxes::metadata_filter(r.metadata.into_iter().collect())?,
             states,
         };
         let (rows, more) = sandboxes::list(&self.0, &TenantScope::own(&p), q).await?;
@@ -135,6 +138,31 @@ impl SandboxService for SandboxApi {
             } else {
                 String::new()
             },
+        }))
+    }
+
+    async fn get_sandbox_metrics(
+        &self,
+        req: Request<pb::GetSandboxMetricsRequest>,
+    ) -> Result<Response<pb::GetSandboxMetricsResponse>, Status> {
+        let p = principal(&req)?;
+        let row = sandboxes::get_cached(&self.0, &TenantScope::own(&p), &req.get_ref().sandbox_id)
+            .await?;
+        let m = sandboxes::metrics(&self.0, &row).await?;
+        Ok(Response::new(pb::GetSandboxMetricsResponse {
+            metrics: Some(pb::SandboxMetrics {
+                sample_time: Some(ts(m.sample_time_ms)),
+                cpu_count: m.cpu_count,
+                cpu_used_pct: m.cpu_used_pct,
+                cpu_time: Some(prost_types::Duration {
+                    seconds: m.cpu_time.as_secs() as i64,
+                    nanos: m.cpu_time.subsec_nanos() as i32,
+                }),
+                mem_used_bytes: m.mem_used_bytes,
+                mem_total_bytes: m.mem_total_bytes,
+                disk_used_bytes: m.disk_used_bytes,
+                disk_total_bytes: m.disk_total_bytes,
+            }),
         }))
     }
 

@@ -152,6 +152,10 @@ pub mod sandbox {
         pub created_at: i64,
         pub updated_at: i64,
         pub expires_at: Option<i64>,
+        /// JSON object of metadata.
+        pub metadata: String,
+        /// The create's idempotency key, while it holds (24 hours).
+        pub idempotency_key: Option<String>,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

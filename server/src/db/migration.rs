@@ -8,13 +8,59 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(Initial), Box::new(Secrets), Box::new(Images)]
+        vec![
+            Box::new(Initial),
+            Box::new(Secrets),
+            Box::new(Images),
+            Box::new(SandboxMetadata),
+        ]
     }
 }
 
 struct Initial;
 struct Secrets;
 struct Images;
+struct SandboxMetadata;
+
+impl MigrationName for SandboxMetadata {
+    fn name(&self) -> &str {
+        "m20261204_000004_sandbox_metadata"
+    }
+}
+
+/// Metadata (a JSON object, like labels) and the create's idempotency key,
+/// unique per tenant while set (NULLs never collide).
+#[async_trait::async_trait]
+impl MigrationTrait for SandboxMetadata {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("sandboxes"))
+                .add_column(
+                    ColumnDef::new(Alias::new("metadata"))
+                        .text()
+                        .not_null()
+                        .default("{}"),
+                )
+                .to_owned(),
+        )
+        .await?;
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("sandboxes"))
+                .add_column(ColumnDef::new(Alias::new("idempotency_key")).text().null())
+                .to_owned(),
+        )
+        .await?;
+        m.create_index(index(
+            "sandboxes_tenant_idempotency",
+            "sandboxes",
+            &["tenant_id", "idempotency_key"],
+            true,
+        ))
+        .await
+    }
+}
 
 impl MigrationName for Images {
     fn name(&self) -> &str {

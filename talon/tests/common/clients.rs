@@ -61,5 +61,6 @@ pub fn create_req(wait: bool, wait_secs: i64) -> pb::CreateSandboxRequest {
             seconds: wait_secs,
             nanos: 0,
         }),
+        ..Default::default()
     }
 }

@@ -272,6 +272,16 @@ impl SandboxHost {
     /// The host pid of a held sandbox's init: the recorded one while it
     /// lives (no runtime call), else the runtime's.
     /// None when its container is gone.
+    /// What usage is read from for a held sandbox: its init's pid (its
+    /// cgroup is that process's) and where its disk is mounted; None when
+    /// its container is not there.
+    pub async fn usage_target(&self, h: &Held) -> anyhow::Result<Option<(u32, PathBuf)>> {
+        Ok(self
+            .pid_of(h)
+            .await?
+            .map(|pid| (pid, self.layout(&h.sandbox_id).disk())))
+    }
+
     pub(super) async fn pid_of(&self, h: &Held) -> anyhow::Result<Option<u32>> {
         if let Some(pid) = h.live_init() {
             return Ok(Some(pid));

@@ -982,6 +982,12 @@ type GetProcessLogsResponse struct {
 	NextAfterSeq *string `json:"nextAfterSeq,omitempty"`
 }
 
+// GetSandboxMetricsResponse Response of GetSandboxMetrics.
+type GetSandboxMetricsResponse struct {
+	// Metrics The reading.
+	Metrics *SandboxMetrics `json:"metrics,omitempty"`
+}
+
 // GetSandboxResponse Response of GetSandbox.
 type GetSandboxResponse struct {
 	// Sandbox The sandbox.
@@ -1587,6 +1593,12 @@ type Sandbox struct {
 	// Labels Free-form labels, filterable in ListSandboxes.
 	Labels *map[string]string `json:"labels,omitempty"`
 
+	// Metadata Free-form metadata for the caller's own bookkeeping (a user id, a
+	//  session, a run), filterable in ListSandboxes. Unlike labels, values may
+	//  hold any text: at most 64 entries, keys 1 to 256 bytes, values at most
+	//  4096 bytes, 32 KiB in all, no control characters.
+	Metadata *map[string]string `json:"metadata,omitempty"`
+
 	// NetworkPolicy The egress policy; OPEN when unset.
 	NetworkPolicy *NetworkPolicy `json:"networkPolicy,omitempty"`
 
@@ -1630,6 +1642,35 @@ type SandboxState string
 
 // SandboxTimeoutAction What happens when the timeout passes; PAUSE when unset.
 type SandboxTimeoutAction string
+
+// SandboxMetrics What a sandbox uses at one moment.
+type SandboxMetrics struct {
+	// CpuCount The cores the sandbox may use (its cpu_millis / 1000, rounded up).
+	CpuCount *int32 `json:"cpuCount,omitempty"`
+
+	// CpuTime Total cpu time used since the sandbox started.
+	CpuTime *string `json:"cpuTime,omitempty"`
+
+	// CpuUsedPct Cpu in use as a percentage of `cpu_count` cores, averaged over the
+	//  window since the previous reading (at least 100 ms, at most 10 s).
+	CpuUsedPct *float64 `json:"cpuUsedPct,omitempty"`
+
+	// DiskTotalBytes The disk limit.
+	DiskTotalBytes *string `json:"diskTotalBytes,omitempty"`
+
+	// DiskUsedBytes Bytes written to the sandbox's disk (root's writable layer and
+	//  workspace).
+	DiskUsedBytes *string `json:"diskUsedBytes,omitempty"`
+
+	// MemTotalBytes The memory limit.
+	MemTotalBytes *string `json:"memTotalBytes,omitempty"`
+
+	// MemUsedBytes Memory in use, page cache included, as its cgroup counts it.
+	MemUsedBytes *string `json:"memUsedBytes,omitempty"`
+
+	// SampleTime When the reading was taken.
+	SampleTime *time.Time `json:"sampleTime,omitempty"`
+}
 
 // Secret A secret, without its value.
 type Secret struct {
@@ -2132,6 +2173,9 @@ type SandboxServiceListSandboxesParams struct {
 
 	// States Only sandboxes in these states; deleted ones are left out by default.
 	States *[]SandboxServiceListSandboxesParamsStates `form:"states,omitempty" json:"states,omitempty"`
+
+	// Metadata Pairs to match, each as `metadata[key]=value` (or `metadata.key=value`).
+	Metadata *map[string]string `json:"metadata,omitempty"`
 }
 
 // SandboxServiceListSandboxesParamsStates defines parameters for SandboxServiceListSandboxes.
@@ -2144,6 +2188,13 @@ type SandboxServiceCreateSandboxParams struct {
 
 	// WaitTimeout How long to wait; 60 s when unset or zero, 300 s at most.
 	WaitTimeout *string `form:"waitTimeout,omitempty" json:"waitTimeout,omitempty"`
+
+	// IdempotencyKey Makes a retried create safe: another create by the same tenant with
+	//  the same key within 24 hours returns the sandbox the first one made
+	//  (whatever its state now) instead of making a second. 1 to 128
+	//  printable ASCII characters; the REST gateway also takes it from the
+	//  `Idempotency-Key` header.
+	IdempotencyKey *string `form:"idempotencyKey,omitempty" json:"idempotencyKey,omitempty"`
 }
 
 // FilesystemServiceRemovePathParams defines parameters for FilesystemServiceRemovePath.
@@ -3142,6 +3193,13 @@ type ClientInterface interface {
 	//  `application/octet-stream` body is the data, and the gateway sends the
 	//  finish when the body is complete.
 	FilesystemServiceWriteFile(ctx context.Context, sandboxId string, body FilesystemServiceWriteFileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceGetSandboxMetrics performs a GET /v1/sandboxes/{sandboxId}/metrics (the `SandboxServiceGetSandboxMetrics` operationId) request.
+	//
+	// Reads what the sandbox uses now: cpu (over the last sampling window),
+	//  memory (from its cgroup) and disk (its writable layer and workspace).
+	//  The sandbox must be RUNNING or PAUSED.
+	SandboxServiceGetSandboxMetrics(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServiceUpdateNetworkPolicyWithBody performs a PATCH /v1/sandboxes/{sandboxId}/network-policy (the `SandboxServiceUpdateNetworkPolicy` operationId) request,
 	// with any type of body and a specified content type.
@@ -4206,6 +4264,24 @@ func (c *Client) FilesystemServiceWriteFileWithBody(ctx context.Context, sandbox
 //	finish when the body is complete.
 func (c *Client) FilesystemServiceWriteFile(ctx context.Context, sandboxId string, body FilesystemServiceWriteFileJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewFilesystemServiceWriteFileRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceGetSandboxMetrics performs a GET /v1/sandboxes/{sandboxId}/metrics (the `SandboxServiceGetSandboxMetrics` operationId) request.
+//
+// Reads what the sandbox uses now: cpu (over the last sampling window),
+//
+//	memory (from its cgroup) and disk (its writable layer and workspace).
+//	The sandbox must be RUNNING or PAUSED.
+func (c *Client) SandboxServiceGetSandboxMetrics(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceGetSandboxMetricsRequest(c.Server, sandboxId)
 	if err != nil {
 		return nil, err
 	}
@@ -6077,6 +6153,18 @@ func NewSandboxServiceListSandboxesRequest(server string, params *SandboxService
 
 		}
 
+		if params.Metadata != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("deepObject", true, "metadata", *params.Metadata, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "object", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6145,6 +6233,18 @@ func NewSandboxServiceCreateSandboxRequestWithBody(server string, params *Sandbo
 		if params.WaitTimeout != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "waitTimeout", *params.WaitTimeout, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.IdempotencyKey != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "idempotencyKey", *params.IdempotencyKey, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6774,6 +6874,40 @@ func NewFilesystemServiceWriteFileRequestWithBody(server string, sandboxId strin
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSandboxServiceGetSandboxMetricsRequest constructs an http.Request for the SandboxServiceGetSandboxMetrics method
+func NewSandboxServiceGetSandboxMetricsRequest(server string, sandboxId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/metrics", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -9583,6 +9717,15 @@ type ClientWithResponsesInterface interface {
 	//  finish when the body is complete.
 	FilesystemServiceWriteFileWithResponse(ctx context.Context, sandboxId string, body FilesystemServiceWriteFileJSONRequestBody, reqEditors ...RequestEditorFn) (*FilesystemServiceWriteFileResponse, error)
 
+	// SandboxServiceGetSandboxMetricsWithResponse performs a GET /v1/sandboxes/{sandboxId}/metrics (the `SandboxServiceGetSandboxMetrics` operationId) request.
+	//
+	// Reads what the sandbox uses now: cpu (over the last sampling window),
+	//  memory (from its cgroup) and disk (its writable layer and workspace).
+	//  The sandbox must be RUNNING or PAUSED.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceGetSandboxMetricsWithResponse(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*SandboxServiceGetSandboxMetricsResponse, error)
+
 	// SandboxServiceUpdateNetworkPolicyWithBodyWithResponse performs a PATCH /v1/sandboxes/{sandboxId}/network-policy (the `SandboxServiceUpdateNetworkPolicy` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -11433,6 +11576,54 @@ func (r FilesystemServiceWriteFileResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r FilesystemServiceWriteFileResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SandboxServiceGetSandboxMetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetSandboxMetricsResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SandboxServiceGetSandboxMetricsResponse) GetJSON200() *GetSandboxMetricsResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceGetSandboxMetricsResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceGetSandboxMetricsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceGetSandboxMetricsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceGetSandboxMetricsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceGetSandboxMetricsResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13918,6 +14109,22 @@ func (c *ClientWithResponses) FilesystemServiceWriteFileWithResponse(ctx context
 	return ParseFilesystemServiceWriteFileResponse(rsp)
 }
 
+// SandboxServiceGetSandboxMetricsWithResponse performs a GET /v1/sandboxes/{sandboxId}/metrics (the `SandboxServiceGetSandboxMetrics` operationId) request.
+//
+// Reads what the sandbox uses now: cpu (over the last sampling window),
+//
+//	memory (from its cgroup) and disk (its writable layer and workspace).
+//	The sandbox must be RUNNING or PAUSED.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceGetSandboxMetricsWithResponse(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*SandboxServiceGetSandboxMetricsResponse, error) {
+	rsp, err := c.SandboxServiceGetSandboxMetrics(ctx, sandboxId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceGetSandboxMetricsResponse(rsp)
+}
+
 // SandboxServiceUpdateNetworkPolicyWithBodyWithResponse performs a PATCH /v1/sandboxes/{sandboxId}/network-policy (the `SandboxServiceUpdateNetworkPolicy` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -15691,6 +15898,39 @@ func ParseFilesystemServiceWriteFileResponse(rsp *http.Response) (*FilesystemSer
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest WriteFileResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxServiceGetSandboxMetricsResponse parses an HTTP response from a SandboxServiceGetSandboxMetricsWithResponse call
+func ParseSandboxServiceGetSandboxMetricsResponse(rsp *http.Response) (*SandboxServiceGetSandboxMetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceGetSandboxMetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetSandboxMetricsResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -485,6 +485,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes/{sandboxId}/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Reads what the sandbox uses now: cpu (over the last sampling window),
+         *      memory (from its cgroup) and disk (its writable layer and workspace).
+         *      The sandbox must be RUNNING or PAUSED.
+         */
+        get: operations["SandboxService_GetSandboxMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandboxes/{sandboxId}/network-policy": {
         parameters: {
             query?: never;
@@ -1436,6 +1457,11 @@ export interface components {
             /** @description Pass as `after_seq` for the next page. */
             nextAfterSeq?: string;
         };
+        /** @description Response of GetSandboxMetrics. */
+        GetSandboxMetricsResponse: {
+            /** @description The reading. */
+            metrics?: components["schemas"]["SandboxMetrics"];
+        };
         /** @description Response of GetSandbox. */
         GetSandboxResponse: {
             /** @description The sandbox. */
@@ -1983,6 +2009,15 @@ export interface components {
             labels?: {
                 [key: string]: string;
             };
+            /**
+             * @description Free-form metadata for the caller's own bookkeeping (a user id, a
+             *      session, a run), filterable in ListSandboxes. Unlike labels, values may
+             *      hold any text: at most 64 entries, keys 1 to 256 bytes, values at most
+             *      4096 bytes, 32 KiB in all, no control characters.
+             */
+            metadata?: {
+                [key: string]: string;
+            };
             /** @description The egress policy; OPEN when unset. */
             networkPolicy?: components["schemas"]["NetworkPolicy"];
             /** @description Output only. The user or API key that created it. */
@@ -2021,6 +2056,38 @@ export interface components {
             updateTime?: string;
             /** @description Output only. The worker it is placed on. */
             workerId?: string;
+        };
+        /** @description What a sandbox uses at one moment. */
+        SandboxMetrics: {
+            /**
+             * Format: int32
+             * @description The cores the sandbox may use (its cpu_millis / 1000, rounded up).
+             */
+            cpuCount?: number;
+            /** @description Total cpu time used since the sandbox started. */
+            cpuTime?: string;
+            /**
+             * Format: double
+             * @description Cpu in use as a percentage of `cpu_count` cores, averaged over the
+             *      window since the previous reading (at least 100 ms, at most 10 s).
+             */
+            cpuUsedPct?: number;
+            /** @description The disk limit. */
+            diskTotalBytes?: string;
+            /**
+             * @description Bytes written to the sandbox's disk (root's writable layer and
+             *      workspace).
+             */
+            diskUsedBytes?: string;
+            /** @description The memory limit. */
+            memTotalBytes?: string;
+            /** @description Memory in use, page cache included, as its cgroup counts it. */
+            memUsedBytes?: string;
+            /**
+             * Format: date-time
+             * @description When the reading was taken.
+             */
+            sampleTime?: string;
         };
         /** @description A secret, without its value. */
         Secret: {
@@ -3006,6 +3073,10 @@ export interface operations {
                 labelSelector?: string;
                 /** @description Only sandboxes in these states; deleted ones are left out by default. */
                 states?: ("SANDBOX_STATE_UNSPECIFIED" | "SANDBOX_STATE_PENDING" | "SANDBOX_STATE_STARTING" | "SANDBOX_STATE_RUNNING" | "SANDBOX_STATE_PAUSED" | "SANDBOX_STATE_STOPPING" | "SANDBOX_STATE_STOPPED" | "SANDBOX_STATE_FAILED" | "SANDBOX_STATE_DELETED")[];
+                /** @description Pairs to match, each as `metadata[key]=value` (or `metadata.key=value`). */
+                metadata?: {
+                    [key: string]: string;
+                };
             };
             header?: never;
             path?: never;
@@ -3040,6 +3111,14 @@ export interface operations {
                 waitUntilRunning?: boolean;
                 /** @description How long to wait; 60 s when unset or zero, 300 s at most. */
                 waitTimeout?: string;
+                /**
+                 * @description Makes a retried create safe: another create by the same tenant with
+                 *      the same key within 24 hours returns the sandbox the first one made
+                 *      (whatever its state now) instead of making a second. 1 to 128
+                 *      printable ASCII characters; the REST gateway also takes it from the
+                 *      `Idempotency-Key` header.
+                 */
+                idempotencyKey?: string;
             };
             header?: never;
             path?: never;
@@ -3452,6 +3531,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WriteFileResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    SandboxService_GetSandboxMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetSandboxMetricsResponse"];
                 };
             };
             /** @description Default error response */

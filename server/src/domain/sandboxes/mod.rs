@@ -8,10 +8,12 @@
 //! - `control`: commands to workers, and what their reports change;
 //! - `ops`: what callers ask (create, pause, resume, stop, start, delete,
 //!   timeouts, policies, waits, reassignment);
-//! - `reads`: tenant-scoped lookups and lists.
+//! - `reads`: tenant-scoped lookups and lists;
+//! - `metrics`: what a sandbox uses now, read by its worker.
 
 mod control;
 mod lifecycle;
+mod metrics;
 mod ops;
 mod quota;
 mod reads;
@@ -20,14 +22,15 @@ mod validate;
 
 pub use control::{apply_status, orphans, reconcile};
 pub use lifecycle::{Edge, fence};
+pub use metrics::{Metrics, metrics};
 pub use ops::{
     create, delete, enforce_timeouts, pause, reassign, resume, set_timeout, start, stop,
     update_network_policy, wait_until_running,
 };
 pub use quota::{Holdings, holdings};
 pub use reads::{Lagged, ListQuery, find, get, get_cached, list, watch};
-pub use record::{TimeoutAction, labels_of, policy_of, state_of, timeout_action_of};
-pub use validate::parse_label_selector;
+pub use record::{TimeoutAction, labels_of, metadata_of, policy_of, state_of, timeout_action_of};
+pub use validate::{metadata_filter, parse_label_selector};
 
 use crate::app::{App, SandboxEvent};
 use crate::db::entity::sandbox;
@@ -50,6 +53,9 @@ pub struct NewSandbox {
     pub network_policy: Option<EgressPolicy>,
     pub timeout: Option<Duration>,
     pub timeout_action: Option<TimeoutAction>,
+    pub metadata: BTreeMap<String, String>,
+    /// See `CreateSandboxRequest.idempotency_key`.
+    pub idempotency_key: Option<String>,
 }
 
 async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {

@@ -7,7 +7,9 @@
 use super::control::{command_for, dispatch_create, drive, require_worker, tell, transition};
 use super::lifecycle::{self, Edge};
 use super::quota::{self, candidates, reserve};
-use super::validate::{resolve_resources, validate_env, validate_labels};
+use super::validate::{
+    resolve_resources, validate_env, validate_idempotency_key, validate_labels, validate_metadata,
+};
 use super::{NewSandbox, TimeoutAction, policy_of, publish, reload, state_of, timeout_action_of};
 use crate::app::App;
 use crate::auth::Principal;
@@ -33,7 +35,61 @@ fn amount(cpu_millis: i64, memory_mib: i64) -> Amount {
     }
 }
 
-pub async fn create(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
+/// How long an idempotency key keeps answering with the sandbox it made.
+const IDEMPOTENCY_WINDOW_MS: i64 = 24 * 3600 * 1000;
+
+/// The sandbox an earlier create with this key made, while the key holds.
+/// A key older than the window is released (cleared on its row) so the
+/// unique index lets a new create take it.
+async fn idempotent_earlier(app: &App, tenant: &str, key: &str) -> Result<Option<sandbox::Model>> {
+    let Some(row) = sandbox::Entity::find()
+        .filter(sandbox::Column::TenantId.eq(tenant))
+        .filter(sandbox::Column::IdempotencyKey.eq(key))
+        .one(&app.db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if now_ms() - row.created_at < IDEMPOTENCY_WINDOW_MS {
+        return Ok(Some(row));
+    }
+    sandbox::Entity::update_many()
+        .col_expr(
+            sandbox::Column::IdempotencyKey,
+            sea_orm::sea_query::Expr::value(Option::<String>::None),
+        )
+        .filter(sandbox::Column::Id.eq(row.id.as_str()))
+        .exec(&app.db)
+        .await?;
+    Ok(None)
+}
+
+pub async fn create(app: &Arc<App>, p: &Principal, n: NewSandbox) -> Result<sandbox::Model> {
+    let Some(key) = n.idempotency_key.clone() else {
+        return create_new(app, p, n).await;
+    };
+    validate_idempotency_key(&key)?;
+    if let Some(row) = idempotent_earlier(app, &p.tenant_id, &key).await? {
+        return Ok(row);
+    }
+    match create_new(app, p, n).await {
+        // Two creates with one key at once: the unique index lets one
+        // insert through, and the other answers with what it made.
+        Err(Error::Db(e)) if is_unique_violation(&e) => idempotent_earlier(app, &p.tenant_id, &key)
+            .await?
+            .ok_or(Error::Db(e)),
+        other => other,
+    }
+}
+
+fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
+    matches!(
+        e.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
+}
+
+async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
     let t0 = std::time::Instant::now();
     if n.image.is_empty() {
         n.image = talon_core::image::HOST_IMAGE.into();
@@ -53,6 +109,7 @@ pub async fn create(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         app.config.max_resources,
     )?;
     validate_labels(&n.labels)?;
+    validate_metadata(&n.metadata)?;
     validate_env(&n.env)?;
     let policy = n.network_policy.clone().unwrap_or_default();
     policy.validate()?;
@@ -123,6 +180,8 @@ pub async fn create(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         created_at: Set(now),
         updated_at: Set(now),
         expires_at: Set(Some(now + timeout.as_millis() as i64)),
+        metadata: Set(serde_json::to_string(&n.metadata)?),
+        idempotency_key: Set(n.idempotency_key.clone()),
     }
     .insert(&r.txn)
     .await?;

@@ -1,6 +1,6 @@
 //! Tenant-scoped lookups and lists of sandboxes.
 
-use super::{labels_of, state_of};
+use super::{labels_of, metadata_of, state_of};
 use crate::app::App;
 use crate::db::entity::sandbox;
 use crate::domain::state::SandboxState;
@@ -52,11 +52,26 @@ pub struct ListQuery {
     pub offset: u64,
     pub limit: u64,
     pub labels: Vec<(String, String)>,
+    /// Pairs the metadata must hold, checked like labels.
+    pub metadata: Vec<(String, String)>,
     pub states: Vec<SandboxState>,
 }
 
-/// One page, newest first. Label matching happens here rather than in SQL
-/// (labels are a JSON column on both backends); the scan reads in batches
+impl ListQuery {
+    fn matches(&self, row: &sandbox::Model) -> Result<bool> {
+        let holds = |have: &std::collections::BTreeMap<String, String>,
+                     want: &[(String, String)]| {
+            want.iter().all(|(k, v)| have.get(k) == Some(v))
+        };
+        Ok(
+            (self.labels.is_empty() || holds(&labels_of(row)?, &self.labels))
+                && (self.metadata.is_empty() || holds(&metadata_of(row)?, &self.metadata)),
+        )
+    }
+}
+
+/// One page, newest first. Label and metadata matching happen here rather
+/// than in SQL (both are JSON columns on both backends); the scan reads in batches
 /// and the offset counts matching rows, so pages stay stable.
 pub async fn list(
     app: &App,
@@ -77,7 +92,7 @@ pub async fn list(
         .filter(sandbox::Column::State.is_in(states))
         .order_by_desc(sandbox::Column::CreatedAt)
         .order_by_desc(sandbox::Column::Id);
-    if q.labels.is_empty() {
+    if q.labels.is_empty() && q.metadata.is_empty() {
         let mut rows = base
             .offset(q.offset)
             .limit(q.limit + 1)
@@ -101,8 +116,7 @@ pub async fn list(
         let n = batch.len() as u64;
         scanned += n;
         for row in batch {
-            let labels = labels_of(&row)?;
-            if q.labels.iter().all(|(k, v)| labels.get(k) == Some(v)) {
+            if q.matches(&row)? {
                 if matched >= q.offset {
                     if out.len() as u64 == q.limit {
                         return Ok((out, true));

@@ -60,6 +60,10 @@ pub fn labels_of(row: &sandbox::Model) -> Result<BTreeMap<String, String>> {
     serde_json::from_str(&row.labels).map_err(|_| corrupt(row, "labels", &row.labels))
 }
 
+pub fn metadata_of(row: &sandbox::Model) -> Result<BTreeMap<String, String>> {
+    serde_json::from_str(&row.metadata).map_err(|_| corrupt(row, "metadata", &row.metadata))
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -87,6 +91,8 @@ pub(crate) mod tests {
             created_at: 0,
             updated_at: 0,
             expires_at: None,
+            metadata: "{}".into(),
+            idempotency_key: None,
         }
     }
 
@@ -117,5 +123,7 @@ pub(crate) mod tests {
         assert!(timeout_action_of(&r).is_err());
         r.labels = "[1]".into();
         assert!(labels_of(&r).is_err());
+        r.metadata = "nope".into();
+        assert!(metadata_of(&r).is_err());
     }
 }

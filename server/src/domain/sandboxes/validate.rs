@@ -1,4 +1,5 @@
-//! A create request's rules: labels, environment, resources.
+//! A create request's rules: labels, metadata, environment, resources,
+//! idempotency keys.
 
 use super::NewSandbox;
 use crate::config::Resources;
@@ -24,6 +25,51 @@ pub(super) fn validate_labels(labels: &BTreeMap<String, String>) -> Result<()> {
                 "label {k:?}: a value is at most 255 bytes, without ',', '=' or control characters"
             )));
         }
+    }
+    Ok(())
+}
+
+/// Metadata holds text the caller keeps for itself, so values are free
+/// (unlike labels, which have a selector syntax); only size and control
+/// characters are held to limits, the same on create and in a list filter.
+pub(super) fn validate_metadata(m: &BTreeMap<String, String>) -> Result<()> {
+    if m.len() > 64 {
+        return Err(Error::InvalidArgument("at most 64 metadata entries".into()));
+    }
+    let mut total = 0;
+    for (k, v) in m {
+        if k.is_empty() || k.len() > 256 || k.chars().any(char::is_control) {
+            return Err(Error::InvalidArgument(format!(
+                "metadata key {k:?}: a key is 1 to 256 bytes without control characters"
+            )));
+        }
+        if v.len() > 4096 || v.chars().any(char::is_control) {
+            return Err(Error::InvalidArgument(format!(
+                "metadata {k:?}: a value is at most 4096 bytes without control characters"
+            )));
+        }
+        total += k.len() + v.len();
+    }
+    if total > 32 * 1024 {
+        return Err(Error::InvalidArgument(
+            "metadata is larger than 32 KiB".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// A list's metadata filter, held to the same rules as metadata itself.
+pub fn metadata_filter(m: BTreeMap<String, String>) -> Result<Vec<(String, String)>> {
+    validate_metadata(&m)?;
+    Ok(m.into_iter().collect())
+}
+
+/// 1 to 128 printable ASCII characters.
+pub(super) fn validate_idempotency_key(k: &str) -> Result<()> {
+    if k.is_empty() || k.len() > 128 || !k.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::InvalidArgument(
+            "idempotency_key is 1 to 128 printable ASCII characters".into(),
+        ));
     }
     Ok(())
 }
@@ -113,6 +159,31 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn metadata_and_idempotency_keys() {
+        assert!(validate_metadata(&labels(&[("user", "a b=c, d"), ("ü", "")])).is_ok());
+        for bad in [
+            labels(&[("", "a")]),
+            labels(&[("a\nb", "a")]),
+            labels(&[("a", "x\u{0}y")]),
+            labels(&[("a", &"x".repeat(4097))]),
+            labels(&[(&"k".repeat(257), "")]),
+        ] {
+            assert!(validate_metadata(&bad).is_err(), "{bad:?}");
+        }
+        let many: BTreeMap<String, String> =
+            (0..65).map(|i| (format!("k{i}"), String::new())).collect();
+        assert!(validate_metadata(&many).is_err());
+        let big: BTreeMap<String, String> = (0..9)
+            .map(|i| (format!("k{i}"), "v".repeat(4000)))
+            .collect();
+        assert!(validate_metadata(&big).is_err());
+        assert!(validate_idempotency_key("retry-7f3a").is_ok());
+        for bad in ["", "a b", "é", &"x".repeat(129)] {
+            assert!(validate_idempotency_key(bad).is_err(), "{bad:?}");
+        }
     }
 
     #[test]

@@ -41,6 +41,7 @@ from .follow_process_logs_response import FollowProcessLogsResponse
 from .get_browser_response import GetBrowserResponse
 from .get_image_response import GetImageResponse
 from .get_process_logs_response import GetProcessLogsResponse
+from .get_sandbox_metrics_response import GetSandboxMetricsResponse
 from .get_sandbox_response import GetSandboxResponse
 from .get_tenant_response import GetTenantResponse
 from .get_user_response import GetUserResponse
@@ -112,6 +113,9 @@ from .run_agent_response import RunAgentResponse
 from .sandbox import Sandbox
 from .sandbox_env import SandboxEnv
 from .sandbox_labels import SandboxLabels
+from .sandbox_metadata import SandboxMetadata
+from .sandbox_metrics import SandboxMetrics
+from .sandbox_service_list_sandboxes_metadata import SandboxServiceListSandboxesMetadata
 from .sandbox_service_list_sandboxes_states_item import (
     SandboxServiceListSandboxesStatesItem,
 )
@@ -207,6 +211,7 @@ __all__ = (
     "GetBrowserResponse",
     "GetImageResponse",
     "GetProcessLogsResponse",
+    "GetSandboxMetricsResponse",
     "GetSandboxResponse",
     "GetTenantResponse",
     "GetUserResponse",
@@ -276,6 +281,9 @@ __all__ = (
     "Sandbox",
     "SandboxEnv",
     "SandboxLabels",
+    "SandboxMetadata",
+    "SandboxMetrics",
+    "SandboxServiceListSandboxesMetadata",
     "SandboxServiceListSandboxesStatesItem",
     "SandboxState",
     "SandboxTimeoutAction",

@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from ..models.resources import Resources
     from ..models.sandbox_env import SandboxEnv
     from ..models.sandbox_labels import SandboxLabels
+    from ..models.sandbox_metadata import SandboxMetadata
 
 
 T = TypeVar("T", bound="Sandbox")
@@ -33,6 +34,10 @@ class Sandbox:
            generation (str | Unset): Output only. Fencing counter, incremented on every placement.
            image (str | Unset): The image: "host" (the default) or an imported image's name.
            labels (SandboxLabels | Unset): Free-form labels, filterable in ListSandboxes.
+           metadata (SandboxMetadata | Unset): Free-form metadata for the caller's own bookkeeping (a user id, a
+                session, a run), filterable in ListSandboxes. Unlike labels, values may
+                hold any text: at most 64 entries, keys 1 to 256 bytes, values at most
+                4096 bytes, 32 KiB in all, no control characters.
            network_policy (NetworkPolicy | Unset): What a sandbox may reach on the network.
            owner_id (str | Unset): Output only. The user or API key that created it.
            resources (Resources | Unset): Compute resources of one sandbox. Zero means "the server's default".
@@ -54,6 +59,7 @@ class Sandbox:
     generation: str | Unset = UNSET
     image: str | Unset = UNSET
     labels: SandboxLabels | Unset = UNSET
+    metadata: SandboxMetadata | Unset = UNSET
     network_policy: NetworkPolicy | Unset = UNSET
     owner_id: str | Unset = UNSET
     resources: Resources | Unset = UNSET
@@ -88,6 +94,10 @@ class Sandbox:
         labels: dict[str, Any] | Unset = UNSET
         if not isinstance(self.labels, Unset):
             labels = self.labels.to_dict()
+
+        metadata: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.metadata, Unset):
+            metadata = self.metadata.to_dict()
 
         network_policy: dict[str, Any] | Unset = UNSET
         if not isinstance(self.network_policy, Unset):
@@ -140,6 +150,8 @@ class Sandbox:
             field_dict["image"] = image
         if labels is not UNSET:
             field_dict["labels"] = labels
+        if metadata is not UNSET:
+            field_dict["metadata"] = metadata
         if network_policy is not UNSET:
             field_dict["networkPolicy"] = network_policy
         if owner_id is not UNSET:
@@ -173,6 +185,7 @@ class Sandbox:
         from ..models.resources import Resources  # noqa: PLC0415
         from ..models.sandbox_env import SandboxEnv  # noqa: PLC0415
         from ..models.sandbox_labels import SandboxLabels  # noqa: PLC0415
+        from ..models.sandbox_metadata import SandboxMetadata  # noqa: PLC0415
 
         d = dict(src_dict)
         _create_time = d.pop("createTime", UNSET)
@@ -206,6 +219,13 @@ class Sandbox:
             labels = UNSET
         else:
             labels = SandboxLabels.from_dict(_labels)
+
+        _metadata = d.pop("metadata", UNSET)
+        metadata: SandboxMetadata | Unset
+        if isinstance(_metadata, Unset):
+            metadata = UNSET
+        else:
+            metadata = SandboxMetadata.from_dict(_metadata)
 
         _network_policy = d.pop("networkPolicy", UNSET)
         network_policy: NetworkPolicy | Unset
@@ -263,6 +283,7 @@ class Sandbox:
             generation=generation,
             image=image,
             labels=labels,
+            metadata=metadata,
             network_policy=network_policy,
             owner_id=owner_id,
             resources=resources,

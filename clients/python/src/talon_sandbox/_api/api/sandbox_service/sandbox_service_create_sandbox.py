@@ -15,6 +15,7 @@ def _get_kwargs(
     body: Sandbox,
     wait_until_running: bool | Unset = UNSET,
     wait_timeout: str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> dict[str, Any]:
     headers: dict[str, Any] = {}
 
@@ -23,6 +24,8 @@ def _get_kwargs(
     params["waitUntilRunning"] = wait_until_running
 
     params["waitTimeout"] = wait_timeout
+
+    params["idempotencyKey"] = idempotency_key
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -70,6 +73,7 @@ def sync_detailed(
     body: Sandbox,
     wait_until_running: bool | Unset = UNSET,
     wait_timeout: str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[CreateSandboxResponse | Status]:
     """Creates a sandbox. With `wait_until_running` the call returns once the
      sandbox is RUNNING, or DEADLINE_EXCEEDED (with the current state in the
@@ -80,6 +84,7 @@ def sync_detailed(
         wait_timeout (str | Unset): Represents a a duration between -315,576,000,000s and
             315,576,000,000s (around 10000 years). Precision is in nanoseconds. 1 nanosecond is
             represented as 0.000000001s
+        idempotency_key (str | Unset):
         body (Sandbox): A sandbox. Fields marked output-only are set by the server; values sent
              by a client in them are ignored.
 
@@ -95,6 +100,7 @@ def sync_detailed(
         body=body,
         wait_until_running=wait_until_running,
         wait_timeout=wait_timeout,
+        idempotency_key=idempotency_key,
     )
 
     response = client.get_httpx_client().request(
@@ -110,6 +116,7 @@ def sync(
     body: Sandbox,
     wait_until_running: bool | Unset = UNSET,
     wait_timeout: str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> CreateSandboxResponse | Status | None:
     """Creates a sandbox. With `wait_until_running` the call returns once the
      sandbox is RUNNING, or DEADLINE_EXCEEDED (with the current state in the
@@ -120,6 +127,7 @@ def sync(
         wait_timeout (str | Unset): Represents a a duration between -315,576,000,000s and
             315,576,000,000s (around 10000 years). Precision is in nanoseconds. 1 nanosecond is
             represented as 0.000000001s
+        idempotency_key (str | Unset):
         body (Sandbox): A sandbox. Fields marked output-only are set by the server; values sent
              by a client in them are ignored.
 
@@ -136,6 +144,7 @@ def sync(
         body=body,
         wait_until_running=wait_until_running,
         wait_timeout=wait_timeout,
+        idempotency_key=idempotency_key,
     ).parsed
 
 
@@ -145,6 +154,7 @@ async def asyncio_detailed(
     body: Sandbox,
     wait_until_running: bool | Unset = UNSET,
     wait_timeout: str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> Response[CreateSandboxResponse | Status]:
     """Creates a sandbox. With `wait_until_running` the call returns once the
      sandbox is RUNNING, or DEADLINE_EXCEEDED (with the current state in the
@@ -155,6 +165,7 @@ async def asyncio_detailed(
         wait_timeout (str | Unset): Represents a a duration between -315,576,000,000s and
             315,576,000,000s (around 10000 years). Precision is in nanoseconds. 1 nanosecond is
             represented as 0.000000001s
+        idempotency_key (str | Unset):
         body (Sandbox): A sandbox. Fields marked output-only are set by the server; values sent
              by a client in them are ignored.
 
@@ -170,6 +181,7 @@ async def asyncio_detailed(
         body=body,
         wait_until_running=wait_until_running,
         wait_timeout=wait_timeout,
+        idempotency_key=idempotency_key,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -183,6 +195,7 @@ async def asyncio(
     body: Sandbox,
     wait_until_running: bool | Unset = UNSET,
     wait_timeout: str | Unset = UNSET,
+    idempotency_key: str | Unset = UNSET,
 ) -> CreateSandboxResponse | Status | None:
     """Creates a sandbox. With `wait_until_running` the call returns once the
      sandbox is RUNNING, or DEADLINE_EXCEEDED (with the current state in the
@@ -193,6 +206,7 @@ async def asyncio(
         wait_timeout (str | Unset): Represents a a duration between -315,576,000,000s and
             315,576,000,000s (around 10000 years). Precision is in nanoseconds. 1 nanosecond is
             represented as 0.000000001s
+        idempotency_key (str | Unset):
         body (Sandbox): A sandbox. Fields marked output-only are set by the server; values sent
              by a client in them are ignored.
 
@@ -210,5 +224,6 @@ async def asyncio(
             body=body,
             wait_until_running=wait_until_running,
             wait_timeout=wait_timeout,
+            idempotency_key=idempotency_key,
         )
     ).parsed

@@ -5,6 +5,9 @@ import httpx
 
 from ...client import AuthenticatedClient, Client
 from ...models.list_sandboxes_response import ListSandboxesResponse
+from ...models.sandbox_service_list_sandboxes_metadata import (
+    SandboxServiceListSandboxesMetadata,
+)
 from ...models.sandbox_service_list_sandboxes_states_item import (
     SandboxServiceListSandboxesStatesItem,
 )
@@ -18,6 +21,7 @@ def _get_kwargs(
     page_token: str | Unset = UNSET,
     label_selector: str | Unset = UNSET,
     states: list[SandboxServiceListSandboxesStatesItem] | Unset = UNSET,
+    metadata: SandboxServiceListSandboxesMetadata | Unset = UNSET,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {}
 
@@ -35,6 +39,12 @@ def _get_kwargs(
             json_states.append(states_item)
 
     params["states"] = json_states
+
+    json_metadata: dict[str, Any] | Unset = UNSET
+    if not isinstance(metadata, Unset):
+        json_metadata = metadata.to_dict()
+    if not isinstance(json_metadata, Unset):
+        params.update(json_metadata)
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -78,6 +88,7 @@ def sync_detailed(
     page_token: str | Unset = UNSET,
     label_selector: str | Unset = UNSET,
     states: list[SandboxServiceListSandboxesStatesItem] | Unset = UNSET,
+    metadata: SandboxServiceListSandboxesMetadata | Unset = UNSET,
 ) -> Response[ListSandboxesResponse | Status]:
     """Lists the tenant's sandboxes, newest first, paged, with a label filter.
 
@@ -86,6 +97,7 @@ def sync_detailed(
         page_token (str | Unset):
         label_selector (str | Unset):
         states (list[SandboxServiceListSandboxesStatesItem] | Unset):
+        metadata (SandboxServiceListSandboxesMetadata | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -100,6 +112,7 @@ def sync_detailed(
         page_token=page_token,
         label_selector=label_selector,
         states=states,
+        metadata=metadata,
     )
 
     response = client.get_httpx_client().request(
@@ -116,6 +129,7 @@ def sync(
     page_token: str | Unset = UNSET,
     label_selector: str | Unset = UNSET,
     states: list[SandboxServiceListSandboxesStatesItem] | Unset = UNSET,
+    metadata: SandboxServiceListSandboxesMetadata | Unset = UNSET,
 ) -> ListSandboxesResponse | Status | None:
     """Lists the tenant's sandboxes, newest first, paged, with a label filter.
 
@@ -124,6 +138,7 @@ def sync(
         page_token (str | Unset):
         label_selector (str | Unset):
         states (list[SandboxServiceListSandboxesStatesItem] | Unset):
+        metadata (SandboxServiceListSandboxesMetadata | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -139,6 +154,7 @@ def sync(
         page_token=page_token,
         label_selector=label_selector,
         states=states,
+        metadata=metadata,
     ).parsed
 
 
@@ -149,6 +165,7 @@ async def asyncio_detailed(
     page_token: str | Unset = UNSET,
     label_selector: str | Unset = UNSET,
     states: list[SandboxServiceListSandboxesStatesItem] | Unset = UNSET,
+    metadata: SandboxServiceListSandboxesMetadata | Unset = UNSET,
 ) -> Response[ListSandboxesResponse | Status]:
     """Lists the tenant's sandboxes, newest first, paged, with a label filter.
 
@@ -157,6 +174,7 @@ async def asyncio_detailed(
         page_token (str | Unset):
         label_selector (str | Unset):
         states (list[SandboxServiceListSandboxesStatesItem] | Unset):
+        metadata (SandboxServiceListSandboxesMetadata | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -171,6 +189,7 @@ async def asyncio_detailed(
         page_token=page_token,
         label_selector=label_selector,
         states=states,
+        metadata=metadata,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -185,6 +204,7 @@ async def asyncio(
     page_token: str | Unset = UNSET,
     label_selector: str | Unset = UNSET,
     states: list[SandboxServiceListSandboxesStatesItem] | Unset = UNSET,
+    metadata: SandboxServiceListSandboxesMetadata | Unset = UNSET,
 ) -> ListSandboxesResponse | Status | None:
     """Lists the tenant's sandboxes, newest first, paged, with a label filter.
 
@@ -193,6 +213,7 @@ async def asyncio(
         page_token (str | Unset):
         label_selector (str | Unset):
         states (list[SandboxServiceListSandboxesStatesItem] | Unset):
+        metadata (SandboxServiceListSandboxesMetadata | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -209,5 +230,6 @@ async def asyncio(
             page_token=page_token,
             label_selector=label_selector,
             states=states,
+            metadata=metadata,
         )
     ).parsed

@@ -1,0 +1,81 @@
+//! WorkerSandboxService, served on the data plane for the control plane
+//! only: what the worker itself reads of one of its sandboxes (today its
+//! usage). The call names the sandbox and its generation in metadata like
+//! a forwarded call, and is fenced the same way, so a server with a stale
+//! view of a sandbox never reads another placement's figures.
+
+use crate::host::{Fence, SandboxHost, fence};
+use crate::usage::Sampler;
+use std::sync::Arc;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::talon::worker::v1::worker_sandbox_service_server::WorkerSandboxService;
+use tonic::{Request, Response, Status};
+
+pub struct SandboxApi {
+    pub host: Arc<SandboxHost>,
+    pub sampler: Sampler,
+}
+
+impl SandboxApi {
+    pub fn new(host: Arc<SandboxHost>) -> SandboxApi {
+        SandboxApi {
+            host,
+            sampler: Sampler::default(),
+        }
+    }
+}
+
+fn header<'a, T>(req: &'a Request<T>, name: &str) -> Option<&'a str> {
+    req.metadata().get(name).and_then(|v| v.to_str().ok())
+}
+
+#[tonic::async_trait]
+impl WorkerSandboxService for SandboxApi {
+    async fn get_sandbox_usage(
+        &self,
+        req: Request<wpb::GetSandboxUsageRequest>,
+    ) -> Result<Response<wpb::GetSandboxUsageResponse>, Status> {
+        let id = req.get_ref().sandbox_id.clone();
+        if header(&req, talon_core::wire::SANDBOX_HEADER) != Some(id.as_str()) {
+            return Err(Status::invalid_argument(
+                "the sandbox in the request and in its metadata differ",
+            ));
+        }
+        let generation = header(&req, talon_core::wire::GENERATION_HEADER)
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(-1);
+        let held = self
+            .host
+            .held_for_call(&id)
+            .map_err(|e| Status::new(e.code(), e.to_string()))?;
+        fence(&id, held.generation, generation, Fence::Exact)
+            .map_err(|e| Status::new(e.code(), e.to_string()))?;
+        let Some((pid, disk)) = self
+            .host
+            .usage_target(&held)
+            .await
+            .map_err(|e| Status::unavailable(format!("{e:#}")))?
+        else {
+            self.sampler.forget(&id);
+            return Err(Status::failed_precondition(format!(
+                "sandbox {id} has no running container"
+            )));
+        };
+        let u = self
+            .sampler
+            .read(&id, pid, &disk)
+            .await
+            .map_err(|e| Status::internal(format!("reading sandbox {id}'s usage: {e}")))?;
+        Ok(Response::new(wpb::GetSandboxUsageResponse {
+            sample_time: Some(talon_core::time::ms_to_timestamp(talon_core::time::now_ms())),
+            cpu_time: Some(prost_types::Duration {
+                seconds: u.cpu_time.as_secs() as i64,
+                nanos: u.cpu_time.subsec_nanos() as i32,
+            }),
+            cpu_cores: u.cpu_cores,
+            mem_used_bytes: u.mem_used_bytes as i64,
+            disk_used_bytes: u.disk_used_bytes as i64,
+            disk_total_bytes: u.disk_total_bytes as i64,
+        }))
+    }
+}
