@@ -8,6 +8,9 @@ pub const SANDBOX_HEADER: &str = "talon-sandbox-id";
 pub const GENERATION_HEADER: &str = "talon-generation";
 /// A preview token, instead of a bearer credential (gateway → server).
 pub const PREVIEW_TOKEN_HEADER: &str = "talon-preview-token";
+/// A signed file URL's token, instead of a bearer credential, on ReadFile
+/// and WriteFile (gateway → server).
+pub const FILE_TOKEN_HEADER: &str = "talon-file-token";
 /// The request id every response carries and every log line names.
 pub const REQUEST_ID_HEADER: &str = "x-request-id";
 

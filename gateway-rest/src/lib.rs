@@ -256,6 +256,7 @@ async fn handle(
         }
     };
     let m = route.method.clone();
+    metadata::take_file_token(m.full_name(), &mut parts);
     let result = match (m.is_client_streaming(), m.is_server_streaming()) {
         (true, true) => {
             use axum::extract::FromRequestParts;

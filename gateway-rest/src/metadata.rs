@@ -39,6 +39,13 @@ pub(crate) fn request_metadata(h: &http::HeaderMap, bearer: Option<&str>) -> Met
         md.insert("authorization", v);
     }
     if let Some(v) = h
+        .get(talon_core::wire::FILE_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+    {
+        md.insert(talon_core::wire::FILE_TOKEN_HEADER, v);
+    }
+    if let Some(v) = h
         .get(talon_core::wire::REQUEST_ID_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
@@ -52,4 +59,60 @@ pub(crate) fn with_metadata<T>(msg: T, md: &MetadataMap) -> tonic::Request<T> {
     let mut r = tonic::Request::new(msg);
     *r.metadata_mut() = md.clone();
     r
+}
+
+/// A signed file URL (`files:read` or `files:write` with `?token=`): the
+/// token leaves the query (it is no field of the request) for the
+/// `talon-file-token` metadata, which the server checks against the
+/// sandbox, path and operation; a read answers raw bytes unless the caller
+/// asked for a stream format, so a browser or curl gets the file itself.
+pub(crate) fn take_file_token(method: &str, parts: &mut http::request::Parts) {
+    if !matches!(
+        method,
+        "talon.v1.FilesystemService.ReadFile" | "talon.v1.FilesystemService.WriteFile"
+    ) {
+        return;
+    }
+    let Some(query) = parts.uri.query() else {
+        return;
+    };
+    let mut token = None;
+    let kept: Vec<&str> = query
+        .split('&')
+        .filter(|p| match p.strip_prefix("token=") {
+            Some(t) => {
+                token = Some(t.to_string());
+                false
+            }
+            None => true,
+        })
+        .collect();
+    let Some(token) = token.and_then(|t| http::HeaderValue::from_str(&t).ok()) else {
+        return;
+    };
+    let path = parts.uri.path().to_string();
+    let pq = if kept.is_empty() {
+        path
+    } else {
+        format!("{path}?{}", kept.join("&"))
+    };
+    let mut uri = http::uri::Parts::from(parts.uri.clone());
+    uri.path_and_query = pq.parse().ok();
+    if let Ok(u) = http::Uri::from_parts(uri) {
+        parts.uri = u;
+    }
+    parts
+        .headers
+        .insert(talon_core::wire::FILE_TOKEN_HEADER, token);
+    let wants_stream = parts
+        .headers
+        .get(http::header::ACCEPT)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|a| a.contains("ndjson") || a.contains("event-stream"));
+    if method.ends_with("ReadFile") && !wants_stream {
+        parts.headers.insert(
+            http::header::ACCEPT,
+            http::HeaderValue::from_static("application/octet-stream"),
+        );
+    }
 }

@@ -51,9 +51,29 @@ pub struct AuditRecord {
 
 impl AuditRecord {
     pub fn new(p: &Principal, method: &str, resource: &str, code: Code, request_id: &str) -> Self {
+        Self::by(
+            &p.tenant_id,
+            p.actor_id(),
+            method,
+            resource,
+            code,
+            request_id,
+        )
+    }
+
+    /// A call made with a signed token rather than a principal: the actor
+    /// is whoever signed it.
+    pub fn by(
+        tenant_id: &str,
+        actor_id: &str,
+        method: &str,
+        resource: &str,
+        code: Code,
+        request_id: &str,
+    ) -> Self {
         AuditRecord {
-            tenant_id: p.tenant_id.clone(),
-            actor_id: p.actor_id().to_string(),
+            tenant_id: tenant_id.to_string(),
+            actor_id: actor_id.to_string(),
             method: method.to_string(),
             resource_id: resource.to_string(),
             outcome: code_name(code).to_string(),

@@ -29,8 +29,14 @@ pub enum Access {
     /// `talon-preview-token` metadata, which the handler verifies against
     /// the sandbox and port it names (the layer sees no principal then).
     RoleOrPreviewToken(Role),
+    /// A tenant user with at least this role, or a signed file URL's token
+    /// in the `talon-file-token` metadata, which the handler verifies
+    /// against the sandbox, path and operation it names (and audits).
+    RoleOrFileToken(Role),
 }
 
+/// The metadata that carries a signed file URL's token.
+pub use talon_core::wire::FILE_TOKEN_HEADER;
 /// The metadata that carries a preview token to the preview tunnel.
 pub use talon_core::wire::PREVIEW_TOKEN_HEADER;
 
@@ -89,8 +95,17 @@ pub const METHODS: &[MethodRule] = &[
     // FilesystemService
     rule("/talon.v1.FilesystemService/Stat", VIEW, READ),
     rule("/talon.v1.FilesystemService/ListDir", VIEW, READ),
-    rule("/talon.v1.FilesystemService/ReadFile", VIEW, READ),
-    rule("/talon.v1.FilesystemService/WriteFile", DEV, MUT),
+    rule(
+        "/talon.v1.FilesystemService/ReadFile",
+        Access::RoleOrFileToken(Role::Viewer),
+        READ,
+    ),
+    rule(
+        "/talon.v1.FilesystemService/WriteFile",
+        Access::RoleOrFileToken(Role::Developer),
+        MUT,
+    ),
+    rule("/talon.v1.FilesystemService/CreateFileUrl", DEV, MUT),
     rule("/talon.v1.FilesystemService/MakeDir", DEV, MUT),
     rule("/talon.v1.FilesystemService/MovePath", DEV, MUT),
     rule("/talon.v1.FilesystemService/RemovePath", DEV, MUT),
@@ -187,7 +202,7 @@ pub fn authorize(rule: &MethodRule, p: &Principal) -> Result<(), Status> {
         Access::Public => true,
         Access::Worker => p.credential == Credential::Worker,
         Access::PlatformAdmin => p.credential != Credential::Worker && p.platform_admin,
-        Access::Role(r) | Access::RoleOrPreviewToken(r) => {
+        Access::Role(r) | Access::RoleOrPreviewToken(r) | Access::RoleOrFileToken(r) => {
             p.credential != Credential::Worker && p.role.at_least(r)
         }
     };
@@ -325,9 +340,17 @@ where
                     &state,
                 );
             };
-            let by_preview_token = matches!(rule.access, Access::RoleOrPreviewToken(_))
-                && req.headers().contains_key(PREVIEW_TOKEN_HEADER);
-            let principal = if rule.access == Access::Public || by_preview_token {
+            // A token call carries no bearer credential: one that carries
+            // both is a user's call (the token is ignored by the handler
+            // only when a principal is there).
+            let by_token = match rule.access {
+                Access::RoleOrPreviewToken(_) => req.headers().contains_key(PREVIEW_TOKEN_HEADER),
+                Access::RoleOrFileToken(_) => {
+                    req.headers().contains_key(FILE_TOKEN_HEADER) && bearer(&req).is_none()
+                }
+                _ => false,
+            };
+            let principal = if rule.access == Access::Public || by_token {
                 None
             } else {
                 let Some(token) = bearer(&req) else {
@@ -422,7 +445,7 @@ mod tests {
             for s in f
                 .service
                 .iter()
-                .filter(|s| s.name() != "WorkerImageService")
+                .filter(|s| !matches!(s.name(), "WorkerImageService" | "WorkerSandboxService"))
             {
                 for m in &s.method {
                     contract.insert(format!("/{}.{}/{}", f.package(), s.name(), m.name()));

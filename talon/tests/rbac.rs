@@ -84,7 +84,9 @@ async fn every_method_is_allowed_or_denied_as_the_table_says() {
                 Access::Public => true,
                 Access::Worker => false,
                 Access::PlatformAdmin => *padmin,
-                Access::Role(r) | Access::RoleOrPreviewToken(r) => role.unwrap().at_least(r),
+                Access::Role(r) | Access::RoleOrPreviewToken(r) | Access::RoleOrFileToken(r) => {
+                    role.unwrap().at_least(r)
+                }
             };
             let got = call(&s, token, rule.method).await;
             assert_ne!(got, Code::Unauthenticated, "{who} on {}", rule.method);

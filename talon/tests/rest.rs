@@ -157,6 +157,7 @@ async fn the_rest_gateway_end_to_end() {
             .collect();
         assert_eq!(ids, vec![kid.as_str()], "{q}");
     }
+    signed_file_urls(&api, &t.owner, &id, &kid).await;
     let (st, m) = api
         .json(M::GET, &format!("/v1/sandboxes/{id}/metrics"), None)
         .await;
@@ -397,4 +398,122 @@ async fn pty_session(
         .await
         .unwrap();
     let _ = ws.close(None).await;
+}
+
+/// Signed file URLs: no other credential needed, and each opens one
+/// sandbox, one path and one operation only; writes are audited in the
+/// signer's name.
+async fn signed_file_urls(api: &Rest, owner: &str, id: &str, other_id: &str) {
+    use reqwest::Method as M;
+    let sign = |sbx: &str, path: &str, op: &str| {
+        let body = json!({"path": path, "operation": op, "ttl": "60s"});
+        let sbx = sbx.to_string();
+        async move {
+            let (st, v) = api
+                .json(
+                    M::POST,
+                    &format!("/v1/sandboxes/{sbx}/file-urls"),
+                    Some(body),
+                )
+                .await;
+            assert_eq!(st, 200, "{v}");
+            v["url"].as_str().unwrap().to_string()
+        }
+    };
+    let anon = reqwest::Client::new();
+    let up = sign(id, "up/signed.bin", "FILE_URL_OPERATION_WRITE").await;
+    assert!(up.starts_with(&api.base), "{up}");
+    let data: Vec<u8> = (0..70_000u32).map(|i| (i % 251) as u8).collect();
+    let r = anon
+        .post(&up)
+        .header("content-type", "application/octet-stream")
+        .body(data.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200, "{}", r.text().await.unwrap());
+    let down = sign(id, "up/signed.bin", "FILE_URL_OPERATION_READ").await;
+    let r = anon.get(&down).send().await.unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(
+        r.bytes().await.unwrap().to_vec(),
+        data,
+        "raw bytes by default"
+    );
+    // The read URL does not write, nor read another path or sandbox.
+    let as_write = down.replace("files:read", "files:write");
+    let r = anon
+        .post(&as_write)
+        .body("x")
+        .header("content-type", "application/octet-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    let other_path = down.replace("path=up%2Fsigned%2Ebin", "path=%2Fetc%2Fshadow");
+    assert_ne!(other_path, down);
+    assert_eq!(
+        anon.get(&other_path)
+            .send()
+            .await
+            .unwrap()
+            .status()
+            .as_u16(),
+        403
+    );
+    let other_sbx = down.replace(id, other_id);
+    assert_eq!(
+        anon.get(&other_sbx).send().await.unwrap().status().as_u16(),
+        403
+    );
+    // A forged or missing token, and an unknown operation.
+    let forged = format!("{}x", &down[..down.len() - 1]);
+    assert_eq!(
+        anon.get(&forged).send().await.unwrap().status().as_u16(),
+        401
+    );
+    let bare = down.split("&token=").next().unwrap().to_string();
+    assert_eq!(anon.get(&bare).send().await.unwrap().status().as_u16(), 401);
+    let (st, _) = api
+        .json(
+            M::POST,
+            &format!("/v1/sandboxes/{id}/file-urls"),
+            Some(json!({"path": "f"})),
+        )
+        .await;
+    assert_eq!(st, 400);
+    // A token does not open any other call, even on its own sandbox.
+    let token = down.split("&token=").nth(1).unwrap();
+    let r = anon
+        .get(format!("{}/v1/sandboxes/{id}/files:list?path=.", api.base))
+        .header("talon-file-token", token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 401);
+    // The upload is in the audit log, in the signer's name.
+    let owner = Rest {
+        base: api.base.clone(),
+        key: owner.to_string(),
+        c: api.c.clone(),
+    };
+    // (The audit log is written behind the call: wait for it a little.)
+    let mut audit = Value::Null;
+    for _ in 0..40 {
+        let (st, a) = owner
+            .json(M::GET, "/v1/admin/audit-events?pageSize=200", None)
+            .await;
+        assert_eq!(st, 200, "{a}");
+        audit = a;
+        let found = audit["auditEvents"].as_array().unwrap().iter().any(|e| {
+            e["method"] == json!("/talon.v1.FilesystemService/WriteFile")
+                && e["resourceId"] == json!(id)
+                && e["actorId"].as_str().is_some_and(|a| a.starts_with("key_"))
+        });
+        if found {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("no audited signed write: {audit}");
 }

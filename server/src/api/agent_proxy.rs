@@ -8,6 +8,7 @@ use super::principal;
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::auth::Principal;
+use crate::auth::file_url::{FileClaims, FileOp};
 use crate::domain::sandboxes::{self, state_of};
 use crate::domain::state::SandboxState;
 use crate::domain::tenants::TenantScope;
@@ -90,6 +91,33 @@ impl AgentProxy {
     fn token(&self) -> &str {
         &self.0.worker_token
     }
+
+    /// The sandbox a signed file URL's token opens for this path and
+    /// operation: the token names a sandbox of its tenant, and one that is
+    /// gone (or its id reused elsewhere) is not found.
+    async fn by_file_token(
+        &self,
+        token: &str,
+        id: &str,
+        path: &str,
+        op: FileOp,
+    ) -> Result<(crate::db::entity::sandbox::Model, FileClaims), Status> {
+        let claims = self.0.preview.verify_file(token, id, path, op)?;
+        let row = sandboxes::find(&self.0, id)
+            .await?
+            .filter(|r| r.tenant_id == claims.tid)
+            .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))?;
+        Ok((row, claims))
+    }
+}
+
+/// The signed file token of a call that has no principal.
+fn file_token<T>(req: &Request<T>) -> Result<String, Status> {
+    req.metadata()
+        .get(crate::rbac::FILE_TOKEN_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(String::from)
+        .ok_or_else(|| Status::unauthenticated("no credential"))
 }
 
 /// Reads the first message of a client stream (it names the sandbox) and
@@ -273,13 +301,113 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
         &self,
         req: Request<pb::ReadFileRequest>,
     ) -> Result<Response<Self::ReadFileStream>, Status> {
-        server_stream!(self, req, read_file)
+        if req.extensions().get::<Principal>().is_some() {
+            return server_stream!(self, req, read_file);
+        }
+        // A signed URL's token, bound to this sandbox, path and reading.
+        let token = file_token(&req)?;
+        let (id, path) = (&req.get_ref().sandbox_id, &req.get_ref().path);
+        let (row, _) = self.by_file_token(&token, id, path, FileOp::Read).await?;
+        let id = row.id.clone();
+        let mut route = self.route_to(row)?;
+        let resp = route
+            .client
+            .read_file(route.request(req.into_inner(), self.token()))
+            .await?;
+        Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
     }
     async fn write_file(
         &self,
         req: Request<Streaming<pb::WriteFileRequest>>,
     ) -> Result<Response<pb::WriteFileResponse>, Status> {
-        client_stream!(self, req, write_file)
+        if req.extensions().get::<Principal>().is_some() {
+            return client_stream!(self, req, write_file);
+        }
+        let token = file_token(&req)?;
+        let rid = req
+            .extensions()
+            .get::<crate::rbac::RequestId>()
+            .map(|r| r.0.clone())
+            .unwrap_or_default();
+        let (mut first, rest) = peek(req.into_inner()).await?;
+        // A signed upload makes the file's parents, as its URL promises.
+        let path = match &mut first.message {
+            Some(pb::write_file_request::Message::Header(h)) => {
+                h.create_parents = true;
+                h.path.clone()
+            }
+            _ => {
+                return Err(Status::invalid_argument(
+                    "the first message must be the header",
+                ));
+            }
+        };
+        let (row, claims) = self
+            .by_file_token(&token, &first.sandbox_id, &path, FileOp::Write)
+            .await?;
+        let id = row.id.clone();
+        let mut route = self.route_to(row)?;
+        // The header is the grant's: a second one (another path) ends the
+        // stream there, and without its finish nothing is written.
+        let rest = rest
+            .take_while(|m| !matches!(m.message, Some(pb::write_file_request::Message::Header(_))));
+        let out = tokio_stream::iter(vec![first]).chain(rest);
+        let resp = route
+            .client
+            .write_file(route.request(out, self.token()))
+            .await;
+        // The layer audits principals' calls; a token's is audited here,
+        // in the name of whoever signed the URL.
+        let code = resp.as_ref().map_or_else(|s| s.code(), |_| tonic::Code::Ok);
+        self.0
+            .audit
+            .record(crate::audit::AuditRecord::by(
+                &claims.tid,
+                &claims.act,
+                "/talon.v1.FilesystemService/WriteFile",
+                &id,
+                code,
+                &rid,
+            ))
+            .await;
+        Ok(with_resource(Response::new(resp?.into_inner()), id))
+    }
+    async fn create_file_url(
+        &self,
+        req: Request<pb::CreateFileUrlRequest>,
+    ) -> Result<Response<pb::CreateFileUrlResponse>, Status> {
+        let p = principal(&req)?;
+        let r = req.into_inner();
+        let op = match pb::FileUrlOperation::try_from(r.operation) {
+            Ok(pb::FileUrlOperation::Read) => FileOp::Read,
+            Ok(pb::FileUrlOperation::Write) => FileOp::Write,
+            _ => {
+                return Err(Status::invalid_argument(
+                    "operation must be FILE_URL_OPERATION_READ or FILE_URL_OPERATION_WRITE",
+                ));
+            }
+        };
+        let ttl = match r.ttl {
+            Some(d) if d.seconds < 0 || d.nanos < 0 => {
+                return Err(Status::invalid_argument("ttl must be positive"));
+            }
+            Some(d) => Some(d.seconds as u64 + u64::from(d.nanos > 0)),
+            None => None,
+        };
+        let link =
+            crate::domain::preview::create_file_url(&self.0, &p, &r.sandbox_id, &r.path, op, ttl)
+                .await?;
+        Ok(with_resource(
+            Response::new(pb::CreateFileUrlResponse {
+                url: link.url,
+                token: link.token,
+                expire_time: Some(prost_types::Timestamp {
+                    seconds: link.expires_at_secs as i64,
+                    nanos: 0,
+                }),
+            }),
+            r.sandbox_id,
+        ))
     }
     async fn make_dir(
         &self,

@@ -4,6 +4,7 @@
 //! hashes (they carry 160+ bits of entropy, so a slow hash adds nothing).
 
 pub mod apikey;
+pub mod file_url;
 pub mod jwt;
 pub mod password;
 pub mod preview;

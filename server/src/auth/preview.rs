@@ -41,8 +41,8 @@ pub struct PreviewClaims {
 
 #[derive(Clone)]
 pub struct PreviewKeys {
-    encoding: Arc<EncodingKey>,
-    decoding: Arc<DecodingKey>,
+    pub(super) encoding: Arc<EncodingKey>,
+    pub(super) decoding: Arc<DecodingKey>,
 }
 
 impl PreviewKeys {

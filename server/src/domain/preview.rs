@@ -86,6 +86,61 @@ pub fn link(
     format!("{scheme}://{port}-{sandbox}.{domain}{public_port}/?token={token}")
 }
 
+/// A signed URL for one file operation on a sandbox the caller may see.
+pub async fn create_file_url(
+    app: &App,
+    p: &Principal,
+    sandbox_id: &str,
+    path: &str,
+    op: crate::auth::file_url::FileOp,
+    ttl_secs: Option<u64>,
+) -> Result<PreviewLink> {
+    use crate::auth::file_url::{DEFAULT_TTL_SECS, FileGrant, FileOp, MAX_TTL_SECS};
+    if path.is_empty() || path.len() > 4096 || path.contains('\0') {
+        return Err(Error::InvalidArgument(
+            "path must be 1 to 4096 bytes without NUL".into(),
+        ));
+    }
+    let ttl = ttl_secs.unwrap_or(DEFAULT_TTL_SECS);
+    if ttl == 0 || ttl > MAX_TTL_SECS {
+        return Err(Error::InvalidArgument(format!(
+            "ttl must be between 1 s and {MAX_TTL_SECS} s"
+        )));
+    }
+    let row = sandboxes::get(
+        app,
+        &crate::domain::tenants::TenantScope::own(p),
+        sandbox_id,
+    )
+    .await?;
+    let grant = FileGrant {
+        sandbox_id: &row.id,
+        tenant_id: &row.tenant_id,
+        actor_id: p.actor_id(),
+        path,
+        op,
+    };
+    let (token, exp) = app.preview.issue_file(&grant, ttl)?;
+    let verb = match op {
+        FileOp::Read => "read",
+        FileOp::Write => "write",
+    };
+    let enc = |s: &str| {
+        percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
+    };
+    let url = format!(
+        "{}/v1/sandboxes/{}/files:{verb}?path={}&token={token}",
+        app.config.public_url.trim_end_matches('/'),
+        row.id,
+        enc(path)
+    );
+    Ok(PreviewLink {
+        token,
+        url,
+        expires_at_secs: exp,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::link;

@@ -110,6 +110,27 @@ func (e CreateApiKeyRequestRole) Valid() bool {
 	}
 }
 
+// Defines values for CreateFileUrlRequestOperation.
+const (
+	FILEURLOPERATIONREAD        CreateFileUrlRequestOperation = "FILE_URL_OPERATION_READ"
+	FILEURLOPERATIONUNSPECIFIED CreateFileUrlRequestOperation = "FILE_URL_OPERATION_UNSPECIFIED"
+	FILEURLOPERATIONWRITE       CreateFileUrlRequestOperation = "FILE_URL_OPERATION_WRITE"
+)
+
+// Valid indicates whether the value is a known member of the CreateFileUrlRequestOperation enum.
+func (e CreateFileUrlRequestOperation) Valid() bool {
+	switch e {
+	case FILEURLOPERATIONREAD:
+		return true
+	case FILEURLOPERATIONUNSPECIFIED:
+		return true
+	case FILEURLOPERATIONWRITE:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateUserRequestRole.
 const (
 	CreateUserRequestRoleROLEDEVELOPER   CreateUserRequestRole = "ROLE_DEVELOPER"
@@ -797,6 +818,39 @@ type CreateBrowserSessionResponse struct {
 	// SessionToken The session credential. Empty over REST: it is in the cookie, out of
 	//  reach of scripts.
 	SessionToken *string `json:"sessionToken,omitempty"`
+}
+
+// CreateFileUrlRequest Request for CreateFileUrl.
+type CreateFileUrlRequest struct {
+	// Operation Read or write; required.
+	Operation *CreateFileUrlRequestOperation `json:"operation,omitempty"`
+
+	// Path The file, as in ReadFile or WriteFile (relative paths are under
+	//  /workspace).
+	Path *string `json:"path,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+
+	// Ttl Lifetime; 3600 s when unset, 86400 s at most.
+	Ttl *string `json:"ttl,omitempty"`
+}
+
+// CreateFileUrlRequestOperation Read or write; required.
+type CreateFileUrlRequestOperation string
+
+// CreateFileUrlResponse Response of CreateFileUrl.
+type CreateFileUrlResponse struct {
+	// ExpireTime When it expires.
+	ExpireTime *time.Time `json:"expireTime,omitempty"`
+
+	// Token The token alone: the gateway takes it as `?token=` on the file routes
+	//  (`files:read`, `files:write`), the server as `talon-file-token`
+	//  metadata on ReadFile and WriteFile.
+	Token *string `json:"token,omitempty"`
+
+	// Url The URL, with the token in its query.
+	Url *string `json:"url,omitempty"`
 }
 
 // CreatePreviewTokenRequest Request for CreatePreviewToken.
@@ -2463,6 +2517,9 @@ type ImageServiceImportImageJSONRequestBody ImageServiceImportImageJSONBody
 // SandboxServiceCreateSandboxJSONRequestBody defines body for SandboxServiceCreateSandbox for application/json ContentType.
 type SandboxServiceCreateSandboxJSONRequestBody = Sandbox
 
+// FilesystemServiceCreateFileUrlJSONRequestBody defines body for FilesystemServiceCreateFileUrl for application/json ContentType.
+type FilesystemServiceCreateFileUrlJSONRequestBody = CreateFileUrlRequest
+
 // FilesystemServiceMakeDirJSONRequestBody defines body for FilesystemServiceMakeDir for application/json ContentType.
 type FilesystemServiceMakeDirJSONRequestBody = MakeDirRequest
 
@@ -3124,6 +3181,26 @@ type ClientInterface interface {
 	// Streams state changes of one sandbox, or of all the tenant's sandboxes
 	//  when `sandbox_id` is empty. The first message is the current state.
 	SandboxServiceWatchSandboxEvents(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FilesystemServiceCreateFileUrlWithBody performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Signs a short-lived URL on the gateway that reads (GET) or writes
+	//  (POST or PUT, the body as the file's bytes) one file of one sandbox
+	//  with no other credential: for a browser, curl or another service. The
+	//  token has its own issuer and audience and opens only ReadFile or
+	//  WriteFile, only of that sandbox and path.
+	FilesystemServiceCreateFileUrlWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// FilesystemServiceCreateFileUrl performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Signs a short-lived URL on the gateway that reads (GET) or writes
+	//  (POST or PUT, the body as the file's bytes) one file of one sandbox
+	//  with no other credential: for a browser, curl or another service. The
+	//  token has its own issuer and audience and opens only ReadFile or
+	//  WriteFile, only of that sandbox and path.
+	FilesystemServiceCreateFileUrl(ctx context.Context, sandboxId string, body FilesystemServiceCreateFileUrlJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// FilesystemServiceRemovePath performs a DELETE /v1/sandboxes/{sandboxId}/files (the `FilesystemServiceRemovePath` operationId) request.
 	//
@@ -4083,6 +4160,48 @@ func (c *Client) SandboxServiceGetSandbox(ctx context.Context, sandboxId string,
 //	when `sandbox_id` is empty. The first message is the current state.
 func (c *Client) SandboxServiceWatchSandboxEvents(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSandboxServiceWatchSandboxEventsRequest(c.Server, sandboxId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FilesystemServiceCreateFileUrlWithBody performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request,
+// with any type of body and a specified content type.
+//
+// Signs a short-lived URL on the gateway that reads (GET) or writes
+//
+//	(POST or PUT, the body as the file's bytes) one file of one sandbox
+//	with no other credential: for a browser, curl or another service. The
+//	token has its own issuer and audience and opens only ReadFile or
+//	WriteFile, only of that sandbox and path.
+func (c *Client) FilesystemServiceCreateFileUrlWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFilesystemServiceCreateFileUrlRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// FilesystemServiceCreateFileUrl performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Signs a short-lived URL on the gateway that reads (GET) or writes
+//
+//	(POST or PUT, the body as the file's bytes) one file of one sandbox
+//	with no other credential: for a browser, curl or another service. The
+//	token has its own issuer and audience and opens only ReadFile or
+//	WriteFile, only of that sandbox and path.
+func (c *Client) FilesystemServiceCreateFileUrl(ctx context.Context, sandboxId string, body FilesystemServiceCreateFileUrlJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewFilesystemServiceCreateFileUrlRequest(c.Server, sandboxId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6368,6 +6487,53 @@ func NewSandboxServiceWatchSandboxEventsRequest(server string, sandboxId string)
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewFilesystemServiceCreateFileUrlRequest calls the generic FilesystemServiceCreateFileUrl builder with application/json body
+func NewFilesystemServiceCreateFileUrlRequest(server string, sandboxId string, body FilesystemServiceCreateFileUrlJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewFilesystemServiceCreateFileUrlRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewFilesystemServiceCreateFileUrlRequestWithBody constructs an http.Request for the FilesystemServiceCreateFileUrl method, with any body, and a specified content type
+func NewFilesystemServiceCreateFileUrlRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/file-urls", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -9632,6 +9798,28 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	SandboxServiceWatchSandboxEventsWithResponse(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*SandboxServiceWatchSandboxEventsResponse, error)
 
+	// FilesystemServiceCreateFileUrlWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Signs a short-lived URL on the gateway that reads (GET) or writes
+	//  (POST or PUT, the body as the file's bytes) one file of one sandbox
+	//  with no other credential: for a browser, curl or another service. The
+	//  token has its own issuer and audience and opens only ReadFile or
+	//  WriteFile, only of that sandbox and path.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	FilesystemServiceCreateFileUrlWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FilesystemServiceCreateFileUrlResponse, error)
+
+	// FilesystemServiceCreateFileUrlWithResponse performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Signs a short-lived URL on the gateway that reads (GET) or writes
+	//  (POST or PUT, the body as the file's bytes) one file of one sandbox
+	//  with no other credential: for a browser, curl or another service. The
+	//  token has its own issuer and audience and opens only ReadFile or
+	//  WriteFile, only of that sandbox and path.
+	FilesystemServiceCreateFileUrlWithResponse(ctx context.Context, sandboxId string, body FilesystemServiceCreateFileUrlJSONRequestBody, reqEditors ...RequestEditorFn) (*FilesystemServiceCreateFileUrlResponse, error)
+
 	// FilesystemServiceRemovePathWithResponse performs a DELETE /v1/sandboxes/{sandboxId}/files (the `FilesystemServiceRemovePath` operationId) request.
 	//
 	// Removes a path; a directory only with `recursive`.
@@ -11206,6 +11394,54 @@ func (r SandboxServiceWatchSandboxEventsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SandboxServiceWatchSandboxEventsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type FilesystemServiceCreateFileUrlResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateFileUrlResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r FilesystemServiceCreateFileUrlResponse) GetJSON200() *CreateFileUrlResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r FilesystemServiceCreateFileUrlResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r FilesystemServiceCreateFileUrlResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r FilesystemServiceCreateFileUrlResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r FilesystemServiceCreateFileUrlResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r FilesystemServiceCreateFileUrlResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13956,6 +14192,42 @@ func (c *ClientWithResponses) SandboxServiceWatchSandboxEventsWithResponse(ctx c
 	return ParseSandboxServiceWatchSandboxEventsResponse(rsp)
 }
 
+// FilesystemServiceCreateFileUrlWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request,
+// with any type of body and a specified content type.
+//
+// Signs a short-lived URL on the gateway that reads (GET) or writes
+//
+//	(POST or PUT, the body as the file's bytes) one file of one sandbox
+//	with no other credential: for a browser, curl or another service. The
+//	token has its own issuer and audience and opens only ReadFile or
+//	WriteFile, only of that sandbox and path.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) FilesystemServiceCreateFileUrlWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*FilesystemServiceCreateFileUrlResponse, error) {
+	rsp, err := c.FilesystemServiceCreateFileUrlWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFilesystemServiceCreateFileUrlResponse(rsp)
+}
+
+// FilesystemServiceCreateFileUrlWithResponse performs a POST /v1/sandboxes/{sandboxId}/file-urls (the `FilesystemServiceCreateFileUrl` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Signs a short-lived URL on the gateway that reads (GET) or writes
+//
+//	(POST or PUT, the body as the file's bytes) one file of one sandbox
+//	with no other credential: for a browser, curl or another service. The
+//	token has its own issuer and audience and opens only ReadFile or
+//	WriteFile, only of that sandbox and path.
+func (c *ClientWithResponses) FilesystemServiceCreateFileUrlWithResponse(ctx context.Context, sandboxId string, body FilesystemServiceCreateFileUrlJSONRequestBody, reqEditors ...RequestEditorFn) (*FilesystemServiceCreateFileUrlResponse, error) {
+	rsp, err := c.FilesystemServiceCreateFileUrl(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseFilesystemServiceCreateFileUrlResponse(rsp)
+}
+
 // FilesystemServiceRemovePathWithResponse performs a DELETE /v1/sandboxes/{sandboxId}/files (the `FilesystemServiceRemovePath` operationId) request.
 //
 // Removes a path; a directory only with `recursive`.
@@ -15653,6 +15925,39 @@ func ParseSandboxServiceWatchSandboxEventsResponse(rsp *http.Response) (*Sandbox
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseFilesystemServiceCreateFileUrlResponse parses an HTTP response from a FilesystemServiceCreateFileUrlWithResponse call
+func ParseFilesystemServiceCreateFileUrlResponse(rsp *http.Response) (*FilesystemServiceCreateFileUrlResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &FilesystemServiceCreateFileUrlResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateFileUrlResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

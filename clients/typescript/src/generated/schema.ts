@@ -343,6 +343,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes/{sandboxId}/file-urls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Signs a short-lived URL on the gateway that reads (GET) or writes
+         *      (POST or PUT, the body as the file's bytes) one file of one sandbox
+         *      with no other credential: for a browser, curl or another service. The
+         *      token has its own issuer and audience and opens only ReadFile or
+         *      WriteFile, only of that sandbox and path.
+         */
+        post: operations["FilesystemService_CreateFileUrl"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandboxes/{sandboxId}/files": {
         parameters: {
             query?: never;
@@ -1297,6 +1320,40 @@ export interface components {
              *      reach of scripts.
              */
             sessionToken?: string;
+        };
+        /** @description Request for CreateFileUrl. */
+        CreateFileUrlRequest: {
+            /**
+             * Format: enum
+             * @description Read or write; required.
+             * @enum {string}
+             */
+            operation?: "FILE_URL_OPERATION_UNSPECIFIED" | "FILE_URL_OPERATION_READ" | "FILE_URL_OPERATION_WRITE";
+            /**
+             * @description The file, as in ReadFile or WriteFile (relative paths are under
+             *      /workspace).
+             */
+            path?: string;
+            /** @description The sandbox. */
+            sandboxId?: string;
+            /** @description Lifetime; 3600 s when unset, 86400 s at most. */
+            ttl?: string;
+        };
+        /** @description Response of CreateFileUrl. */
+        CreateFileUrlResponse: {
+            /**
+             * Format: date-time
+             * @description When it expires.
+             */
+            expireTime?: string;
+            /**
+             * @description The token alone: the gateway takes it as `?token=` on the file routes
+             *      (`files:read`, `files:write`), the server as `talon-file-token`
+             *      metadata on ReadFile and WriteFile.
+             */
+            token?: string;
+            /** @description The URL, with the token in its query. */
+            url?: string;
         };
         /** @description Request for CreatePreviewToken. */
         CreatePreviewTokenRequest: {
@@ -3234,6 +3291,42 @@ export interface operations {
                 content: {
                     "application/x-ndjson": components["schemas"]["WatchSandboxEventsResponse"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    FilesystemService_CreateFileUrl: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateFileUrlRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateFileUrlResponse"];
                 };
             };
             /** @description Default error response */

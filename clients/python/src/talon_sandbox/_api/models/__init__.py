@@ -19,6 +19,9 @@ from .create_api_key_request_role import CreateApiKeyRequestRole
 from .create_api_key_response import CreateApiKeyResponse
 from .create_browser_session_request import CreateBrowserSessionRequest
 from .create_browser_session_response import CreateBrowserSessionResponse
+from .create_file_url_request import CreateFileUrlRequest
+from .create_file_url_request_operation import CreateFileUrlRequestOperation
+from .create_file_url_response import CreateFileUrlResponse
 from .create_preview_token_request import CreatePreviewTokenRequest
 from .create_preview_token_response import CreatePreviewTokenResponse
 from .create_sandbox_response import CreateSandboxResponse
@@ -189,6 +192,9 @@ __all__ = (
     "CreateApiKeyResponse",
     "CreateBrowserSessionRequest",
     "CreateBrowserSessionResponse",
+    "CreateFileUrlRequest",
+    "CreateFileUrlRequestOperation",
+    "CreateFileUrlResponse",
     "CreatePreviewTokenRequest",
     "CreatePreviewTokenResponse",
     "CreateSandboxResponse",
