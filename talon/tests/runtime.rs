@@ -194,6 +194,7 @@ async fn real_sandbox(runtime: &str) {
                 mode: 0,
                 create_parents: true,
                 no_overwrite: false,
+                ..Default::default()
             })),
         },
         pb::WriteFileRequest {
@@ -214,6 +215,7 @@ async fn real_sandbox(runtime: &str) {
             path: "../../../../etc/shadow".into(),
             offset: 0,
             length: 0,
+            ..Default::default()
         })
         .await;
     let esc = match esc {
@@ -221,6 +223,71 @@ async fn real_sandbox(runtime: &str) {
         Err(e) => Err(e),
     };
     assert_eq!(esc.unwrap_err().code(), Code::PermissionDenied);
+
+    // File calls as a user: what they create is the user's, and they have
+    // that user's permissions, not the agent's.
+    let write_as = |path: &str, user: &str, mode: u32| {
+        vec![
+            pb::WriteFileRequest {
+                sandbox_id: id.clone(),
+                message: Some(W::Header(pb::WriteFileHeader {
+                    path: path.into(),
+                    mode,
+                    create_parents: true,
+                    user: user.into(),
+                    ..Default::default()
+                })),
+            },
+            pb::WriteFileRequest {
+                sandbox_id: id.clone(),
+                message: Some(W::Finish(pb::WriteFileFinish { size: 0 })),
+            },
+        ]
+    };
+    fs.write_file(tokio_stream::iter(write_as(
+        "/home/user/mine/a.txt",
+        "user",
+        0,
+    )))
+    .await
+    .unwrap();
+    fs.write_file(tokio_stream::iter(write_as("private.txt", "", 0o600)))
+        .await
+        .unwrap();
+    let (out, _, _) = exec(
+        &mut procs,
+        &id,
+        &[
+            "stat",
+            "-c",
+            "%u:%g",
+            "/home/user/mine",
+            "/home/user/mine/a.txt",
+        ],
+    )
+    .await;
+    assert_eq!(out, "1000:1000\n1000:1000\n");
+    let denied = match fs
+        .read_file(pb::ReadFileRequest {
+            sandbox_id: id.clone(),
+            path: "private.txt".into(),
+            user: "user".into(),
+            ..Default::default()
+        })
+        .await
+    {
+        Ok(r) => r.into_inner().message().await.map(|_| ()),
+        Err(e) => Err(e),
+    };
+    assert_eq!(denied.unwrap_err().code(), Code::PermissionDenied);
+    let nobody = fs
+        .stat(pb::StatRequest {
+            sandbox_id: id.clone(),
+            path: "private.txt".into(),
+            user: "no-such-user".into(),
+        })
+        .await;
+    assert_eq!(nobody.unwrap_err().code(), Code::InvalidArgument);
 
     // Pause freezes; process calls wait for resume. The call just before
     // leaves the sandbox's route cached: the pause must forget it, so the

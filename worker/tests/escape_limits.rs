@@ -131,6 +131,7 @@ time.sleep(22)
             path: "/etc/hostname".into(),
             offset: 0,
             length: 0,
+            ..Default::default()
         })
         .await
     {
@@ -390,6 +391,7 @@ async fn upload(s: &mut common::Sandbox, path: &str, data: &[u8]) -> Result<(), 
             mode: 0,
             create_parents: false,
             no_overwrite: false,
+            ..Default::default()
         })),
     }];
     for c in data.chunks(1 << 20) {

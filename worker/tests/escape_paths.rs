@@ -23,6 +23,7 @@ async fn escape_fs_api_stays_inside() {
         path: path.into(),
         offset: 0,
         length: 0,
+        ..Default::default()
     };
     for path in ["../../etc/passwd", "root/etc/passwd", "pw", "fifo", "root"] {
         let r = s.agent.read_file(read(path)).await;
@@ -57,6 +58,7 @@ async fn escape_fs_api_stays_inside() {
                     mode: 0,
                     create_parents: true,
                     no_overwrite: false,
+                    ..Default::default()
                 })),
             },
             pb::WriteFileRequest {
@@ -104,6 +106,7 @@ async fn files_100_mib_round_trip_with_the_same_sha256() {
             mode: 0,
             create_parents: false,
             no_overwrite: false,
+            ..Default::default()
         })),
     }];
     for c in data.chunks(1 << 20) {
@@ -134,6 +137,7 @@ async fn files_100_mib_round_trip_with_the_same_sha256() {
             path: "big.bin".into(),
             offset: 0,
             length: 0,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -19,6 +19,7 @@ impl Files<'_> {
                 mode: 0,
                 create_parents: true,
                 no_overwrite: false,
+                ..Default::default()
             })),
         }];
         msgs.extend(data.chunks(1 << 20).map(|c| pb::WriteFileRequest {
@@ -52,6 +53,7 @@ impl Files<'_> {
                 path: path.into(),
                 offset: 0,
                 length: 0,
+                ..Default::default()
             })
             .await?
             .into_inner();
@@ -71,6 +73,7 @@ impl Files<'_> {
                 sandbox_id: self.s.id().into(),
                 path: path.into(),
                 depth: 1,
+                ..Default::default()
             })
             .await?
             .into_inner()
@@ -85,6 +88,7 @@ impl Files<'_> {
             .stat(pb::StatRequest {
                 sandbox_id: self.s.id().into(),
                 path: path.into(),
+                ..Default::default()
             })
             .await?
             .into_inner()
@@ -101,6 +105,7 @@ impl Files<'_> {
                 path: path.into(),
                 parents: true,
                 mode: 0,
+                ..Default::default()
             })
             .await?;
         Ok(())
@@ -115,6 +120,7 @@ impl Files<'_> {
                 source_path: from.into(),
                 destination_path: to.into(),
                 overwrite: false,
+                ..Default::default()
             })
             .await?;
         Ok(())
@@ -128,6 +134,7 @@ impl Files<'_> {
                 sandbox_id: self.s.id().into(),
                 path: path.into(),
                 recursive,
+                ..Default::default()
             })
             .await?;
         Ok(())

@@ -25,6 +25,7 @@ mod spawn;
 mod supervisor;
 mod threads;
 mod tunnel;
+mod users;
 mod watch;
 
 use std::path::PathBuf;

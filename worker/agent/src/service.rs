@@ -5,6 +5,7 @@
 
 use crate::files::Files;
 use crate::supervisor::{Proc, Supervisor};
+use crate::users::acting_as;
 use std::pin::Pin;
 use std::sync::Arc;
 use talon_proto::talon::agent::v1 as apb;
@@ -402,7 +403,8 @@ impl SandboxAgentService for Agent {
         &self,
         req: Request<pb::StatRequest>,
     ) -> Result<Response<pb::StatResponse>, Status> {
-        let info = self.files.stat(&req.get_ref().path)?;
+        let r = req.get_ref();
+        let info = acting_as(&r.user, || self.files.stat(&r.path))?;
         Ok(Response::new(pb::StatResponse { info: Some(info) }))
     }
 
@@ -412,7 +414,10 @@ impl SandboxAgentService for Agent {
     ) -> Result<Response<pb::ListDirResponse>, Status> {
         let r = req.into_inner();
         let files = self.files.clone();
-        let entries = crate::threads::blocking(move || files.list_dir(&r.path, r.depth)).await??;
+        let entries = crate::threads::blocking(move || {
+            acting_as(&r.user, || files.list_dir(&r.path, r.depth))
+        })
+        .await??;
         Ok(Response::new(pb::ListDirResponse { entries }))
     }
 
@@ -423,7 +428,9 @@ impl SandboxAgentService for Agent {
         req: Request<pb::ReadFileRequest>,
     ) -> Result<Response<Self::ReadFileStream>, Status> {
         let r = req.into_inner();
-        let reader = self.files.open_read(&r.path, r.offset, r.length)?;
+        let reader = acting_as(&r.user, || {
+            self.files.open_read(&r.path, r.offset, r.length)
+        })?;
         let (tx, rx) = mpsc::channel(8);
         crate::threads::spawn_blocking(move || {
             reader.pump(|chunk| tx.blocking_send(chunk).is_ok())
@@ -446,7 +453,7 @@ impl SandboxAgentService for Agent {
                 "the first message must be the header",
             ));
         };
-        let mut w = self.files.begin_write(&h)?;
+        let mut w = acting_as(&h.user, || self.files.begin_write(&h))?;
         // Only an explicit finish commits: a stream that just ends may be
         // a cancelled one (proxies turn a reset into a clean end), and a
         // short file must never replace the real one.
@@ -491,7 +498,7 @@ impl SandboxAgentService for Agent {
         req: Request<pb::MakeDirRequest>,
     ) -> Result<Response<pb::MakeDirResponse>, Status> {
         let r = req.into_inner();
-        let info = self.files.make_dir(&r.path, r.parents, r.mode)?;
+        let info = acting_as(&r.user, || self.files.make_dir(&r.path, r.parents, r.mode))?;
         Ok(Response::new(pb::MakeDirResponse { info: Some(info) }))
     }
 
@@ -500,9 +507,10 @@ impl SandboxAgentService for Agent {
         req: Request<pb::MovePathRequest>,
     ) -> Result<Response<pb::MovePathResponse>, Status> {
         let r = req.into_inner();
-        let info = self
-            .files
-            .move_path(&r.source_path, &r.destination_path, r.overwrite)?;
+        let info = acting_as(&r.user, || {
+            self.files
+                .move_path(&r.source_path, &r.destination_path, r.overwrite)
+        })?;
         Ok(Response::new(pb::MovePathResponse { info: Some(info) }))
     }
 
@@ -512,7 +520,8 @@ impl SandboxAgentService for Agent {
     ) -> Result<Response<pb::RemovePathResponse>, Status> {
         let r = req.into_inner();
         let files = self.files.clone();
-        crate::threads::blocking(move || files.remove(&r.path, r.recursive)).await??;
+        crate::threads::blocking(move || acting_as(&r.user, || files.remove(&r.path, r.recursive)))
+            .await??;
         Ok(Response::new(pb::RemovePathResponse {}))
     }
 
@@ -523,7 +532,7 @@ impl SandboxAgentService for Agent {
         req: Request<pb::WatchDirRequest>,
     ) -> Result<Response<Self::WatchDirStream>, Status> {
         let r = req.into_inner();
-        let rx = self.files.watch(&r.path, r.recursive)?;
+        let rx = acting_as(&r.user, || self.files.watch(&r.path, r.recursive))?;
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 

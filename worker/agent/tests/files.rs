@@ -34,6 +34,7 @@ async fn files_round_trip_atomically() {
         .stat(pb::StatRequest {
             sandbox_id: String::new(),
             path: "dir/sub".into(),
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -47,6 +48,7 @@ async fn files_round_trip_atomically() {
             path: "a/b/c".into(),
             parents: true,
             mode: 0,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -56,6 +58,7 @@ async fn files_round_trip_atomically() {
             sandbox_id: String::new(),
             path: String::new(),
             depth: 3,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -89,6 +92,7 @@ async fn files_round_trip_atomically() {
                 sandbox_id: String::new(),
                 path: path.into(),
                 depth: 1,
+                ..Default::default()
             })
             .await
             .unwrap()
@@ -103,6 +107,7 @@ async fn files_round_trip_atomically() {
             sandbox_id: String::new(),
             path: "a/..".into(),
             depth: 1,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -113,6 +118,7 @@ async fn files_round_trip_atomically() {
             source_path: "dir/sub/blob.bin".into(),
             destination_path: "a/moved.bin".into(),
             overwrite: false,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -127,6 +133,7 @@ async fn files_round_trip_atomically() {
             sandbox_id: String::new(),
             path: "a".into(),
             recursive: false,
+            ..Default::default()
         })
         .await;
     assert_eq!(
@@ -139,6 +146,7 @@ async fn files_round_trip_atomically() {
             sandbox_id: String::new(),
             path: "a".into(),
             recursive: true,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -208,6 +216,7 @@ async fn traversal_and_symlink_escapes_are_refused() {
             sandbox_id: String::new(),
             path: "leaf".into(),
             recursive: true,
+            ..Default::default()
         })
         .await
         .unwrap();
@@ -218,6 +227,7 @@ async fn traversal_and_symlink_escapes_are_refused() {
             sandbox_id: String::new(),
             path: "up/outside.txt".into(),
             recursive: false,
+            ..Default::default()
         })
         .await
         .unwrap_err();
@@ -239,6 +249,7 @@ async fn only_a_finished_upload_is_written() {
             mode: 0,
             create_parents: false,
             no_overwrite: false,
+            ..Default::default()
         })),
     };
     let data = || pb::WriteFileRequest {
@@ -283,6 +294,7 @@ async fn watch_reports_changes() {
             sandbox_id: String::new(),
             path: String::new(),
             recursive: true,
+            ..Default::default()
         })
         .await
         .unwrap()
@@ -306,6 +318,7 @@ async fn watch_reports_changes() {
                 mode: 0,
                 create_parents: false,
                 no_overwrite: false,
+                ..Default::default()
             },
         )),
     };

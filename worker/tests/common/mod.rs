@@ -254,6 +254,7 @@ impl Sandbox {
                     mode,
                     create_parents: true,
                     no_overwrite: false,
+                    ..Default::default()
                 })),
             },
             pb::WriteFileRequest {

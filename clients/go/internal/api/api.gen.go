@@ -1278,6 +1278,11 @@ type MakeDirRequest struct {
 
 	// SandboxId The sandbox.
 	SandboxId *string `json:"sandboxId,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `json:"user,omitempty"`
 }
 
 // MakeDirResponse Response of MakeDir.
@@ -1299,6 +1304,11 @@ type MovePathRequest struct {
 
 	// SourcePath From.
 	SourcePath *string `json:"sourcePath,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `json:"user,omitempty"`
 }
 
 // MovePathResponse Response of MovePath.
@@ -2141,6 +2151,11 @@ type WriteFileHeader struct {
 
 	// Path The file.
 	Path *string `json:"path,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `json:"user,omitempty"`
 }
 
 // WriteFileRequest Request for WriteFile: a header, data messages, then the finish.
@@ -2258,6 +2273,11 @@ type FilesystemServiceRemovePathParams struct {
 
 	// Recursive Remove a directory and everything under it.
 	Recursive *bool `form:"recursive,omitempty" json:"recursive,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `form:"user,omitempty" json:"user,omitempty"`
 }
 
 // FilesystemServiceListDirParams defines parameters for FilesystemServiceListDir.
@@ -2267,6 +2287,11 @@ type FilesystemServiceListDirParams struct {
 
 	// Depth 1 lists the directory itself; more recurses. 1 when unset, 16 at most.
 	Depth *int32 `form:"depth,omitempty" json:"depth,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `form:"user,omitempty" json:"user,omitempty"`
 }
 
 // FilesystemServiceReadFileParams defines parameters for FilesystemServiceReadFile.
@@ -2279,12 +2304,22 @@ type FilesystemServiceReadFileParams struct {
 
 	// Length Read at most this many bytes; the rest of the file when 0.
 	Length *string `form:"length,omitempty" json:"length,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `form:"user,omitempty" json:"user,omitempty"`
 }
 
 // FilesystemServiceStatParams defines parameters for FilesystemServiceStat.
 type FilesystemServiceStatParams struct {
 	// Path The path.
 	Path *string `form:"path,omitempty" json:"path,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `form:"user,omitempty" json:"user,omitempty"`
 }
 
 // FilesystemServiceWatchDirParams defines parameters for FilesystemServiceWatchDir.
@@ -2294,6 +2329,11 @@ type FilesystemServiceWatchDirParams struct {
 
 	// Recursive Watch subdirectories too.
 	Recursive *bool `form:"recursive,omitempty" json:"recursive,omitempty"`
+
+	// User Act as this user (a name or uid in the sandbox): the call has that
+	//  user's permissions, and what it creates is theirs. The agent's own
+	//  (root) when empty.
+	User *string `form:"user,omitempty" json:"user,omitempty"`
 }
 
 // FilesystemServiceWriteFileJSONBody defines parameters for FilesystemServiceWriteFile.
@@ -6597,6 +6637,18 @@ func NewFilesystemServiceRemovePathRequest(server string, sandboxId string, para
 
 		}
 
+		if params.User != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "user", *params.User, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6661,6 +6713,18 @@ func NewFilesystemServiceListDirRequest(server string, sandboxId string, params 
 		if params.Depth != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "depth", *params.Depth, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.User != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "user", *params.User, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6849,6 +6913,18 @@ func NewFilesystemServiceReadFileRequest(server string, sandboxId string, params
 
 		}
 
+		if params.User != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "user", *params.User, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
 		if encoded := queryValues.Encode(); encoded != "" {
 			rawQueryFragments = append(rawQueryFragments, encoded)
 		}
@@ -6901,6 +6977,18 @@ func NewFilesystemServiceStatRequest(server string, sandboxId string, params *Fi
 		if params.Path != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "path", *params.Path, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.User != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "user", *params.User, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {
@@ -6974,6 +7062,18 @@ func NewFilesystemServiceWatchDirRequest(server string, sandboxId string, params
 		if params.Recursive != nil {
 
 			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "recursive", *params.Recursive, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.User != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "user", *params.User, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
 				return nil, err
 			} else {
 				for _, qp := range strings.Split(queryFrag, "&") {

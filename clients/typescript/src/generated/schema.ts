@@ -1723,6 +1723,12 @@ export interface components {
             path?: string;
             /** @description The sandbox. */
             sandboxId?: string;
+            /**
+             * @description Act as this user (a name or uid in the sandbox): the call has that
+             *      user's permissions, and what it creates is theirs. The agent's own
+             *      (root) when empty.
+             */
+            user?: string;
         };
         /** @description Response of MakeDir. */
         MakeDirResponse: {
@@ -1739,6 +1745,12 @@ export interface components {
             sandboxId?: string;
             /** @description From. */
             sourcePath?: string;
+            /**
+             * @description Act as this user (a name or uid in the sandbox): the call has that
+             *      user's permissions, and what it creates is theirs. The agent's own
+             *      (root) when empty.
+             */
+            user?: string;
         };
         /** @description Response of MovePath. */
         MovePathResponse: {
@@ -2522,6 +2534,12 @@ export interface components {
             noOverwrite?: boolean;
             /** @description The file. */
             path?: string;
+            /**
+             * @description Act as this user (a name or uid in the sandbox): the call has that
+             *      user's permissions, and what it creates is theirs. The agent's own
+             *      (root) when empty.
+             */
+            user?: string;
         };
         /** @description Request for WriteFile: a header, data messages, then the finish. */
         WriteFileRequest: {
@@ -3347,6 +3365,12 @@ export interface operations {
                 path?: string;
                 /** @description Remove a directory and everything under it. */
                 recursive?: boolean;
+                /**
+                 * @description Act as this user (a name or uid in the sandbox): the call has that
+                 *      user's permissions, and what it creates is theirs. The agent's own
+                 *      (root) when empty.
+                 */
+                user?: string;
             };
             header?: never;
             path: {
@@ -3384,6 +3408,12 @@ export interface operations {
                 path?: string;
                 /** @description 1 lists the directory itself; more recurses. 1 when unset, 16 at most. */
                 depth?: number;
+                /**
+                 * @description Act as this user (a name or uid in the sandbox): the call has that
+                 *      user's permissions, and what it creates is theirs. The agent's own
+                 *      (root) when empty.
+                 */
+                user?: string;
             };
             header?: never;
             path: {
@@ -3495,6 +3525,12 @@ export interface operations {
                 offset?: string;
                 /** @description Read at most this many bytes; the rest of the file when 0. */
                 length?: string;
+                /**
+                 * @description Act as this user (a name or uid in the sandbox): the call has that
+                 *      user's permissions, and what it creates is theirs. The agent's own
+                 *      (root) when empty.
+                 */
+                user?: string;
             };
             header?: never;
             path: {
@@ -3532,6 +3568,12 @@ export interface operations {
             query?: {
                 /** @description The path. */
                 path?: string;
+                /**
+                 * @description Act as this user (a name or uid in the sandbox): the call has that
+                 *      user's permissions, and what it creates is theirs. The agent's own
+                 *      (root) when empty.
+                 */
+                user?: string;
             };
             header?: never;
             path: {
@@ -3569,6 +3611,12 @@ export interface operations {
                 path?: string;
                 /** @description Watch subdirectories too. */
                 recursive?: boolean;
+                /**
+                 * @description Act as this user (a name or uid in the sandbox): the call has that
+                 *      user's permissions, and what it creates is theirs. The agent's own
+                 *      (root) when empty.
+                 */
+                user?: string;
             };
             header?: never;
             path: {

@@ -255,28 +255,7 @@ pub struct Supervisor {
     rt: tokio::runtime::Handle,
 }
 
-/// A user to run as: uid, gid and home, from the sandbox's /etc/passwd.
-fn lookup_user(user: &str) -> Result<(u32, u32, String), Status> {
-    let passwd = std::fs::read_to_string("/etc/passwd").unwrap_or_default();
-    for line in passwd.lines() {
-        let f: Vec<&str> = line.split(':').collect();
-        if f.len() >= 6 && (f[0] == user || f[2] == user) {
-            let uid = f[2]
-                .parse()
-                .map_err(|_| Status::internal("bad /etc/passwd"))?;
-            let gid = f[3]
-                .parse()
-                .map_err(|_| Status::internal("bad /etc/passwd"))?;
-            return Ok((uid, gid, f[5].to_string()));
-        }
-    }
-    if let Ok(uid) = user.parse::<u32>() {
-        return Ok((uid, uid, "/".into()));
-    }
-    Err(Status::invalid_argument(format!(
-        "no user {user:?} in the sandbox"
-    )))
-}
+use crate::users::lookup as lookup_user;
 
 impl Supervisor {
     pub fn new(log_dir: PathBuf, max_log_bytes: u64, workspace: PathBuf) -> Arc<Self> {

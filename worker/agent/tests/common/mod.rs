@@ -136,6 +136,7 @@ pub async fn write(
             mode: 0,
             create_parents: parents,
             no_overwrite: false,
+            ..Default::default()
         })),
     }];
     for c in data.chunks(100_000) {
@@ -164,6 +165,7 @@ pub async fn read(a: &mut Agent, path: &str) -> Result<Vec<u8>, tonic::Status> {
             path: path.into(),
             offset: 0,
             length: 0,
+            ..Default::default()
         })
         .await?
         .into_inner();

@@ -20,12 +20,16 @@ class MakeDirRequest:
         parents (bool | Unset): Create parents too, and succeed if it exists.
         path (str | Unset): The directory.
         sandbox_id (str | Unset): The sandbox.
+        user (str | Unset): Act as this user (a name or uid in the sandbox): the call has that
+             user's permissions, and what it creates is theirs. The agent's own
+             (root) when empty.
     """
 
     mode: int | Unset = UNSET
     parents: bool | Unset = UNSET
     path: str | Unset = UNSET
     sandbox_id: str | Unset = UNSET
+    user: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -36,6 +40,8 @@ class MakeDirRequest:
         path = self.path
 
         sandbox_id = self.sandbox_id
+
+        user = self.user
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -48,6 +54,8 @@ class MakeDirRequest:
             field_dict["path"] = path
         if sandbox_id is not UNSET:
             field_dict["sandboxId"] = sandbox_id
+        if user is not UNSET:
+            field_dict["user"] = user
 
         return field_dict
 
@@ -62,11 +70,14 @@ class MakeDirRequest:
 
         sandbox_id = d.pop("sandboxId", UNSET)
 
+        user = d.pop("user", UNSET)
+
         make_dir_request = cls(
             mode=mode,
             parents=parents,
             path=path,
             sandbox_id=sandbox_id,
+            user=user,
         )
 
         make_dir_request.additional_properties = d

@@ -20,12 +20,16 @@ class MovePathRequest:
         overwrite (bool | Unset): Replace an existing destination.
         sandbox_id (str | Unset): The sandbox.
         source_path (str | Unset): From.
+        user (str | Unset): Act as this user (a name or uid in the sandbox): the call has that
+             user's permissions, and what it creates is theirs. The agent's own
+             (root) when empty.
     """
 
     destination_path: str | Unset = UNSET
     overwrite: bool | Unset = UNSET
     sandbox_id: str | Unset = UNSET
     source_path: str | Unset = UNSET
+    user: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -36,6 +40,8 @@ class MovePathRequest:
         sandbox_id = self.sandbox_id
 
         source_path = self.source_path
+
+        user = self.user
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -48,6 +54,8 @@ class MovePathRequest:
             field_dict["sandboxId"] = sandbox_id
         if source_path is not UNSET:
             field_dict["sourcePath"] = source_path
+        if user is not UNSET:
+            field_dict["user"] = user
 
         return field_dict
 
@@ -62,11 +70,14 @@ class MovePathRequest:
 
         source_path = d.pop("sourcePath", UNSET)
 
+        user = d.pop("user", UNSET)
+
         move_path_request = cls(
             destination_path=destination_path,
             overwrite=overwrite,
             sandbox_id=sandbox_id,
             source_path=source_path,
+            user=user,
         )
 
         move_path_request.additional_properties = d

@@ -20,12 +20,16 @@ class WriteFileHeader:
         mode (int | Unset): Permission bits for a new file; 0644 when 0.
         no_overwrite (bool | Unset): Fail with ALREADY_EXISTS instead of replacing.
         path (str | Unset): The file.
+        user (str | Unset): Act as this user (a name or uid in the sandbox): the call has that
+             user's permissions, and what it creates is theirs. The agent's own
+             (root) when empty.
     """
 
     create_parents: bool | Unset = UNSET
     mode: int | Unset = UNSET
     no_overwrite: bool | Unset = UNSET
     path: str | Unset = UNSET
+    user: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -36,6 +40,8 @@ class WriteFileHeader:
         no_overwrite = self.no_overwrite
 
         path = self.path
+
+        user = self.user
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -48,6 +54,8 @@ class WriteFileHeader:
             field_dict["noOverwrite"] = no_overwrite
         if path is not UNSET:
             field_dict["path"] = path
+        if user is not UNSET:
+            field_dict["user"] = user
 
         return field_dict
 
@@ -62,11 +70,14 @@ class WriteFileHeader:
 
         path = d.pop("path", UNSET)
 
+        user = d.pop("user", UNSET)
+
         write_file_header = cls(
             create_parents=create_parents,
             mode=mode,
             no_overwrite=no_overwrite,
             path=path,
+            user=user,
         )
 
         write_file_header.additional_properties = d

@@ -15,6 +15,7 @@ def _get_kwargs(
     path: str | Unset = UNSET,
     offset: str | Unset = UNSET,
     length: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {}
 
@@ -23,6 +24,8 @@ def _get_kwargs(
     params["offset"] = offset
 
     params["length"] = length
+
+    params["user"] = user
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -67,6 +70,7 @@ def sync_detailed(
     path: str | Unset = UNSET,
     offset: str | Unset = UNSET,
     length: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[Status | str]:
     """Streams a file's content in chunks.
 
@@ -75,6 +79,7 @@ def sync_detailed(
         path (str | Unset):
         offset (str | Unset):
         length (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -89,6 +94,7 @@ def sync_detailed(
         path=path,
         offset=offset,
         length=length,
+        user=user,
     )
 
     response = client.get_httpx_client().request(
@@ -105,6 +111,7 @@ def sync(
     path: str | Unset = UNSET,
     offset: str | Unset = UNSET,
     length: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Status | str | None:
     """Streams a file's content in chunks.
 
@@ -113,6 +120,7 @@ def sync(
         path (str | Unset):
         offset (str | Unset):
         length (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -128,6 +136,7 @@ def sync(
         path=path,
         offset=offset,
         length=length,
+        user=user,
     ).parsed
 
 
@@ -138,6 +147,7 @@ async def asyncio_detailed(
     path: str | Unset = UNSET,
     offset: str | Unset = UNSET,
     length: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[Status | str]:
     """Streams a file's content in chunks.
 
@@ -146,6 +156,7 @@ async def asyncio_detailed(
         path (str | Unset):
         offset (str | Unset):
         length (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -160,6 +171,7 @@ async def asyncio_detailed(
         path=path,
         offset=offset,
         length=length,
+        user=user,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -174,6 +186,7 @@ async def asyncio(
     path: str | Unset = UNSET,
     offset: str | Unset = UNSET,
     length: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Status | str | None:
     """Streams a file's content in chunks.
 
@@ -182,6 +195,7 @@ async def asyncio(
         path (str | Unset):
         offset (str | Unset):
         length (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -198,5 +212,6 @@ async def asyncio(
             path=path,
             offset=offset,
             length=length,
+            user=user,
         )
     ).parsed

@@ -15,12 +15,15 @@ def _get_kwargs(
     *,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {}
 
     params["path"] = path
 
     params["recursive"] = recursive
+
+    params["user"] = user
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -65,6 +68,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[RemovePathResponse | Status]:
     """Removes a path; a directory only with `recursive`.
 
@@ -72,6 +76,7 @@ def sync_detailed(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -85,6 +90,7 @@ def sync_detailed(
         sandbox_id=sandbox_id,
         path=path,
         recursive=recursive,
+        user=user,
     )
 
     response = client.get_httpx_client().request(
@@ -100,6 +106,7 @@ def sync(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> RemovePathResponse | Status | None:
     """Removes a path; a directory only with `recursive`.
 
@@ -107,6 +114,7 @@ def sync(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -121,6 +129,7 @@ def sync(
         client=client,
         path=path,
         recursive=recursive,
+        user=user,
     ).parsed
 
 
@@ -130,6 +139,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[RemovePathResponse | Status]:
     """Removes a path; a directory only with `recursive`.
 
@@ -137,6 +147,7 @@ async def asyncio_detailed(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -150,6 +161,7 @@ async def asyncio_detailed(
         sandbox_id=sandbox_id,
         path=path,
         recursive=recursive,
+        user=user,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -163,6 +175,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> RemovePathResponse | Status | None:
     """Removes a path; a directory only with `recursive`.
 
@@ -170,6 +183,7 @@ async def asyncio(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -185,5 +199,6 @@ async def asyncio(
             client=client,
             path=path,
             recursive=recursive,
+            user=user,
         )
     ).parsed

@@ -14,10 +14,13 @@ def _get_kwargs(
     sandbox_id: str,
     *,
     path: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {}
 
     params["path"] = path
+
+    params["user"] = user
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -61,12 +64,14 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[StatResponse | Status]:
     """Describes one path.
 
     Args:
         sandbox_id (str):
         path (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -79,6 +84,7 @@ def sync_detailed(
     kwargs = _get_kwargs(
         sandbox_id=sandbox_id,
         path=path,
+        user=user,
     )
 
     response = client.get_httpx_client().request(
@@ -93,12 +99,14 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> StatResponse | Status | None:
     """Describes one path.
 
     Args:
         sandbox_id (str):
         path (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -112,6 +120,7 @@ def sync(
         sandbox_id=sandbox_id,
         client=client,
         path=path,
+        user=user,
     ).parsed
 
 
@@ -120,12 +129,14 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[StatResponse | Status]:
     """Describes one path.
 
     Args:
         sandbox_id (str):
         path (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -138,6 +149,7 @@ async def asyncio_detailed(
     kwargs = _get_kwargs(
         sandbox_id=sandbox_id,
         path=path,
+        user=user,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -150,12 +162,14 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> StatResponse | Status | None:
     """Describes one path.
 
     Args:
         sandbox_id (str):
         path (str | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -170,5 +184,6 @@ async def asyncio(
             sandbox_id=sandbox_id,
             client=client,
             path=path,
+            user=user,
         )
     ).parsed

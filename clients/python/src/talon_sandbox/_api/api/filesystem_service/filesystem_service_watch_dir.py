@@ -14,12 +14,15 @@ def _get_kwargs(
     *,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> dict[str, Any]:
     params: dict[str, Any] = {}
 
     params["path"] = path
 
     params["recursive"] = recursive
+
+    params["user"] = user
 
     params = {k: v for k, v in params.items() if v is not UNSET and v is not None}
 
@@ -63,6 +66,7 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[Status | str]:
     """Streams changes under a directory.
 
@@ -70,6 +74,7 @@ def sync_detailed(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -83,6 +88,7 @@ def sync_detailed(
         sandbox_id=sandbox_id,
         path=path,
         recursive=recursive,
+        user=user,
     )
 
     response = client.get_httpx_client().request(
@@ -98,6 +104,7 @@ def sync(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Status | str | None:
     """Streams changes under a directory.
 
@@ -105,6 +112,7 @@ def sync(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -119,6 +127,7 @@ def sync(
         client=client,
         path=path,
         recursive=recursive,
+        user=user,
     ).parsed
 
 
@@ -128,6 +137,7 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Response[Status | str]:
     """Streams changes under a directory.
 
@@ -135,6 +145,7 @@ async def asyncio_detailed(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -148,6 +159,7 @@ async def asyncio_detailed(
         sandbox_id=sandbox_id,
         path=path,
         recursive=recursive,
+        user=user,
     )
 
     response = await client.get_async_httpx_client().request(**kwargs)
@@ -161,6 +173,7 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     path: str | Unset = UNSET,
     recursive: bool | Unset = UNSET,
+    user: str | Unset = UNSET,
 ) -> Status | str | None:
     """Streams changes under a directory.
 
@@ -168,6 +181,7 @@ async def asyncio(
         sandbox_id (str):
         path (str | Unset):
         recursive (bool | Unset):
+        user (str | Unset):
 
     Raises:
         errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
@@ -183,5 +197,6 @@ async def asyncio(
             client=client,
             path=path,
             recursive=recursive,
+            user=user,
         )
     ).parsed
