@@ -450,7 +450,7 @@ async fn signed_file_urls(api: &Rest, owner: &str, id: &str, other_id: &str) {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 403);
-    let other_path = down.replace("path=up%2Fsigned%2Ebin", "path=%2Fetc%2Fshadow");
+    let other_path = down.replace("path=up/signed.bin", "path=/etc/shadow");
     assert_ne!(other_path, down);
     assert_eq!(
         anon.get(&other_path)

@@ -26,8 +26,13 @@ def test_create_waits_until_running(sbx):
 
 
 def test_run_gives_stdout_stderr_and_exit_code(sbx):
-    r = sbx.commands.run("echo hi; echo err >&2; exit 3")
-    assert (r.stdout, r.stderr, r.exit_code) == ("hi\n", "err\n", 3)
+    r = sbx.commands.run("echo hi; echo err >&2")
+    assert (r.stdout, r.stderr, r.exit_code) == ("hi\n", "err\n", 0)
+    # A non-zero exit raises, with the result attached.
+    with pytest.raises(errors.CommandExitError) as e:
+        sbx.commands.run("echo hi; echo err >&2; exit 3")
+    assert (e.value.stdout, e.value.stderr, e.value.exit_code) == ("hi\n", "err\n", 3)
+    assert e.value.result.exit_code == 3
 
 
 def test_env_cwd_unicode_and_callbacks(sbx):
@@ -40,8 +45,10 @@ def test_env_cwd_unicode_and_callbacks(sbx):
 
 def test_stdin_and_timeout(sbx):
     assert sbx.commands.run(["cat"], stdin="ping\n").stdout == "ping\n"
-    r = sbx.commands.run("sleep 30", timeout=1)
-    assert r.timed_out and r.exit_code != 0
+    with pytest.raises(errors.CommandTimeoutError) as e:
+        sbx.commands.run("echo before; sleep 30", timeout=1)
+    assert e.value.result.timed_out and e.value.result.stdout == "before\n"
+    assert isinstance(e.value, errors.TimeoutError)
 
 
 def test_background_and_reattach_by_tag(sbx):
@@ -55,7 +62,9 @@ def test_background_and_reattach_by_tag(sbx):
 def test_kill_a_background_process(sbx):
     h = sbx.commands.run("sleep 60", background=True)
     h.kill()
-    assert h.wait(timeout=30).signal == 9
+    with pytest.raises(errors.CommandExitError) as e:
+        h.wait(timeout=30)
+    assert e.value.result.signal == 9
 
 
 def test_large_output_comes_back_whole(sbx):

@@ -125,9 +125,14 @@ pub async fn create_file_url(
         FileOp::Read => "read",
         FileOp::Write => "write",
     };
-    let enc = |s: &str| {
-        percent_encoding::utf8_percent_encode(s, percent_encoding::NON_ALPHANUMERIC).to_string()
-    };
+    // Everything but unreserved characters and '/' is escaped.
+    const PATH: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+        .remove(b'-')
+        .remove(b'.')
+        .remove(b'_')
+        .remove(b'~')
+        .remove(b'/');
+    let enc = |s: &str| percent_encoding::utf8_percent_encode(s, PATH).to_string();
     let url = format!(
         "{}/v1/sandboxes/{}/files:{verb}?path={}&token={token}",
         app.config.public_url.trim_end_matches('/'),

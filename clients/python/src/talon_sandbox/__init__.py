@@ -3,7 +3,7 @@
     from talon_sandbox import Sandbox
 
     with Sandbox.create() as sbx:          # waits until it runs
-        r = sbx.commands.run("echo hi")
+        r = sbx.commands.run("echo hi")   # non-zero exit: CommandExitError
         print(r.stdout, r.exit_code)
         sbx.files.write("hello.txt", "hi")
 
@@ -14,10 +14,13 @@ default).
 """
 
 from . import errors
-from ._core import CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo
-from .async_sandbox import AsyncCommandHandle, AsyncSandbox
+from ._core import CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from .async_sandbox import AsyncCommandHandle, AsyncSandbox, AsyncWatchHandle
 from .errors import (
     AuthenticationError,
+    CommandExitError,
+    CommandExitException,
+    CommandTimeoutError,
     FailedPreconditionError,
     InvalidArgumentError,
     NotFoundError,
@@ -26,14 +29,18 @@ from .errors import (
     TalonError,
     TimeoutError,
 )
-from .sandbox import CommandHandle, PtyHandle, Sandbox
+from .sandbox import CommandHandle, PtyHandle, Sandbox, WatchHandle
 
 __all__ = [
     "AsyncCommandHandle",
     "AsyncSandbox",
+    "AsyncWatchHandle",
     "AuthenticationError",
+    "CommandExitError",
+    "CommandExitException",
     "CommandHandle",
     "CommandResult",
+    "CommandTimeoutError",
     "Config",
     "FailedPreconditionError",
     "FileInfo",
@@ -45,7 +52,10 @@ __all__ = [
     "ResourceExhaustedError",
     "Sandbox",
     "SandboxInfo",
+    "SandboxMetrics",
     "TalonError",
     "TimeoutError",
+    "WatchHandle",
+    "WriteEntry",
     "errors",
 ]

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import ipaddress
 import json
 import os
 import threading
@@ -128,12 +129,86 @@ class SandboxInfo:
     state: str
     image: str
     raw: dict = field(repr=False, default_factory=dict)
+    metadata: dict = field(default_factory=dict)
+    started_at: str = ""
+    end_at: str = ""
+    cpu_millis: int = 0
+    memory_mib: int = 0
+
+    @property
+    def template_id(self) -> str:
+        """E2B's name for the image."""
+        return self.image
 
     @staticmethod
     def of(d: dict) -> "SandboxInfo":
         state = str(d.get("state", "")).removeprefix("SANDBOX_STATE_").lower()
-        return SandboxInfo(d.get("sandboxId", ""), state, d.get("image", ""), d)
+        res = d.get("resources") or {}
+        return SandboxInfo(d.get("sandboxId", ""), state, d.get("image", ""), d,
+                           metadata=dict(d.get("metadata") or {}), started_at=d.get("createTime", ""),
+                           end_at=d.get("expireTime", ""), cpu_millis=int(res.get("cpuMillis", 0) or 0),
+                           memory_mib=int(res.get("memoryMib", 0) or 0))
 
+
+@dataclass
+class SandboxMetrics:
+    """What a sandbox uses at one moment (GetSandboxMetrics)."""
+
+    timestamp: str
+    cpu_count: int
+    cpu_used_pct: float
+    mem_used: int
+    mem_total: int
+    disk_used: int
+    disk_total: int
+
+    @staticmethod
+    def of(d: dict) -> "SandboxMetrics":
+        m = d.get("metrics", d)
+        return SandboxMetrics(m.get("sampleTime", ""), int(m.get("cpuCount", 0) or 0),
+                              float(m.get("cpuUsedPct", 0) or 0), int(m.get("memUsedBytes", 0) or 0),
+                              int(m.get("memTotalBytes", 0) or 0), int(m.get("diskUsedBytes", 0) or 0),
+                              int(m.get("diskTotalBytes", 0) or 0))
+
+
+@dataclass
+class WriteEntry:
+    """One file of `files.write_files`."""
+
+    path: str
+    data: bytes | str
+
+
+STATES = ("pending", "starting", "running", "paused", "stopping", "stopped", "failed", "deleted")
+
+
+def list_params(metadata: Optional[dict], state: Optional[list[str] | str]) -> dict:
+    """ListSandboxes' filters as query parameters (deepObject metadata)."""
+    p: dict[str, Any] = {}
+    for k, v in (metadata or {}).items():
+        p[f"metadata[{k}]"] = v
+    states = [state] if isinstance(state, str) else list(state or [])
+    for st in states:
+        if st not in STATES:
+            raise errors.InvalidArgumentError(f"unknown state {st!r}: one of {', '.join(STATES)}")
+    if states:
+        p["states"] = ["SANDBOX_STATE_" + st.upper() for st in states]
+    return p
+
+
+def finish(r: "CommandResult", timeout: Optional[float]) -> "CommandResult":
+    """A finished command's result, or the error it stands for: killed at
+    its timeout, or ended with a non-zero code or a signal."""
+    if r.timed_out:
+        raise errors.CommandTimeoutError(r, timeout or 0)
+    if r.exit_code != 0 or r.signal:
+        raise errors.CommandExitError(r)
+    return r
+
+
+# Foreground commands are killed after this long unless the caller sets
+# `timeout` (0 or None: no limit), like E2B's default.
+DEFAULT_COMMAND_TIMEOUT = 60.0
 
 @dataclass
 class CommandResult:
@@ -319,9 +394,52 @@ class Collector:
         )
 
 
+def network_policy(allow_internet_access: Optional[bool], network: Optional[dict]) -> Optional[dict]:
+    """E2B's network options as an egress policy: no internet access is a
+    sealed sandbox; `allow_out` (CIDRs, IPs or domain names) is an
+    allowlist. Talon denies private ranges whatever the policy, and has no
+    deny list beyond "everything not allowed": `deny_out` may only be
+    ["0.0.0.0/0"] (which an allowlist already means)."""
+    if network:
+        unknown = set(network) - {"allow_out", "deny_out", "allowOut", "denyOut"}
+        if unknown:
+            raise errors.InvalidArgumentError(f"unknown network options {sorted(unknown)}")
+        allow = list(network.get("allow_out") or network.get("allowOut") or [])
+        deny = list(network.get("deny_out") or network.get("denyOut") or [])
+        if deny and deny != ["0.0.0.0/0"]:
+            raise errors.InvalidArgumentError(
+                'deny_out may only be ["0.0.0.0/0"]: Talon denies what is not allowed, and private ranges always')
+        if allow:
+            cidrs, domains = [], []
+            for a in allow:
+                try:
+                    cidrs.append(str(ipaddress.ip_network(a, strict=False)))
+                except ValueError:
+                    domains.append(a)
+            return {"mode": "EGRESS_MODE_ALLOWLIST", "allowCidrs": cidrs, "allowDomains": domains}
+        if deny:
+            return {"mode": "EGRESS_MODE_SEALED"}
+    if allow_internet_access is False:
+        return {"mode": "EGRESS_MODE_SEALED"}
+    return None
+
+
 def create_body(image: str, envs: Optional[dict], timeout: Optional[float], cpu_millis: Optional[int],
-                memory_mib: Optional[int], labels: Optional[dict], secrets: Optional[list[str]]) -> dict:
+                memory_mib: Optional[int], labels: Optional[dict], secrets: Optional[list[str]],
+                metadata: Optional[dict] = None, allow_internet_access: Optional[bool] = None,
+                network: Optional[dict] = None, on_timeout: Optional[str] = None) -> dict:
     b: dict[str, Any] = {"image": image or "host"}
+    if metadata:
+        b["metadata"] = {str(k): str(v) for k, v in metadata.items()}
+    policy = network_policy(allow_internet_access, network)
+    if policy:
+        b["networkPolicy"] = policy
+    if on_timeout is not None:
+        actions = {"pause": "TIMEOUT_ACTION_PAUSE", "kill": "TIMEOUT_ACTION_DELETE",
+                   "delete": "TIMEOUT_ACTION_DELETE"}
+        if on_timeout not in actions:
+            raise errors.InvalidArgumentError(f"on_timeout is 'pause' or 'kill', not {on_timeout!r}")
+        b["timeoutAction"] = actions[on_timeout]
     if envs:
         b["env"] = dict(envs)
     if labels:
@@ -351,3 +469,36 @@ def preview_link(base_url: str, sandbox_id: str, port: int, token: dict, path: b
     if path:
         return preview_url(base_url, sandbox_id, port) + "?token=" + quote(token["token"], safe="")
     return token["url"]
+
+
+def fs_event(line: bytes | str) -> FilesystemEvent:
+    """One NDJSON line of WatchDir."""
+    d = json.loads(line)
+    if "error" in d:
+        raise errors.from_body(0, d["error"])
+    t = str(d.get("type", "")).removeprefix("FILE_EVENT_TYPE_").lower()
+    return FilesystemEvent(t, d.get("path", ""))
+
+
+def connectable(info: SandboxInfo) -> None:
+    """A deleted sandbox is gone for `connect`, as in E2B; a failed one
+    cannot be resumed."""
+    if info.state == "deleted":
+        raise errors.NotFoundError(f"sandbox {info.sandbox_id} was deleted")
+    if info.state == "failed":
+        raise errors.FailedPreconditionError(
+            f"sandbox {info.sandbox_id} failed: {info.raw.get('stateMessage', '')}")
+
+
+class either:
+    """A method that is an instance method on an instance and a static
+    one on the class: `sbx.kill()` and `Sandbox.kill(sandbox_id)`."""
+
+    def __init__(self, on_instance: Callable, on_class: Callable) -> None:
+        self._i = on_instance
+        self._c = on_class
+
+    def __get__(self, obj: Any, cls: Any = None) -> Callable:
+        if obj is None:
+            return self._c.__func__ if isinstance(self._c, staticmethod) else self._c
+        return self._i.__get__(obj, cls)

@@ -10,13 +10,16 @@ import httpx
 
 from . import _core as core
 from ._api.client import AuthenticatedClient
-from ._core import CommandResult, FileInfo, FilesystemEvent, SandboxInfo
+from ._core import CommandResult, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
 from .sandbox import (
     _body,
+    _user,
     close_stdin,
     close_stdin_tag,
+    create_file_url,
     create_sandbox,
     delete_sandbox,
+    get_metrics,
     get_sandbox,
     list_dir,
     list_processes,
@@ -31,6 +34,7 @@ from .sandbox import (
     send_signal,
     send_signal_tag,
     set_timeout,
+    start_sandbox,
     stat_path,
     who_am_i,
 )
@@ -55,12 +59,16 @@ async def _lines(resp: httpx.Response) -> AsyncIterator[core.Event]:
 
 
 class AsyncCommandHandle:
-    """A background process; `await wait()` gives its result."""
+    """A background process; `await wait()` gives its result (raising
+    CommandExitError on a non-zero exit, like a foreground `run`)."""
 
-    def __init__(self, sandbox: "AsyncSandbox", collector: core.Collector, tag: Optional[str]) -> None:
+    def __init__(self, sandbox: "AsyncSandbox", collector: core.Collector, tag: Optional[str],
+                 timeout: Optional[float] = None) -> None:
         self._s = sandbox
         self._c = collector
         self.tag = tag
+        self._timeout = timeout
+        self._disconnected = False
         self._started = asyncio.Event()
         self._task: Optional[asyncio.Task] = None
 
@@ -86,10 +94,30 @@ class AsyncCommandHandle:
     def pid(self) -> int:
         return self._c.pid
 
+    @property
+    def stdout(self) -> str:
+        return self._c.out.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self._c.err.decode("utf-8", "replace")
+
     async def wait(self, timeout: Optional[float] = None) -> CommandResult:
         assert self._task is not None
+        if self._disconnected:
+            raise core.errors.TalonError("this handle was disconnected; commands.connect(pid) follows it again")
         await asyncio.wait_for(asyncio.shield(self._task), timeout)
-        return self._c.result()
+        return core.finish(self._c.result(), self._timeout)
+
+    async def disconnect(self) -> None:
+        """Stops following the process; it keeps running in the sandbox."""
+        self._disconnected = True
+        if self._task:
+            self._task.cancel()
+            try:
+                await self._task
+            except BaseException:
+                pass
 
     async def kill(self, signal: int = 9) -> None:
         await self._s.commands.kill(self.pid, signal=signal)
@@ -111,16 +139,26 @@ class AsyncCommands:
             async for e in _lines(resp):
                 yield e
 
+    async def _connect_stream(self, pid: Optional[int], tag: Optional[str]) -> AsyncIterator[core.Event]:
+        http = self._s._client.get_async_httpx_client()
+        path = core.process_path(self._s.sandbox_id, pid, tag, ":connect")
+        async with http.stream("GET", path) as resp:
+            async for e in _lines(resp):
+                yield e
+
     async def run(self, cmd: str | list[str], *, background: bool = False, envs: Optional[dict] = None,
-                  cwd: Optional[str] = None, timeout: Optional[float] = None, tag: Optional[str] = None,
-                  stdin: Optional[bytes | str] = None, user: Optional[str] = None,
+                  cwd: Optional[str] = None, timeout: Optional[float] = core.DEFAULT_COMMAND_TIMEOUT,
+                  tag: Optional[str] = None, stdin: Optional[bytes | str] = None, user: Optional[str] = None,
                   on_stdout: Optional[Callable[[str], Any]] = None,
                   on_stderr: Optional[Callable[[str], Any]] = None) -> CommandResult | AsyncCommandHandle:
-        body = core.process_body(cmd, envs=envs, cwd=cwd, timeout=timeout, tag=tag,
+        """As `Sandbox.commands.run`: raises CommandExitError on a non-zero
+        exit and CommandTimeoutError past `timeout`."""
+        limit = None if background and timeout == core.DEFAULT_COMMAND_TIMEOUT else (timeout or None)
+        body = core.process_body(cmd, envs=envs, cwd=cwd, timeout=limit, tag=tag,
                                  stdin=stdin is not None, user=user)
         c = core.Collector(on_stdout, on_stderr)
         if background or stdin is not None:
-            h = await AsyncCommandHandle(self._s, c, tag)._start(self._start_stream(body))
+            h = await AsyncCommandHandle(self._s, c, tag, limit)._start(self._start_stream(body))
             if stdin is not None:
                 if stdin:
                     await h.send_stdin(stdin)
@@ -128,21 +166,14 @@ class AsyncCommands:
             return h if background else await h.wait()
         async for e in self._start_stream(body):
             c.add(e)
-        return c.result()
+        return core.finish(c.result(), limit)
 
     async def connect(self, pid: Optional[int] = None, *, tag: Optional[str] = None,
                       on_stdout: Optional[Callable[[str], Any]] = None,
                       on_stderr: Optional[Callable[[str], Any]] = None) -> AsyncCommandHandle:
-        async def events() -> AsyncIterator[core.Event]:
-            http = self._s._client.get_async_httpx_client()
-            path = core.process_path(self._s.sandbox_id, pid, tag, ":connect")
-            async with http.stream("GET", path) as resp:
-                async for e in _lines(resp):
-                    yield e
-
         c = core.Collector(on_stdout, on_stderr)
         c.pid = pid or 0
-        return await AsyncCommandHandle(self._s, c, tag)._start(events())
+        return await AsyncCommandHandle(self._s, c, tag)._start(self._connect_stream(pid, tag))
 
     async def list(self, include_exited: bool = False) -> list[dict]:
         r = await call(self._s._client, list_processes, self._s.sandbox_id, include_exited=include_exited)
@@ -168,13 +199,50 @@ class AsyncCommands:
             await call(self._s._client, close_stdin, self._s.sandbox_id, str(pid), body={})
 
 
+class AsyncWatchHandle:
+    """A running watch: events go to the callback, if given, and to
+    `get_new_events()`; `await stop()` ends it."""
+
+    def __init__(self, events: AsyncIterator[FilesystemEvent],
+                 on_event: Optional[Callable[[FilesystemEvent], Any]]) -> None:
+        self._events: list[FilesystemEvent] = []
+        self._on_event = on_event
+        self.error: Optional[BaseException] = None
+        self._task = asyncio.create_task(self._read(events))
+
+    async def _read(self, events: AsyncIterator[FilesystemEvent]) -> None:
+        try:
+            async for ev in events:
+                self._events.append(ev)
+                if self._on_event:
+                    r = self._on_event(ev)
+                    if asyncio.iscoroutine(r):
+                        await r
+        except asyncio.CancelledError:
+            pass
+        except Exception as e:
+            self.error = e
+
+    def get_new_events(self) -> list[FilesystemEvent]:
+        out, self._events = self._events, []
+        return out
+
+    async def stop(self) -> None:
+        self._task.cancel()
+        try:
+            await self._task
+        except BaseException:
+            pass
+
+
 class AsyncFiles:
     def __init__(self, sandbox: "AsyncSandbox") -> None:
         self._s = sandbox
 
-    async def write(self, path: str, data: bytes | str, *, mode: int = 0, create_parents: bool = True) -> FileInfo:
+    async def write(self, path: str, data: bytes | str | Any, *, mode: int = 0, create_parents: bool = True,
+                    user: Optional[str] = None) -> FileInfo:
         raw = data.encode() if isinstance(data, str) else data
-        params = {"path": path, "create_parents": str(create_parents).lower()}
+        params = _user({"path": path, "create_parents": str(create_parents).lower()}, user)
         if mode:
             params["mode"] = str(mode)
         http = self._s._client.get_async_httpx_client()
@@ -183,57 +251,108 @@ class AsyncFiles:
         core.check(resp)
         return FileInfo.of(resp.json().get("info", {}))
 
-    async def read(self, path: str, *, format: str = "text") -> str | bytes:
+    async def write_files(self, files: list[WriteEntry | dict], *, user: Optional[str] = None) -> list[FileInfo]:
+        out = []
+        for f in files:
+            path, data = (f.path, f.data) if isinstance(f, WriteEntry) else (f["path"], f["data"])
+            out.append(await self.write(path, data, user=user))
+        return out
+
+    async def read(self, path: str, *, format: str = "text",
+                   user: Optional[str] = None) -> str | bytes | AsyncIterator[bytes]:
+        if format not in ("text", "bytes", "stream"):
+            raise core.errors.InvalidArgumentError(f"format is 'text', 'bytes' or 'stream', not {format!r}")
         http = self._s._client.get_async_httpx_client()
-        resp = await http.get(core.sandbox_path(self._s.sandbox_id, "/files:read"), params={"path": path},
-                              headers={"accept": "application/octet-stream"})
+        url = core.sandbox_path(self._s.sandbox_id, "/files:read")
+        params = _user({"path": path}, user)
+        headers = {"accept": "application/octet-stream"}
+        if format == "stream":
+            async def chunks() -> AsyncIterator[bytes]:
+                async with http.stream("GET", url, params=params, headers=headers) as resp:
+                    if not resp.is_success:
+                        await resp.aread()
+                        core.check(resp)
+                    async for chunk in resp.aiter_bytes():
+                        yield chunk
+
+            return chunks()
+        resp = await http.get(url, params=params, headers=headers)
         core.check(resp)
         return resp.content if format == "bytes" else resp.content.decode("utf-8")
 
-    async def list(self, path: str = ".", depth: int = 1) -> list[FileInfo]:
-        r = await call(self._s._client, list_dir, self._s.sandbox_id, path=path, depth=depth)
+    async def list(self, path: str = ".", depth: int = 1, *, user: Optional[str] = None) -> list[FileInfo]:
+        r = await call(self._s._client, list_dir, self._s.sandbox_id, path=path, depth=depth, user=user)
         return [FileInfo.of(e) for e in r.get("entries", [])]
 
-    async def stat(self, path: str) -> FileInfo:
-        r = await call(self._s._client, stat_path, self._s.sandbox_id, path=path)
+    async def stat(self, path: str, *, user: Optional[str] = None) -> FileInfo:
+        r = await call(self._s._client, stat_path, self._s.sandbox_id, path=path, user=user)
         return FileInfo.of(r.get("info", {}))
 
-    async def exists(self, path: str) -> bool:
+    get_info = stat
+
+    async def exists(self, path: str, *, user: Optional[str] = None) -> bool:
         try:
-            await self.stat(path)
+            await self.stat(path, user=user)
             return True
         except core.errors.NotFoundError:
             return False
 
-    async def make_dir(self, path: str, parents: bool = True) -> None:
-        await call(self._s._client, make_dir, self._s.sandbox_id, body={"path": path, "parents": parents})
+    async def make_dir(self, path: str, parents: bool = True, *, user: Optional[str] = None) -> None:
+        await call(self._s._client, make_dir, self._s.sandbox_id,
+                   body=_user({"path": path, "parents": parents}, user))
 
-    async def rename(self, old: str, new: str) -> None:
+    async def rename(self, old: str, new: str, *, user: Optional[str] = None) -> None:
         await call(self._s._client, move_path, self._s.sandbox_id,
-                   body={"sourcePath": old, "destinationPath": new})
+                   body=_user({"sourcePath": old, "destinationPath": new}, user))
 
-    async def remove(self, path: str, recursive: bool = False) -> None:
-        await call(self._s._client, remove_path, self._s.sandbox_id, path=path, recursive=recursive)
+    async def remove(self, path: str, recursive: bool = False, *, user: Optional[str] = None) -> None:
+        await call(self._s._client, remove_path, self._s.sandbox_id, path=path, recursive=recursive, user=user)
 
-    async def watch(self, path: str, recursive: bool = False) -> AsyncIterator[FilesystemEvent]:
-        """Yields changes under `path` until the loop breaks."""
+    async def _watch_stream(self, path: str, recursive: bool, user: Optional[str]) -> AsyncIterator[FilesystemEvent]:
         http = self._s._client.get_async_httpx_client()
         async with http.stream("GET", core.sandbox_path(self._s.sandbox_id, "/files:watch"),
-                               params={"path": path, "recursive": str(recursive).lower()}) as resp:
+                               params=_user({"path": path, "recursive": str(recursive).lower()}, user)) as resp:
             if not resp.is_success:
                 await resp.aread()
                 core.check(resp)
             async for line in resp.aiter_lines():
                 if line.strip():
-                    d = json.loads(line)
-                    t = str(d.get("type", "")).removeprefix("FILE_EVENT_TYPE_").lower()
-                    yield FilesystemEvent(t, d.get("path", ""))
+                    yield core.fs_event(line)
+
+    async def watch_dir(self, path: str, on_event: Optional[Callable[[FilesystemEvent], Any]] = None, *,
+                        recursive: bool = False, user: Optional[str] = None) -> AsyncWatchHandle:
+        """Watches `path` until `await stop()`: poll `get_new_events()`, or
+        pass `on_event` (a function or a coroutine function)."""
+        http = self._s._client.get_async_httpx_client()
+        ctx = http.stream("GET", core.sandbox_path(self._s.sandbox_id, "/files:watch"),
+                          params=_user({"path": path, "recursive": str(recursive).lower()}, user))
+        # Open (or be refused) before returning, so no change made after
+        # this call returns is missed.
+        resp = await ctx.__aenter__()
+        if not resp.is_success:
+            await resp.aread()
+            await ctx.__aexit__(None, None, None)
+            core.check(resp)
+
+        async def events() -> AsyncIterator[FilesystemEvent]:
+            try:
+                async for line in resp.aiter_lines():
+                    if line.strip():
+                        yield core.fs_event(line)
+            finally:
+                await ctx.__aexit__(None, None, None)
+
+        return AsyncWatchHandle(events(), on_event)
+
+    async def watch(self, path: str, recursive: bool = False) -> AsyncIterator[FilesystemEvent]:
+        """Yields changes under `path` until the loop breaks."""
+        async for ev in self._watch_stream(path, recursive, None):
+            yield ev
 
 
 class AsyncPtyHandle(AsyncCommandHandle):
     async def resize(self, cols: int, rows: int) -> None:
-        await call(self._s._client, resize_pty, self._s.sandbox_id, str(self.pid),
-                   body={"size": {"cols": cols, "rows": rows}})
+        await self._s.pty.resize(self.pid, cols, rows)
 
 
 class AsyncPty:
@@ -242,13 +361,31 @@ class AsyncPty:
 
     async def create(self, *, cols: int = 80, rows: int = 24, on_data: Optional[Callable[[bytes], Any]] = None,
                      cmd: Optional[str | list[str]] = None, envs: Optional[dict] = None,
-                     cwd: Optional[str] = None, tag: Optional[str] = None) -> AsyncPtyHandle:
+                     cwd: Optional[str] = None, tag: Optional[str] = None, user: Optional[str] = None,
+                     timeout: Optional[float] = None) -> AsyncPtyHandle:
         body = core.process_body(cmd or ["bash", "-l"], envs=envs, cwd=cwd, tag=tag, stdin=True,
-                                 pty=(cols, rows))
+                                 pty=(cols, rows), user=user, timeout=timeout)
         c = core.Collector((lambda s: on_data(s.encode())) if on_data else None)
-        h = AsyncPtyHandle(self._s, c, tag)
+        h = AsyncPtyHandle(self._s, c, tag, timeout)
         await h._start(self._s.commands._start_stream(body))
         return h
+
+    async def connect(self, pid: int, *, on_data: Optional[Callable[[bytes], Any]] = None) -> AsyncPtyHandle:
+        c = core.Collector((lambda s: on_data(s.encode())) if on_data else None)
+        c.pid = pid
+        h = AsyncPtyHandle(self._s, c, None)
+        await h._start(self._s.commands._connect_stream(pid, None))
+        return h
+
+    async def resize(self, pid: int, cols: int, rows: int) -> None:
+        await call(self._s._client, resize_pty, self._s.sandbox_id, str(pid),
+                   body={"size": {"cols": cols, "rows": rows}})
+
+    async def send_stdin(self, pid: int, data: bytes | str) -> None:
+        await self._s.commands.send_stdin(pid, data)
+
+    async def kill(self, pid: int) -> None:
+        await self._s.commands.kill(pid)
 
 
 class AsyncSandbox:
@@ -265,36 +402,65 @@ class AsyncSandbox:
         return self._info.sandbox_id
 
     @classmethod
-    async def create(cls, image: str = "host", *, envs: Optional[dict] = None, timeout: Optional[float] = None,
+    async def create(cls, image: Optional[str] = None, *, template: Optional[str] = None,
+                     envs: Optional[dict] = None, timeout: Optional[float] = None, metadata: Optional[dict] = None,
+                     allow_internet_access: Optional[bool] = None, network: Optional[dict] = None,
+                     on_timeout: Optional[str] = None, idempotency_key: Optional[str] = None,
                      cpu_millis: Optional[int] = None, memory_mib: Optional[int] = None,
                      labels: Optional[dict] = None, secrets: Optional[list[str]] = None, wait: bool = True,
                      wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
                      request_timeout: float = 60.0) -> "AsyncSandbox":
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.async_client()
-        body = core.create_body(image, envs, timeout, cpu_millis, memory_mib, labels, secrets)
+        body = core.create_body(image or template or "host", envs, timeout, cpu_millis, memory_mib, labels,
+                                secrets, metadata, allow_internet_access, network, on_timeout)
         r = await call(client, create_sandbox, body=body, wait_until_running=wait or None,
-                       wait_timeout=f"{float(wait_timeout):g}s" if wait else None)
+                       wait_timeout=f"{float(wait_timeout):g}s" if wait else None,
+                       idempotency_key=idempotency_key)
         return cls(SandboxInfo.of(r["sandbox"]), client, config)
 
     @classmethod
-    async def connect(cls, sandbox_id: str, *, api_key: Optional[str] = None, base_url: Optional[str] = None,
-                      request_timeout: float = 60.0) -> "AsyncSandbox":
+    async def connect(cls, sandbox_id: str, *, timeout: Optional[float] = None, api_key: Optional[str] = None,
+                      base_url: Optional[str] = None, request_timeout: float = 60.0) -> "AsyncSandbox":
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.async_client()
-        r = await call(client, get_sandbox, sandbox_id)
-        return cls(SandboxInfo.of(r["sandbox"]), client, config)
+        info = SandboxInfo.of((await call(client, get_sandbox, sandbox_id))["sandbox"])
+        core.connectable(info)
+        if info.state == "paused":
+            await call(client, resume_sandbox, sandbox_id, body={})
+        elif info.state == "stopped":
+            await call(client, start_sandbox, sandbox_id, body={})
+        if timeout:
+            await call(client, set_timeout, sandbox_id, body={"timeout": f"{float(timeout):g}s"})
+        sbx = cls(info, client, config)
+        if info.state != "running" or timeout:
+            await sbx.info()
+        return sbx
 
     @staticmethod
-    async def list(*, page_size: Optional[int] = None, page_token: Optional[str] = None,
-                   api_key: Optional[str] = None, base_url: Optional[str] = None) -> tuple[list[SandboxInfo], str]:
+    async def list(*, metadata: Optional[dict] = None, state: Optional[list[str] | str] = None,
+                   page_size: Optional[int] = None, page_token: Optional[str] = None, limit: Optional[int] = None,
+                   next_token: Optional[str] = None, api_key: Optional[str] = None,
+                   base_url: Optional[str] = None) -> tuple[list[SandboxInfo], str]:
         client = core.Config(api_key, base_url).async_client()
-        r = await call(client, list_sandboxes, page_size=page_size, page_token=page_token)
+        params = core.list_params(metadata, state)
+        if page_size or limit:
+            params["pageSize"] = page_size or limit
+        if page_token or next_token:
+            params["pageToken"] = page_token or next_token
+        resp = await client.get_async_httpx_client().get("/v1/sandboxes", params=params)
+        core.check(resp)
+        r = core.parsed(resp)
         return [SandboxInfo.of(s) for s in r.get("sandboxes", [])], r.get("nextPageToken", "")
 
     async def info(self) -> SandboxInfo:
         self._info = SandboxInfo.of((await call(self._client, get_sandbox, self.sandbox_id))["sandbox"])
         return self._info
+
+    get_info = info
+
+    async def is_running(self) -> bool:
+        return (await self.info()).state == "running"
 
     async def pause(self) -> None:
         await call(self._client, pause_sandbox, self.sandbox_id, body={})
@@ -302,22 +468,48 @@ class AsyncSandbox:
     async def resume(self) -> None:
         await call(self._client, resume_sandbox, self.sandbox_id, body={})
 
-    async def kill(self) -> None:
-        await call(self._client, delete_sandbox, self.sandbox_id)
+    async def _kill(self) -> bool:
+        try:
+            await call(self._client, delete_sandbox, self.sandbox_id)
+            return True
+        except core.errors.NotFoundError:
+            return False
+
+    @staticmethod
+    async def _kill_by_id(sandbox_id: str, *, api_key: Optional[str] = None,
+                          base_url: Optional[str] = None) -> bool:
+        try:
+            await call(core.Config(api_key, base_url).async_client(), delete_sandbox, sandbox_id)
+            return True
+        except core.errors.NotFoundError:
+            return False
+
+    kill = core.either(_kill, _kill_by_id)
 
     async def set_timeout(self, seconds: float) -> None:
         await call(self._client, set_timeout, self.sandbox_id, body={"timeout": f"{float(seconds):g}s"})
 
+    async def get_metrics(self) -> list[SandboxMetrics]:
+        return [SandboxMetrics.of(await call(self._client, get_metrics, self.sandbox_id))]
+
+    async def get_host(self, port: int, *, ttl: Optional[float] = None) -> str:
+        return await self.preview_url(port, ttl=ttl)
+
+    async def _file_url(self, path: str, op: str, ttl: Optional[float]) -> str:
+        body: dict[str, Any] = {"path": path, "operation": op}
+        if ttl:
+            body["ttl"] = f"{float(ttl):g}s"
+        return (await call(self._client, create_file_url, self.sandbox_id, body=body))["url"]
+
+    async def download_url(self, path: str, *, ttl: Optional[float] = None) -> str:
+        return await self._file_url(path, "FILE_URL_OPERATION_READ", ttl)
+
+    async def upload_url(self, path: str, *, ttl: Optional[float] = None) -> str:
+        return await self._file_url(path, "FILE_URL_OPERATION_WRITE", ttl)
+
     async def preview_url(self, port: int, *, ttl: Optional[float] = None, path: bool = False) -> str:
-        """A link to the port's preview that opens with no other credential:
-        it carries a fresh preview token (valid ``ttl`` seconds, or the
-        server's default), which the gateway trades for a cookie of that
-        preview only. In the form the gateway serves by default: a
-        subdomain (``http://PORT-ID.localhost:8080/`` on loopback), where
-        apps with root-absolute asset paths work; ``path=True`` gives the
-        path form (``/preview/ID/PORT/``), for clients that can't resolve
-        ``*.localhost``. ``preview_address`` is the bare path address,
-        which needs an Authorization header."""
+        """A link to the port's preview that opens with no other credential
+        (see `Sandbox.preview_url`)."""
         r = await self.preview_token(port, ttl)
         return core.preview_link(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port, r, path)
 
@@ -338,7 +530,4 @@ class AsyncSandbox:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
-        try:
-            await self.kill()
-        except core.errors.NotFoundError:
-            pass
+        await self.kill()

@@ -53,6 +53,34 @@ class TimeoutError(TalonError):  # noqa: A001 - the SDK's own, like E2B's
     code = "DEADLINE_EXCEEDED"
 
 
+class CommandExitError(TalonError):
+    """A command ended with a non-zero exit code (or by a signal). The
+    result is attached: `result`, and its `stdout`, `stderr`, `exit_code`
+    as attributes, like E2B's CommandExitException."""
+
+    code = "COMMAND_EXIT"
+
+    def __init__(self, result: Any) -> None:
+        how = f"signal {result.signal}" if result.signal else f"exit code {result.exit_code}"
+        super().__init__(f"the command ended with {how}: {result.stderr[-500:]}")
+        self.result = result
+        self.stdout = result.stdout
+        self.stderr = result.stderr
+        self.exit_code = result.exit_code
+
+
+class CommandTimeoutError(TimeoutError):
+    """A command ran past its timeout and was killed; `result` holds what
+    it wrote until then."""
+
+    def __init__(self, result: Any, timeout: float) -> None:
+        super().__init__(f"the command ran longer than its timeout of {timeout:g} s and was killed")
+        self.result = result
+
+
+CommandExitException = CommandExitError
+
+
 class ConflictError(TalonError):
     code = "ABORTED"
 

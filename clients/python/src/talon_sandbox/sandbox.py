@@ -11,6 +11,7 @@ import httpx
 from . import _core as core
 from ._api.api.auth_service import auth_service_who_am_i as who_am_i
 from ._api.api.filesystem_service import (
+    filesystem_service_create_file_url as create_file_url,
     filesystem_service_list_dir as list_dir,
     filesystem_service_make_dir as make_dir,
     filesystem_service_move_path as move_path,
@@ -30,13 +31,15 @@ from ._api.api.sandbox_service import (
     sandbox_service_create_sandbox as create_sandbox,
     sandbox_service_delete_sandbox as delete_sandbox,
     sandbox_service_get_sandbox as get_sandbox,
+    sandbox_service_get_sandbox_metrics as get_metrics,
     sandbox_service_list_sandboxes as list_sandboxes,
     sandbox_service_pause_sandbox as pause_sandbox,
     sandbox_service_resume_sandbox as resume_sandbox,
     sandbox_service_set_sandbox_timeout as set_timeout,
+    sandbox_service_start_sandbox as start_sandbox,
 )
 from ._api.client import AuthenticatedClient
-from ._core import CommandResult, FileInfo, FilesystemEvent, SandboxInfo
+from ._core import CommandResult, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
 
 
 def _body(mod: Any, body: Optional[dict]) -> dict:
@@ -74,13 +77,18 @@ def _read_json(resp: httpx.Response) -> Any:
 
 class CommandHandle:
     """A process started in the background (or reattached to). Its output
-    is gathered by a reader thread; `wait()` gives the result."""
+    is gathered by a reader thread; `wait()` gives the result, raising
+    CommandExitError on a non-zero exit like a foreground `run`."""
 
-    def __init__(self, sandbox: "Sandbox", collector: core.Collector, lines: Callable[[], Iterator[core.Event]],
-                 tag: Optional[str] = None) -> None:
+    def __init__(self, sandbox: "Sandbox", collector: core.Collector,
+                 lines: Callable[[list], Iterator[core.Event]], tag: Optional[str] = None,
+                 timeout: Optional[float] = None) -> None:
         self._sandbox = sandbox
         self._c = collector
         self.tag = tag
+        self._timeout = timeout
+        self._opened: list = []
+        self._disconnected = False
         self._started = threading.Event()
         self._error: Optional[BaseException] = None
         self._thread = threading.Thread(target=self._read, args=(lines,), daemon=True)
@@ -89,9 +97,9 @@ class CommandHandle:
         if self._error:
             raise self._error
 
-    def _read(self, lines: Callable[[], Iterator[core.Event]]) -> None:
+    def _read(self, lines: Callable[[list], Iterator[core.Event]]) -> None:
         try:
-            for e in lines():
+            for e in lines(self._opened):
                 self._c.add(e)
                 if e.kind == "started" or self._c.pid or e.kind == "exited":
                     self._started.set()
@@ -104,13 +112,31 @@ class CommandHandle:
     def pid(self) -> int:
         return self._c.pid
 
+    @property
+    def stdout(self) -> str:
+        """The output so far."""
+        return self._c.out.decode("utf-8", "replace")
+
+    @property
+    def stderr(self) -> str:
+        return self._c.err.decode("utf-8", "replace")
+
     def wait(self, timeout: Optional[float] = None) -> CommandResult:
+        if self._disconnected:
+            raise core.errors.TalonError("this handle was disconnected; commands.connect(pid) follows it again")
         self._thread.join(timeout)
         if self._thread.is_alive():
             raise core.errors.TimeoutError(f"process {self.pid} still running after {timeout} s")
         if self._error:
             raise self._error
-        return self._c.result()
+        return core.finish(self._c.result(), self._timeout)
+
+    def disconnect(self) -> None:
+        """Stops following the process; it keeps running in the sandbox."""
+        self._disconnected = True
+        for resp in self._opened:
+            resp.close()
+        self._thread.join(5)
 
     def kill(self, signal: int = 9) -> None:
         self._sandbox.commands.kill(self.pid, signal=signal)
@@ -126,23 +152,30 @@ class Commands:
     def __init__(self, sandbox: "Sandbox") -> None:
         self._s = sandbox
 
-    def _start_stream(self, body: dict) -> Iterator[core.Event]:
+    def _start_stream(self, body: dict, opened: Optional[list] = None) -> Iterator[core.Event]:
         http = self._s._client.get_httpx_client()
         with http.stream("POST", core.sandbox_path(self._s.sandbox_id, "/processes"), json=body) as resp:
+            if opened is not None:
+                opened.append(resp)
             yield from _lines(resp)
 
     def run(self, cmd: str | list[str], *, background: bool = False, envs: Optional[dict] = None,
-            cwd: Optional[str] = None, timeout: Optional[float] = None, tag: Optional[str] = None,
-            stdin: Optional[bytes | str] = None, user: Optional[str] = None,
+            cwd: Optional[str] = None, timeout: Optional[float] = core.DEFAULT_COMMAND_TIMEOUT,
+            tag: Optional[str] = None, stdin: Optional[bytes | str] = None, user: Optional[str] = None,
             on_stdout: Optional[Callable[[str], Any]] = None,
             on_stderr: Optional[Callable[[str], Any]] = None) -> CommandResult | CommandHandle:
         """Runs a command: a string under `sh -c`, or an argv list. Returns
-        its CommandResult, or a CommandHandle when `background`."""
-        body = core.process_body(cmd, envs=envs, cwd=cwd, timeout=timeout, tag=tag,
+        its CommandResult, or a CommandHandle when `background`. A command
+        that ends non-zero raises CommandExitError (the result attached);
+        one that outlives `timeout` (60 s for a foreground command; 0 or
+        None: no limit; none for a background one unless given) is killed
+        and raises CommandTimeoutError."""
+        limit = None if background and timeout == core.DEFAULT_COMMAND_TIMEOUT else (timeout or None)
+        body = core.process_body(cmd, envs=envs, cwd=cwd, timeout=limit, tag=tag,
                                  stdin=stdin is not None, user=user)
         c = core.Collector(on_stdout, on_stderr)
         if background or stdin is not None:
-            h = CommandHandle(self._s, c, lambda: self._start_stream(body), tag)
+            h = CommandHandle(self._s, c, lambda opened: self._start_stream(body, opened), tag, limit)
             if stdin is not None:
                 if stdin:
                     h.send_stdin(stdin)
@@ -150,23 +183,23 @@ class Commands:
             return h if background else h.wait()
         for e in self._start_stream(body):
             c.add(e)
-        return c.result()
+        return core.finish(c.result(), limit)
 
     def connect(self, pid: Optional[int] = None, *, tag: Optional[str] = None,
                 on_stdout: Optional[Callable[[str], Any]] = None,
                 on_stderr: Optional[Callable[[str], Any]] = None) -> CommandHandle:
         """Reattaches to a process by pid or tag; its output so far is
         replayed, then followed."""
-
-        def lines() -> Iterator[core.Event]:
-            http = self._s._client.get_httpx_client()
-            path = core.process_path(self._s.sandbox_id, pid, tag, ":connect")
-            with http.stream("GET", path) as resp:
-                yield from _lines(resp)
-
         c = core.Collector(on_stdout, on_stderr)
         c.pid = pid or 0
-        return CommandHandle(self._s, c, lines, tag)
+        return CommandHandle(self._s, c, lambda opened: self._connect_stream(pid, tag, opened), tag)
+
+    def _connect_stream(self, pid: Optional[int], tag: Optional[str], opened: list) -> Iterator[core.Event]:
+        http = self._s._client.get_httpx_client()
+        path = core.process_path(self._s.sandbox_id, pid, tag, ":connect")
+        with http.stream("GET", path) as resp:
+            opened.append(resp)
+            yield from _lines(resp)
 
     def list(self, include_exited: bool = False) -> list[dict]:
         r = call(self._s._client, list_processes, self._s.sandbox_id, include_exited=include_exited)
@@ -193,29 +226,68 @@ class Commands:
 
 
 class WatchHandle:
-    """A running watch; `stop()` ends it. It holds the stream's context:
-    were that collected, the response would close under the reader."""
+    """A running watch: its events arrive in the background, to the
+    callback if one was given and to `get_new_events()` either way;
+    `stop()` ends it. It holds the stream's context: were that collected,
+    the response would close under the reader."""
 
-    def __init__(self, ctx: Any, thread: threading.Thread) -> None:
+    def __init__(self, ctx: Any, resp: httpx.Response, on_event: Optional[Callable[[FilesystemEvent], Any]]) -> None:
+        import queue
+
         self._ctx = ctx
-        self._thread = thread
+        self._resp = resp
+        self._on_event = on_event
+        self._queue: "queue.Queue[FilesystemEvent]" = queue.Queue()
+        self.error: Optional[BaseException] = None
+        self._stopped = False
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for line in self._resp.iter_lines():
+                if line.strip():
+                    ev = core.fs_event(line)
+                    self._queue.put(ev)
+                    if self._on_event:
+                        self._on_event(ev)
+        except Exception as e:  # the stream closed under us (stop) or broke
+            if not self._stopped:
+                self.error = e
+
+    def get_new_events(self) -> list[FilesystemEvent]:
+        """The events that arrived since the last call, oldest first."""
+        out = []
+        while not self._queue.empty():
+            out.append(self._queue.get_nowait())
+        return out
 
     def stop(self) -> None:
+        self._stopped = True
         try:
             self._ctx.__exit__(None, None, None)
         except Exception:
             pass
 
 
+def _user(params: dict, user: Optional[str]) -> dict:
+    if user:
+        params["user"] = user
+    return params
+
+
 class Files:
     def __init__(self, sandbox: "Sandbox") -> None:
         self._s = sandbox
 
-    def write(self, path: str, data: bytes | str, *, mode: int = 0, create_parents: bool = True) -> FileInfo:
-        """Writes a whole file atomically (temp file, fsync, rename)."""
+    def write(self, path: str, data: bytes | str | Any, *, mode: int = 0, create_parents: bool = True,
+              user: Optional[str] = None) -> FileInfo:
+        """Writes a whole file atomically (temp file, fsync, rename). `data`
+        is text, bytes, or a binary file object (streamed, not read into
+        memory); `user` makes it that user's."""
         raw = data.encode() if isinstance(data, str) else data
         http = self._s._client.get_httpx_client()
-        params = {"path": path, "create_parents": str(create_parents).lower()}
+        params = _user({"path": path, "create_parents": str(create_parents).lower()}, user)
         if mode:
             params["mode"] = str(mode)
         resp = http.post(core.sandbox_path(self._s.sandbox_id, "/files:write"), params=params, content=raw,
@@ -223,66 +295,80 @@ class Files:
         core.check(resp)
         return FileInfo.of(resp.json().get("info", {}))
 
-    def read(self, path: str, *, format: str = "text") -> str | bytes:
-        """The file's content: `format="text"` (UTF-8) or `"bytes"`."""
+    def write_files(self, files: list[WriteEntry | dict], *, user: Optional[str] = None) -> list[FileInfo]:
+        """Writes several files (each `WriteEntry(path, data)` or a dict
+        with `path` and `data`), each atomically, in order."""
+        out = []
+        for f in files:
+            path, data = (f.path, f.data) if isinstance(f, WriteEntry) else (f["path"], f["data"])
+            out.append(self.write(path, data, user=user))
+        return out
+
+    def read(self, path: str, *, format: str = "text", user: Optional[str] = None) -> str | bytes | Iterator[bytes]:
+        """The file's content: `format="text"` (UTF-8), `"bytes"`, or
+        `"stream"` (an iterator of chunks, for files too big to hold)."""
+        if format not in ("text", "bytes", "stream"):
+            raise core.errors.InvalidArgumentError(f"format is 'text', 'bytes' or 'stream', not {format!r}")
         http = self._s._client.get_httpx_client()
-        resp = http.get(core.sandbox_path(self._s.sandbox_id, "/files:read"), params={"path": path},
-                        headers={"accept": "application/octet-stream"})
+        url = core.sandbox_path(self._s.sandbox_id, "/files:read")
+        params = _user({"path": path}, user)
+        headers = {"accept": "application/octet-stream"}
+        if format == "stream":
+            def chunks() -> Iterator[bytes]:
+                with http.stream("GET", url, params=params, headers=headers) as resp:
+                    core.check(resp, None if resp.is_success else _read_json(resp))
+                    yield from resp.iter_bytes()
+
+            return chunks()
+        resp = http.get(url, params=params, headers=headers)
         core.check(resp)
         return resp.content if format == "bytes" else resp.content.decode("utf-8")
 
-    def list(self, path: str = ".", depth: int = 1) -> list[FileInfo]:
-        r = call(self._s._client, list_dir, self._s.sandbox_id, path=path, depth=depth)
+    def list(self, path: str = ".", depth: int = 1, *, user: Optional[str] = None) -> list[FileInfo]:
+        r = call(self._s._client, list_dir, self._s.sandbox_id, path=path, depth=depth, user=user)
         return [FileInfo.of(e) for e in r.get("entries", [])]
 
-    def stat(self, path: str) -> FileInfo:
-        return FileInfo.of(call(self._s._client, stat_path, self._s.sandbox_id, path=path).get("info", {}))
+    def stat(self, path: str, *, user: Optional[str] = None) -> FileInfo:
+        return FileInfo.of(call(self._s._client, stat_path, self._s.sandbox_id, path=path, user=user).get("info", {}))
 
-    def exists(self, path: str) -> bool:
+    get_info = stat
+
+    def exists(self, path: str, *, user: Optional[str] = None) -> bool:
         try:
-            self.stat(path)
+            self.stat(path, user=user)
             return True
         except core.errors.NotFoundError:
             return False
 
-    def make_dir(self, path: str, parents: bool = True) -> None:
-        call(self._s._client, make_dir, self._s.sandbox_id, body={"path": path, "parents": parents})
+    def make_dir(self, path: str, parents: bool = True, *, user: Optional[str] = None) -> None:
+        call(self._s._client, make_dir, self._s.sandbox_id, body=_user({"path": path, "parents": parents}, user))
 
-    def rename(self, old: str, new: str) -> None:
-        call(self._s._client, move_path, self._s.sandbox_id, body={"sourcePath": old, "destinationPath": new})
+    def rename(self, old: str, new: str, *, user: Optional[str] = None) -> None:
+        call(self._s._client, move_path, self._s.sandbox_id,
+             body=_user({"sourcePath": old, "destinationPath": new}, user))
 
-    def remove(self, path: str, recursive: bool = False) -> None:
-        call(self._s._client, remove_path, self._s.sandbox_id, path=path, recursive=recursive)
+    def remove(self, path: str, recursive: bool = False, *, user: Optional[str] = None) -> None:
+        call(self._s._client, remove_path, self._s.sandbox_id, path=path, recursive=recursive, user=user)
+
+    def watch_dir(self, path: str, on_event: Optional[Callable[[FilesystemEvent], Any]] = None, *,
+                  recursive: bool = False, user: Optional[str] = None) -> WatchHandle:
+        """Watches `path` for changes until `stop()`: poll them with
+        `get_new_events()`, or pass `on_event` to be called for each."""
+        http = self._s._client.get_httpx_client()
+        ctx = http.stream("GET", core.sandbox_path(self._s.sandbox_id, "/files:watch"),
+                          params=_user({"path": path, "recursive": str(recursive).lower()}, user))
+        resp = ctx.__enter__()
+        core.check(resp, None if resp.is_success else _read_json(resp))
+        return WatchHandle(ctx, resp, on_event)
 
     def watch(self, path: str, on_event: Callable[[FilesystemEvent], Any], recursive: bool = False) -> WatchHandle:
         """Calls `on_event` for each change under `path` until `stop()`."""
-        http = self._s._client.get_httpx_client()
-        ctx = http.stream("GET", core.sandbox_path(self._s.sandbox_id, "/files:watch"),
-                          params={"path": path, "recursive": str(recursive).lower()})
-        resp = ctx.__enter__()
-        core.check(resp, None if resp.is_success else _read_json(resp))
-
-        def read() -> None:
-            try:
-                import json
-
-                for line in resp.iter_lines():
-                    if line.strip():
-                        d = json.loads(line)
-                        t = str(d.get("type", "")).removeprefix("FILE_EVENT_TYPE_").lower()
-                        on_event(FilesystemEvent(t, d.get("path", "")))
-            except Exception:
-                pass
-
-        t = threading.Thread(target=read, daemon=True)
-        t.start()
-        return WatchHandle(ctx, t)
+        return self.watch_dir(path, on_event, recursive=recursive)
 
 
 class PtyHandle(CommandHandle):
     def resize(self, cols: int, rows: int) -> None:
-        call(self._sandbox._client, resize_pty, self._sandbox.sandbox_id, str(self.pid),
-             body={"size": {"cols": cols, "rows": rows}})
+        self._sandbox.pty.resize(self.pid, cols, rows)
 
 
 class Pty:
@@ -291,20 +377,37 @@ class Pty:
 
     def create(self, *, cols: int = 80, rows: int = 24, on_data: Optional[Callable[[bytes], Any]] = None,
                cmd: Optional[str | list[str]] = None, envs: Optional[dict] = None, cwd: Optional[str] = None,
-               tag: Optional[str] = None) -> PtyHandle:
-        """A terminal: a shell (or `cmd`) under a PTY. Output goes to
-        `on_data`; send keystrokes with `send_stdin`."""
+               tag: Optional[str] = None, user: Optional[str] = None,
+               timeout: Optional[float] = None) -> PtyHandle:
+        """A terminal: a shell (or `cmd`) under a PTY, as `user` (the
+        image's default when None), killed after `timeout` s if given.
+        Output goes to `on_data`; send keystrokes with `send_stdin`."""
         body = core.process_body(cmd or ["bash", "-l"], envs=envs, cwd=cwd, tag=tag, stdin=True,
-                                 pty=(cols, rows))
-        c = core.Collector(
-            (lambda s: on_data(s.encode())) if on_data else None,
-        )
-        return PtyHandle(self._s, c, lambda: self._s.commands._start_stream(body), tag)
+                                 pty=(cols, rows), user=user, timeout=timeout)
+        c = core.Collector((lambda s: on_data(s.encode())) if on_data else None)
+        return PtyHandle(self._s, c, lambda opened: self._s.commands._start_stream(body, opened), tag, timeout)
+
+    def connect(self, pid: int, *, on_data: Optional[Callable[[bytes], Any]] = None) -> PtyHandle:
+        """Reattaches to a terminal by pid: its output so far, then on."""
+        c = core.Collector((lambda s: on_data(s.encode())) if on_data else None)
+        c.pid = pid
+        return PtyHandle(self._s, c, lambda opened: self._s.commands._connect_stream(pid, None, opened))
+
+    def resize(self, pid: int, cols: int, rows: int) -> None:
+        call(self._s._client, resize_pty, self._s.sandbox_id, str(pid),
+             body={"size": {"cols": cols, "rows": rows}})
+
+    def send_stdin(self, pid: int, data: bytes | str) -> None:
+        self._s.commands.send_stdin(pid, data)
+
+    def kill(self, pid: int) -> None:
+        self._s.commands.kill(pid)
 
 
 class Sandbox:
     """One sandbox. `Sandbox.create()` makes one and, by default, waits
-    until it runs; `Sandbox.connect(id)` attaches to an existing one."""
+    until it runs; `Sandbox.connect(id)` attaches to an existing one (and
+    resumes it if it is paused)."""
 
     def __init__(self, info: SandboxInfo, client: AuthenticatedClient, config: core.Config) -> None:
         self._info = info
@@ -319,41 +422,82 @@ class Sandbox:
         return self._info.sandbox_id
 
     @classmethod
-    def create(cls, image: str = "host", *, envs: Optional[dict] = None, timeout: Optional[float] = None,
+    def create(cls, image: Optional[str] = None, *, template: Optional[str] = None, envs: Optional[dict] = None,
+               timeout: Optional[float] = None, metadata: Optional[dict] = None,
+               allow_internet_access: Optional[bool] = None, network: Optional[dict] = None,
+               on_timeout: Optional[str] = None, idempotency_key: Optional[str] = None,
                cpu_millis: Optional[int] = None, memory_mib: Optional[int] = None,
                labels: Optional[dict] = None, secrets: Optional[list[str]] = None, wait: bool = True,
                wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
                request_timeout: float = 60.0) -> "Sandbox":
+        """Creates a sandbox from `image` (E2B's `template`; "host" by
+        default) and waits until it runs. `timeout` (s) is how long it may
+        live, then `on_timeout` ("pause", the default, or "kill") happens.
+        `allow_internet_access=False` seals it; `network={"allow_out": [...]}`
+        allows only those CIDRs and domains. A retried create with the same
+        `idempotency_key` returns the first one's sandbox."""
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.client()
-        body = core.create_body(image, envs, timeout, cpu_millis, memory_mib, labels, secrets)
+        body = core.create_body(image or template or "host", envs, timeout, cpu_millis, memory_mib, labels,
+                                secrets, metadata, allow_internet_access, network, on_timeout)
         r = call(client, create_sandbox, body=body, wait_until_running=wait or None,
-                 wait_timeout=f"{float(wait_timeout):g}s" if wait else None)
+                 wait_timeout=f"{float(wait_timeout):g}s" if wait else None, idempotency_key=idempotency_key)
         return cls(SandboxInfo.of(r["sandbox"]), client, config)
 
     @classmethod
-    def connect(cls, sandbox_id: str, *, api_key: Optional[str] = None, base_url: Optional[str] = None,
-                request_timeout: float = 60.0) -> "Sandbox":
+    def connect(cls, sandbox_id: str, *, timeout: Optional[float] = None, api_key: Optional[str] = None,
+                base_url: Optional[str] = None, request_timeout: float = 60.0) -> "Sandbox":
+        """Attaches to a sandbox: a paused one is resumed and a stopped one
+        started; a deleted one is NotFoundError. `timeout` sets how long it
+        may live from now."""
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.client()
-        r = call(client, get_sandbox, sandbox_id)
-        return cls(SandboxInfo.of(r["sandbox"]), client, config)
+        info = SandboxInfo.of(call(client, get_sandbox, sandbox_id)["sandbox"])
+        core.connectable(info)
+        if info.state == "paused":
+            call(client, resume_sandbox, sandbox_id, body={})
+        elif info.state == "stopped":
+            call(client, start_sandbox, sandbox_id, body={})
+        if timeout:
+            call(client, set_timeout, sandbox_id, body={"timeout": f"{float(timeout):g}s"})
+        sbx = cls(info, client, config)
+        if info.state != "running" or timeout:
+            sbx.info()
+        return sbx
 
     @staticmethod
-    def list(*, page_size: Optional[int] = None, page_token: Optional[str] = None, api_key: Optional[str] = None,
+    def list(*, metadata: Optional[dict] = None, state: Optional[list[str] | str] = None,
+             page_size: Optional[int] = None, page_token: Optional[str] = None, limit: Optional[int] = None,
+             next_token: Optional[str] = None, api_key: Optional[str] = None,
              base_url: Optional[str] = None) -> tuple[list[SandboxInfo], str]:
-        """One page of the caller's sandboxes and the next page's token."""
+        """One page of the caller's sandboxes (newest first) that hold every
+        `metadata` pair and are in one of `state` ("running", "paused", …;
+        all but deleted ones when unset), and the next page's token ("" on
+        the last). `limit`/`next_token` are E2B's names for
+        `page_size`/`page_token`."""
         client = core.Config(api_key, base_url).client()
-        r = call(client, list_sandboxes, page_size=page_size, page_token=page_token)
+        params = core.list_params(metadata, state)
+        if page_size or limit:
+            params["pageSize"] = page_size or limit
+        if page_token or next_token:
+            params["pageToken"] = page_token or next_token
+        resp = client.get_httpx_client().get("/v1/sandboxes", params=params)
+        core.check(resp)
+        r = core.parsed(resp)
         return [SandboxInfo.of(s) for s in r.get("sandboxes", [])], r.get("nextPageToken", "")
 
     def info(self) -> SandboxInfo:
         self._info = SandboxInfo.of(call(self._client, get_sandbox, self.sandbox_id)["sandbox"])
         return self._info
 
+    get_info = info
+
     @property
     def state(self) -> str:
         return self.info().state
+
+    def is_running(self) -> bool:
+        return self.info().state == "running"
 
     def pause(self) -> None:
         call(self._client, pause_sandbox, self.sandbox_id, body={})
@@ -361,12 +505,54 @@ class Sandbox:
     def resume(self) -> None:
         call(self._client, resume_sandbox, self.sandbox_id, body={})
 
-    def kill(self) -> None:
-        """Deletes the sandbox and everything in it."""
-        call(self._client, delete_sandbox, self.sandbox_id)
+    def _kill(self) -> bool:
+        """Deletes the sandbox and everything in it; False if it was gone."""
+        try:
+            call(self._client, delete_sandbox, self.sandbox_id)
+            return True
+        except core.errors.NotFoundError:
+            return False
+
+    @staticmethod
+    def _kill_by_id(sandbox_id: str, *, api_key: Optional[str] = None, base_url: Optional[str] = None) -> bool:
+        try:
+            call(core.Config(api_key, base_url).client(), delete_sandbox, sandbox_id)
+            return True
+        except core.errors.NotFoundError:
+            return False
+
+    # `sbx.kill()` and `Sandbox.kill(sandbox_id)`, as in E2B.
+    kill = core.either(_kill, _kill_by_id)
 
     def set_timeout(self, seconds: float) -> None:
+        """The sandbox may live `seconds` from now."""
         call(self._client, set_timeout, self.sandbox_id, body={"timeout": f"{float(seconds):g}s"})
+
+    def get_metrics(self) -> list[SandboxMetrics]:
+        """What the sandbox uses now (one reading, in a list like E2B's
+        series): cpu as a share of its cores, memory, disk."""
+        return [SandboxMetrics.of(call(self._client, get_metrics, self.sandbox_id))]
+
+    def get_host(self, port: int, *, ttl: Optional[float] = None) -> str:
+        """A URL of the port that a browser opens directly (a signed
+        preview link; see `preview_url`)."""
+        return self.preview_url(port, ttl=ttl)
+
+    def _file_url(self, path: str, op: str, ttl: Optional[float]) -> str:
+        body: dict[str, Any] = {"path": path, "operation": op}
+        if ttl:
+            body["ttl"] = f"{float(ttl):g}s"
+        return call(self._client, create_file_url, self.sandbox_id, body=body)["url"]
+
+    def download_url(self, path: str, *, ttl: Optional[float] = None) -> str:
+        """A URL that downloads the file with a plain GET and no other
+        credential, for `ttl` s (3600 by default)."""
+        return self._file_url(path, "FILE_URL_OPERATION_READ", ttl)
+
+    def upload_url(self, path: str, *, ttl: Optional[float] = None) -> str:
+        """A URL that replaces the file with the body of a POST
+        (application/octet-stream) and no other credential."""
+        return self._file_url(path, "FILE_URL_OPERATION_WRITE", ttl)
 
     def preview_url(self, port: int, *, ttl: Optional[float] = None, path: bool = False) -> str:
         """A link to the port's preview that opens with no other credential:
@@ -398,7 +584,4 @@ class Sandbox:
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        try:
-            self.kill()
-        except core.errors.NotFoundError:
-            pass
+        self.kill()
