@@ -78,6 +78,7 @@ def test_list_filters_by_metadata_and_state_and_pages(sbx):
 def test_connect_resumes_a_paused_sandbox_and_refuses_a_deleted_one():
     s = Sandbox.create(memory_mib=128)
     s.pause()
+    assert Sandbox.get_info(s.sandbox_id).state == "paused", "get_info by id does not resume"
     again = Sandbox.connect(s.sandbox_id, timeout=120)
     assert again.is_running()
     assert again.commands.run("echo back").stdout == "back\n"

@@ -9,6 +9,7 @@ import threading
 import time
 
 from talon_sandbox import Sandbox, errors
+from talon_sandbox._core import Config
 
 KEYS = {
     None: os.environ["TALON_API_KEY"],
@@ -22,15 +23,28 @@ def generate(size, seed):
     return bytes((((i * 2654435761) + seed) & 0xFFFFFFFF) >> 24 for i in range(size))
 
 
+def finished(run):
+    """A command's result, also when it ended non-zero or timed out (the
+    SDK raises then, with the result attached)."""
+    try:
+        return run()
+    except (errors.CommandExitError, errors.CommandTimeoutError) as e:
+        return e.result
+
+
 class Case:
     def __init__(self):
         self.slots = {}
 
     def sandbox(self, a):
-        """The sandbox of the step's slot, seen with the step's key."""
+        """The sandbox of the step's slot, seen with the step's key (a
+        handle only: `connect` would resume a paused one)."""
         s = self.slots[a.get("slot", "a")]
         key = a.get("key")
-        return s if key is None else Sandbox.connect(s.sandbox_id, api_key=KEYS[key])
+        if key is None:
+            return s
+        config = Config(KEYS[key]).resolved()
+        return Sandbox(Sandbox.get_info(s.sandbox_id, api_key=KEYS[key]), config.client(), config)
 
     def step(self, op, a):
         key = KEYS[a.get("key")]
@@ -41,7 +55,7 @@ class Case:
             return {"sandbox_id": s.sandbox_id, "state": s.info().state}
         if op == "get":
             sid = a.get("sandbox_id") or self.slots[a.get("slot", "a")].sandbox_id
-            return {"state": Sandbox.connect(sid, api_key=key).info().state}
+            return {"state": Sandbox.get_info(sid, api_key=key).state}
         if op in ("pause", "resume", "kill"):
             getattr(self.sandbox(a), op)()
             return {}
@@ -57,15 +71,15 @@ class Case:
             return {"all_created_listed": created <= set(ids), "unique": len(ids) == len(set(ids)),
                     "pages": pages}
         if op == "run":
-            r = self.sandbox(a).commands.run(a["cmd"], envs=a.get("envs"), cwd=a.get("cwd"),
-                                             timeout=a.get("timeout_s"), stdin=a.get("stdin"))
+            r = finished(lambda: self.sandbox(a).commands.run(a["cmd"], envs=a.get("envs"), cwd=a.get("cwd"),
+                                                              timeout=a.get("timeout_s"), stdin=a.get("stdin")))
             return {"stdout": r.stdout, "stderr": r.stderr, "exit_code": r.exit_code, "signal": r.signal,
                     "timed_out": r.timed_out}
         if op == "run_bg":
             h = self.sandbox(a).commands.run(a["cmd"], background=True, tag=a["tag"])
             return {"pid": h.pid}
         if op == "reconnect":
-            r = self.sandbox(a).commands.connect(tag=a["tag"]).wait(timeout=60)
+            r = finished(lambda: self.sandbox(a).commands.connect(tag=a["tag"]).wait(timeout=60))
             return {"stdout": r.stdout, "stderr": r.stderr, "exit_code": r.exit_code, "signal": r.signal}
         if op == "signal":
             self.sandbox(a).commands.kill(tag=a["tag"], signal=a["signal"])
@@ -75,7 +89,7 @@ class Case:
             p = self.sandbox(a).pty.create(cols=a.get("cols", 80), rows=a.get("rows", 24), cmd=a.get("cmd"),
                                            on_data=out.append)
             p.send_stdin(a["input"])
-            r = p.wait(timeout=60)
+            r = finished(lambda: p.wait(timeout=60))
             return {"output": b"".join(out).decode("utf-8", "replace"), "exit_code": r.exit_code}
         if op == "write":
             data = generate(**a["generate"]) if "generate" in a else a["text"].encode()
@@ -111,8 +125,6 @@ class Case:
                     "url_names_sandbox": s.sandbox_id in r.get("url", "")}
         if op == "whoami":
             client_sandbox = Sandbox.__new__(Sandbox)
-            from talon_sandbox._core import Config
-
             client_sandbox._client = Config(key).client()
             return {"tenant_id": client_sandbox.whoami().get("tenantId", "")}
         raise ValueError(f"unknown op {op}")

@@ -457,7 +457,13 @@ class AsyncSandbox:
         self._info = SandboxInfo.of((await call(self._client, get_sandbox, self.sandbox_id))["sandbox"])
         return self._info
 
-    get_info = info
+    @staticmethod
+    async def _info_by_id(sandbox_id: str, *, api_key: Optional[str] = None,
+                          base_url: Optional[str] = None) -> SandboxInfo:
+        client = core.Config(api_key, base_url).async_client()
+        return SandboxInfo.of((await call(client, get_sandbox, sandbox_id))["sandbox"])
+
+    get_info = core.either(info, _info_by_id)
 
     async def is_running(self) -> bool:
         return (await self.info()).state == "running"

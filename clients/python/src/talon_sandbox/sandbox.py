@@ -490,7 +490,14 @@ class Sandbox:
         self._info = SandboxInfo.of(call(self._client, get_sandbox, self.sandbox_id)["sandbox"])
         return self._info
 
-    get_info = info
+    @staticmethod
+    def _info_by_id(sandbox_id: str, *, api_key: Optional[str] = None,
+                    base_url: Optional[str] = None) -> SandboxInfo:
+        return SandboxInfo.of(call(core.Config(api_key, base_url).client(), get_sandbox, sandbox_id)["sandbox"])
+
+    # `sbx.get_info()` and `Sandbox.get_info(sandbox_id)` (which, unlike
+    # `connect`, never resumes anything).
+    get_info = core.either(info, _info_by_id)
 
     @property
     def state(self) -> str:
