@@ -41,6 +41,46 @@ export class UnavailableError extends TalonError { override code = "UNAVAILABLE"
 export class UnimplementedError extends TalonError { override code = "UNIMPLEMENTED"; }
 export class InternalError extends TalonError { override code = "INTERNAL"; }
 
+/**
+ * A command ended with a non-zero exit code (or a signal). The result is
+ * attached, like E2B's CommandExitError: `result`, `stdout`, `stderr`,
+ * `exitCode`.
+ */
+export class CommandExitError extends TalonError {
+  override code = "COMMAND_EXIT";
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number;
+  constructor(readonly result: CommandResult) {
+    super(
+      `the command ended with ${result.signal ? `signal ${result.signal}` : `exit code ${result.exitCode}`}: ${result.stderr.slice(-500)}`,
+    );
+    this.stdout = result.stdout;
+    this.stderr = result.stderr;
+    this.exitCode = result.exitCode;
+  }
+}
+
+/** A command ran past its timeout and was killed; `result` holds its output. */
+export class CommandTimeoutError extends TimeoutError {
+  constructor(
+    readonly result: CommandResult,
+    timeoutMs: number,
+  ) {
+    super(`the command ran longer than its timeout of ${timeoutMs} ms and was killed`);
+  }
+}
+
+/** A finished command's result, or the error it stands for. */
+function finish(r: CommandResult, timeoutMs?: number): CommandResult {
+  if (r.timedOut) throw new CommandTimeoutError(r, timeoutMs ?? 0);
+  if (r.exitCode !== 0 || r.signal) throw new CommandExitError(r);
+  return r;
+}
+
+/** Foreground commands are killed after this long unless `timeoutMs` says otherwise (0: no limit). */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 60_000;
+
 const BY_CODE: Record<number, typeof TalonError> = {
   3: InvalidArgumentError, 4: TimeoutError, 5: NotFoundError, 6: AlreadyExistsError,
   7: PermissionDeniedError, 8: ResourceExhaustedError, 9: FailedPreconditionError,
@@ -149,6 +189,11 @@ export interface SandboxInfo {
   sandboxId: string;
   state: string;
   image: string;
+  /** E2B's name for the image. */
+  templateId: string;
+  metadata: Record<string, string>;
+  startedAt?: Date;
+  endAt?: Date;
   raw: ApiSandbox;
 }
 
@@ -157,9 +202,32 @@ function info(s: ApiSandbox): SandboxInfo {
     sandboxId: s.sandboxId ?? "",
     state: String(s.state ?? "").replace("SANDBOX_STATE_", "").toLowerCase(),
     image: s.image ?? "",
+    templateId: s.image ?? "",
+    metadata: { ...(s.metadata ?? {}) },
+    startedAt: s.createTime ? new Date(s.createTime) : undefined,
+    endAt: s.expireTime ? new Date(s.expireTime) : undefined,
     raw: s,
   };
 }
+
+/** What a sandbox uses at one moment. */
+export interface SandboxMetrics {
+  timestamp: Date;
+  cpuCount: number;
+  cpuUsedPct: number;
+  memUsed: number;
+  memTotal: number;
+  diskUsed: number;
+  diskTotal: number;
+}
+
+/** One file of `files.writeFiles`. */
+export interface WriteEntry {
+  path: string;
+  data: string | Uint8Array;
+}
+
+const STATES = ["pending", "starting", "running", "paused", "stopping", "stopped", "failed", "deleted"];
 
 export interface CommandResult {
   stdout: string;
@@ -174,7 +242,10 @@ export interface RunOptions {
   envs?: Record<string, string>;
   cwd?: string;
   user?: string;
-  /** Kill the process after this long. */
+  /**
+   * Kill the process after this long: 60 s by default for a foreground
+   * command (0: no limit), no limit for a background one unless given.
+   */
   timeoutMs?: number;
   /** A tag to reattach by (`commands.connect({ tag })`). */
   tag?: string;
@@ -220,6 +291,9 @@ export class CommandHandle {
   private exit?: Extract<ProcessEvent, { kind: "exited" }>;
   private readonly started: Promise<void>;
   private readonly done: Promise<CommandResult>;
+  private disconnected = false;
+  /** @internal */ abort?: AbortController;
+  /** @internal */ timeoutMs?: number;
 
   constructor(
     private readonly sandbox: Sandbox,
@@ -262,6 +336,25 @@ export class CommandHandle {
     }
   }
 
+  /** The output so far. */
+  get stdout(): string {
+    return this.joined(this.out);
+  }
+
+  get stderr(): string {
+    return this.joined(this.err);
+  }
+
+  private joined(parts: Uint8Array[]): string {
+    const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let o = 0;
+    for (const p of parts) {
+      all.set(p, o);
+      o += p.length;
+    }
+    return new TextDecoder().decode(all);
+  }
+
   private result(): CommandResult {
     const join = (parts: Uint8Array[]) => {
       const all = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -283,8 +376,22 @@ export class CommandHandle {
     };
   }
 
-  wait(): Promise<CommandResult> {
-    return this.done;
+  /**
+   * The result once the process ends; throws CommandExitError on a
+   * non-zero exit and CommandTimeoutError when its timeout killed it.
+   */
+  async wait(): Promise<CommandResult> {
+    if (this.disconnected) {
+      throw new TalonError("this handle was disconnected; commands.connect(pid) follows the process again");
+    }
+    return finish(await this.done, this.timeoutMs);
+  }
+
+  /** Stops following the process; it keeps running in the sandbox. */
+  async disconnect(): Promise<void> {
+    this.disconnected = true;
+    this.abort?.abort();
+    await this.done.catch(() => undefined);
   }
 
   kill(signal = 9): Promise<void> {
@@ -310,7 +417,7 @@ export class Commands {
     }
   }
 
-  private async start(cmd: string | string[], o: RunOptions): Promise<Response> {
+  private async start(cmd: string | string[], o: RunOptions, signal?: AbortSignal): Promise<Response> {
     const body: Record<string, unknown> = {
       command: typeof cmd === "string" ? ["sh", "-c", cmd] : cmd,
       stdin: o.stdin !== undefined,
@@ -325,16 +432,39 @@ export class Commands {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify(body),
+      signal,
     });
   }
 
-  /** Runs a command (a string under `sh -c`, or an argv) to its end. */
+  private async handle(
+    resp: () => (signal: AbortSignal) => Promise<Response>,
+    o: Pick<RunOptions, "onStdout" | "onStderr">,
+    tag?: string,
+    pid = 0,
+    timeoutMs?: number,
+  ): Promise<CommandHandle> {
+    const abort = new AbortController();
+    const r = await resp()(abort.signal);
+    const h = new CommandHandle(this.s, this.events(r), o, tag);
+    h.abort = abort;
+    if (pid) h.pid = pid;
+    h.timeoutMs = timeoutMs;
+    return h.ready();
+  }
+
+  /**
+   * Runs a command (a string under `sh -c`, or an argv) to its end. A
+   * non-zero exit throws CommandExitError (the result attached); running
+   * past `timeoutMs` (60 s by default) throws CommandTimeoutError.
+   */
   run(cmd: string | string[], opts?: RunOptions & { background?: false }): Promise<CommandResult>;
   /** Starts a command in the background. */
   run(cmd: string | string[], opts: RunOptions & { background: true }): Promise<CommandHandle>;
   async run(cmd: string | string[], opts: RunOptions & { background?: boolean } = {}) {
-    const resp = await this.start(cmd, opts);
-    const h = await new CommandHandle(this.s, this.events(resp), opts, opts.tag).ready();
+    const limit =
+      opts.timeoutMs === undefined ? (opts.background ? undefined : DEFAULT_COMMAND_TIMEOUT_MS) : opts.timeoutMs || undefined;
+    const o = { ...opts, timeoutMs: limit };
+    const h = await this.handle(() => (signal) => this.start(cmd, o, signal), o, opts.tag, 0, limit);
     if (opts.stdin !== undefined) {
       if (opts.stdin.length) await h.sendStdin(opts.stdin);
       await h.closeStdin();
@@ -344,19 +474,30 @@ export class Commands {
 
   /** @internal */
   async startPty(cmd: string[], o: RunOptions & { pty: { cols: number; rows: number } }) {
-    const resp = await this.start(cmd, { ...o, stdin: new Uint8Array() });
-    return new CommandHandle(this.s, this.events(resp), o, o.tag).ready();
+    return this.handle(
+      () => (signal) => this.start(cmd, { ...o, stdin: new Uint8Array() }, signal),
+      o,
+      o.tag,
+      0,
+      o.timeoutMs,
+    );
   }
 
-  /** Reattaches to a process by pid or tag, replaying its output. */
+  /**
+   * Reattaches to a process by pid (or `{ pid }` / `{ tag }`), replaying
+   * its output so far and following it.
+   */
   async connect(
-    target: { pid?: number; tag?: string },
+    target: number | { pid?: number; tag?: string },
     opts: Pick<RunOptions, "onStdout" | "onStderr"> = {},
   ): Promise<CommandHandle> {
-    const resp = await this.s.conn.fetch(this.s.processPath(target, ":connect"));
-    const h = new CommandHandle(this.s, this.events(resp), opts, target.tag);
-    h.pid = target.pid ?? 0;
-    return h.ready();
+    const t = typeof target === "number" ? { pid: target } : target;
+    return this.handle(
+      () => (signal) => this.s.conn.fetch(this.s.processPath(t, ":connect"), { signal }),
+      opts,
+      t.tag,
+      t.pid ?? 0,
+    );
   }
 
   async list(includeExited = false) {
@@ -412,52 +553,136 @@ function fileInfo(f: components["schemas"]["FileInfo"] | undefined): FileInfo {
   };
 }
 
+/** A change under a watched directory. */
+export interface FilesystemEvent {
+  type: string;
+  path: string;
+}
+
+/** A running `watchDir`: events go to its callback and to `getNewEvents()`. */
+export class WatchHandle {
+  private events: FilesystemEvent[] = [];
+  /** Set when the stream broke (not when stopped). */
+  error?: unknown;
+  /** @internal */ readonly done: Promise<void>;
+
+  /** @internal */
+  constructor(
+    private readonly abort: AbortController,
+    stream: AsyncGenerator<FilesystemEvent>,
+    onEvent?: (e: FilesystemEvent) => void | Promise<void>,
+  ) {
+    this.done = (async () => {
+      try {
+        for await (const e of stream) {
+          this.events.push(e);
+          await onEvent?.(e);
+        }
+      } catch (e) {
+        if (!this.abort.signal.aborted) this.error = e;
+      }
+    })();
+  }
+
+  /** The events that arrived since the last call, oldest first. */
+  getNewEvents(): FilesystemEvent[] {
+    const out = this.events;
+    this.events = [];
+    return out;
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    await this.done;
+  }
+}
+
+/** `user` on a file call: that user's permissions, and what it creates is theirs. */
+export interface FileOptions {
+  user?: string;
+}
+
+const withUser = (q: Record<string, string>, o?: FileOptions): URLSearchParams => {
+  const p = new URLSearchParams(q);
+  if (o?.user) p.set("user", o.user);
+  return p;
+};
+
 export class Files {
   constructor(private readonly s: Sandbox) {}
 
-  /** Writes a whole file atomically. */
-  async write(path: string, data: string | Uint8Array, o: { mode?: number } = {}): Promise<FileInfo> {
-    const q = new URLSearchParams({ path, create_parents: "true" });
+  /** Writes a whole file atomically; `user` makes it that user's. */
+  write(path: string, data: string | Uint8Array, o?: { mode?: number } & FileOptions): Promise<FileInfo>;
+  /** Writes several files, each atomically, in order (E2B's form). */
+  write(files: WriteEntry[], o?: FileOptions): Promise<FileInfo[]>;
+  async write(
+    pathOrFiles: string | WriteEntry[],
+    dataOrOpts?: string | Uint8Array | FileOptions,
+    o: { mode?: number } & FileOptions = {},
+  ): Promise<FileInfo | FileInfo[]> {
+    if (Array.isArray(pathOrFiles)) return this.writeFiles(pathOrFiles, dataOrOpts as FileOptions);
+    const q = withUser({ path: pathOrFiles, create_parents: "true" }, o);
     if (o.mode) q.set("mode", String(o.mode));
     const resp = await this.s.conn.fetch(`${this.s.path}/files:write?${q}`, {
       method: "POST",
       headers: { "content-type": "application/octet-stream" },
-      body: bytes(data),
+      body: bytes(dataOrOpts as string | Uint8Array),
     });
     return fileInfo(((await resp.json()) as { info?: components["schemas"]["FileInfo"] }).info);
   }
 
-  read(path: string, o?: { format?: "text" }): Promise<string>;
-  read(path: string, o: { format: "bytes" }): Promise<Uint8Array>;
-  async read(path: string, o: { format?: "text" | "bytes" } = {}): Promise<string | Uint8Array> {
-    const resp = await this.s.conn.fetch(`${this.s.path}/files:read?${new URLSearchParams({ path })}`, {
+  /** Writes several files, each atomically, in order. */
+  async writeFiles(files: WriteEntry[], o: FileOptions = {}): Promise<FileInfo[]> {
+    const out: FileInfo[] = [];
+    for (const f of files) out.push(await this.write(f.path, f.data, o));
+    return out;
+  }
+
+  read(path: string, o?: { format?: "text" } & FileOptions): Promise<string>;
+  read(path: string, o: { format: "bytes" } & FileOptions): Promise<Uint8Array>;
+  read(path: string, o: { format: "blob" } & FileOptions): Promise<Blob>;
+  /** The content as a stream of chunks, for files too big to hold. */
+  read(path: string, o: { format: "stream" } & FileOptions): Promise<ReadableStream<Uint8Array>>;
+  async read(
+    path: string,
+    o: { format?: "text" | "bytes" | "blob" | "stream" } & FileOptions = {},
+  ): Promise<string | Uint8Array | Blob | ReadableStream<Uint8Array>> {
+    const resp = await this.s.conn.fetch(`${this.s.path}/files:read?${withUser({ path }, o)}`, {
       headers: { accept: "application/octet-stream" },
     });
+    if (o.format === "stream") return resp.body!;
+    if (o.format === "blob") return resp.blob();
     const bytes = new Uint8Array(await resp.arrayBuffer());
     return o.format === "bytes" ? bytes : new TextDecoder().decode(bytes);
   }
 
-  async list(path = ".", depth = 1): Promise<FileInfo[]> {
+  async list(path = ".", depthOrOpts: number | ({ depth?: number } & FileOptions) = 1): Promise<FileInfo[]> {
+    const o = typeof depthOrOpts === "number" ? { depth: depthOrOpts } : depthOrOpts;
     const r = await this.s.conn.unwrap(
       this.s.conn.api.GET("/v1/sandboxes/{sandboxId}/files:list", {
-        params: { path: { sandboxId: this.s.sandboxId }, query: { path, depth } },
+        params: { path: { sandboxId: this.s.sandboxId }, query: { path, depth: o.depth ?? 1, user: o.user } },
       }),
     );
     return (r.entries ?? []).map(fileInfo);
   }
 
-  async stat(path: string): Promise<FileInfo> {
+  async stat(path: string, o: FileOptions = {}): Promise<FileInfo> {
     const r = await this.s.conn.unwrap(
       this.s.conn.api.GET("/v1/sandboxes/{sandboxId}/files:stat", {
-        params: { path: { sandboxId: this.s.sandboxId }, query: { path } },
+        params: { path: { sandboxId: this.s.sandboxId }, query: { path, user: o.user } },
       }),
     );
     return fileInfo(r.info);
   }
 
-  async exists(path: string): Promise<boolean> {
+  /** E2B's name for `stat`. */
+  getInfo(path: string, o: FileOptions = {}): Promise<FileInfo> {
+    return this.stat(path, o);
+  }
+
+  async exists(path: string, o: FileOptions = {}): Promise<boolean> {
     try {
-      await this.stat(path);
+      await this.stat(path, o);
       return true;
     } catch (e) {
       if (e instanceof NotFoundError) return false;
@@ -465,42 +690,68 @@ export class Files {
     }
   }
 
-  async makeDir(path: string, parents = true): Promise<void> {
+  async makeDir(path: string, parentsOrOpts: boolean | ({ parents?: boolean } & FileOptions) = true): Promise<void> {
+    const o = typeof parentsOrOpts === "boolean" ? { parents: parentsOrOpts } : parentsOrOpts;
     await this.s.conn.unwrap(
       this.s.conn.api.POST("/v1/sandboxes/{sandboxId}/files:mkdir", {
         params: { path: { sandboxId: this.s.sandboxId } },
-        body: { path, parents },
+        body: { path, parents: o.parents ?? true, ...(o.user ? { user: o.user } : {}) },
       }),
     );
   }
 
-  async rename(from: string, to: string): Promise<void> {
+  async rename(from: string, to: string, o: FileOptions = {}): Promise<void> {
     await this.s.conn.unwrap(
       this.s.conn.api.POST("/v1/sandboxes/{sandboxId}/files:move", {
         params: { path: { sandboxId: this.s.sandboxId } },
-        body: { sourcePath: from, destinationPath: to },
+        body: { sourcePath: from, destinationPath: to, ...(o.user ? { user: o.user } : {}) },
       }),
     );
   }
 
-  async remove(path: string, recursive = false): Promise<void> {
+  async remove(path: string, recursiveOrOpts: boolean | ({ recursive?: boolean } & FileOptions) = false): Promise<void> {
+    const o = typeof recursiveOrOpts === "boolean" ? { recursive: recursiveOrOpts } : recursiveOrOpts;
     await this.s.conn.unwrap(
       this.s.conn.api.DELETE("/v1/sandboxes/{sandboxId}/files", {
-        params: { path: { sandboxId: this.s.sandboxId }, query: { path, recursive } },
+        params: {
+          path: { sandboxId: this.s.sandboxId },
+          query: { path, recursive: o.recursive ?? false, user: o.user },
+        },
       }),
     );
+  }
+
+  private async *events(resp: Response): AsyncGenerator<FilesystemEvent> {
+    for await (const line of ndjson(resp)) {
+      if (line.error) throw errorFrom(0, line.error);
+      yield {
+        type: String(line.type ?? "").replace("FILE_EVENT_TYPE_", "").toLowerCase(),
+        path: String(line.path ?? ""),
+      };
+    }
+  }
+
+  /**
+   * Watches `path` until `stop()`: events go to `onEvent` (if given) and
+   * to `getNewEvents()`. The watch is open when this resolves, so no
+   * change made after it is missed.
+   */
+  async watchDir(
+    path: string,
+    onEvent?: (e: FilesystemEvent) => void | Promise<void>,
+    o: { recursive?: boolean } & FileOptions = {},
+  ): Promise<WatchHandle> {
+    const abort = new AbortController();
+    const q = withUser({ path, recursive: String(o.recursive ?? false) }, o);
+    const resp = await this.s.conn.fetch(`${this.s.path}/files:watch?${q}`, { signal: abort.signal });
+    return new WatchHandle(abort, this.events(resp), onEvent);
   }
 
   /** Yields changes under `path`; break the loop (or abort) to stop. */
   async *watch(path: string, o: { recursive?: boolean; signal?: AbortSignal } = {}) {
     const q = new URLSearchParams({ path, recursive: String(o.recursive ?? false) });
     const resp = await this.s.conn.fetch(`${this.s.path}/files:watch?${q}`, { signal: o.signal });
-    for await (const line of ndjson(resp)) {
-      yield {
-        type: String(line.type ?? "").replace("FILE_EVENT_TYPE_", "").toLowerCase(),
-        path: String(line.path ?? ""),
-      };
-    }
+    yield* this.events(resp);
   }
 }
 
@@ -508,18 +759,23 @@ export class PtyHandle extends CommandHandle {
   /** @internal */ sandboxRef!: Sandbox;
 
   async resize(size: { cols: number; rows: number }): Promise<void> {
-    await this.sandboxRef.conn.fetch(this.sandboxRef.processPath({ pid: this.pid }, ":resize"), {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ size }),
-    });
+    await this.sandboxRef.pty.resize(this.pid, size);
   }
 }
 
 export class Pty {
   constructor(private readonly s: Sandbox) {}
 
-  /** A terminal: a login shell (or `cmd`) under a PTY. */
+  private wrap(h: CommandHandle): PtyHandle {
+    const p = Object.setPrototypeOf(h, PtyHandle.prototype) as PtyHandle;
+    p.sandboxRef = this.s;
+    return p;
+  }
+
+  /**
+   * A terminal: a login shell (or `cmd`) under a PTY, as `user` (the
+   * image's default when unset), killed after `timeoutMs` if given.
+   */
   async create(o: {
     cols?: number;
     rows?: number;
@@ -527,26 +783,63 @@ export class Pty {
     envs?: Record<string, string>;
     cwd?: string;
     tag?: string;
+    user?: string;
+    timeoutMs?: number;
     onData?: (data: string) => void;
   } = {}): Promise<PtyHandle> {
     const h = await this.s.commands.startPty(o.cmd ?? ["bash", "-l"], {
       envs: o.envs,
       cwd: o.cwd,
       tag: o.tag,
+      user: o.user,
+      timeoutMs: o.timeoutMs,
       onStdout: o.onData,
       pty: { cols: o.cols ?? 80, rows: o.rows ?? 24 },
     });
-    const p = Object.setPrototypeOf(h, PtyHandle.prototype) as PtyHandle;
-    p.sandboxRef = this.s;
-    return p;
+    return this.wrap(h);
+  }
+
+  /** Reattaches to a terminal by pid: its output so far, then on. */
+  async connect(pid: number, o: { onData?: (data: string) => void } = {}): Promise<PtyHandle> {
+    return this.wrap(await this.s.commands.connect(pid, { onStdout: o.onData }));
+  }
+
+  async resize(pid: number, size: { cols: number; rows: number }): Promise<void> {
+    await this.s.conn.fetch(this.s.processPath({ pid }, ":resize"), {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ size }),
+    });
+  }
+
+  /** Keystrokes to the terminal. */
+  sendInput(pid: number, data: string | Uint8Array): Promise<void> {
+    return this.s.commands.sendStdin(pid, data);
+  }
+
+  kill(pid: number): Promise<void> {
+    return this.s.commands.kill(pid);
   }
 }
 
 export interface CreateOptions extends ConnectionOptions {
+  /** The image; "host" by default. */
   image?: string;
+  /** E2B's name for `image`. */
+  template?: string;
   envs?: Record<string, string>;
-  /** Auto-pause (by default) after this long. */
+  /** How long it may live, then `onTimeout` happens. */
   timeoutMs?: number;
+  /** "pause" (the default) or "kill" when the timeout passes. */
+  onTimeout?: "pause" | "kill";
+  /** Free-form metadata, filterable in `list`. */
+  metadata?: Record<string, string>;
+  /** false seals the sandbox: no network but its own loopback. */
+  allowInternetAccess?: boolean;
+  /** `allowOut`: only these CIDRs, IPs and domains (`denyOut` may only be ["0.0.0.0/0"]). */
+  network?: { allowOut?: string[]; denyOut?: string[] };
+  /** A retried create with the same key returns the first one's sandbox (24 h). */
+  idempotencyKey?: string;
   cpuMillis?: number;
   memoryMib?: number;
   labels?: Record<string, string>;
@@ -554,6 +847,46 @@ export interface CreateOptions extends ConnectionOptions {
   /** Wait until RUNNING (the default). */
   wait?: boolean;
   waitTimeoutMs?: number;
+}
+
+const IP = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-fA-F:]*:[0-9a-fA-F:.]*)(\/\d{1,3})?$/;
+
+/** E2B's network options as an egress policy (see CreateOptions). */
+export function networkPolicy(o: Pick<CreateOptions, "allowInternetAccess" | "network">): ApiSandbox["networkPolicy"] {
+  const allow = o.network?.allowOut ?? [];
+  const deny = o.network?.denyOut ?? [];
+  if (deny.length && !(deny.length === 1 && deny[0] === "0.0.0.0/0")) {
+    throw new InvalidArgumentError(
+      'denyOut may only be ["0.0.0.0/0"]: Talon denies what is not allowed, and private ranges always',
+    );
+  }
+  if (allow.length) {
+    const cidrs = allow.filter((a) => IP.test(a)).map((a) => (a.includes("/") ? a : a + (a.includes(":") ? "/128" : "/32")));
+    const domains = allow.filter((a) => !IP.test(a));
+    return { mode: "EGRESS_MODE_ALLOWLIST", allowCidrs: cidrs, allowDomains: domains };
+  }
+  if (deny.length || o.allowInternetAccess === false) return { mode: "EGRESS_MODE_SEALED" };
+  return undefined;
+}
+
+export interface ListOptions extends ConnectionOptions {
+  /** Only sandboxes whose metadata holds every pair, in these states. */
+  query?: { metadata?: Record<string, string>; state?: string[] };
+  /** E2B's names for pageSize and pageToken. */
+  limit?: number;
+  nextToken?: string;
+  pageSize?: number;
+  pageToken?: string;
+}
+
+async function killed(conn: Connection, sandboxId: string): Promise<boolean> {
+  try {
+    await conn.unwrap(conn.api.DELETE("/v1/sandboxes/{sandboxId}", { params: { path: { sandboxId } } }));
+    return true;
+  } catch (e) {
+    if (e instanceof NotFoundError) return false;
+    throw e;
+  }
 }
 
 export class Sandbox {
@@ -580,13 +913,27 @@ export class Sandbox {
     return t.tag ? `${this.path}/processes/tags/${enc(t.tag)}${verb}` : `${this.path}/processes/${t.pid ?? 0}${verb}`;
   }
 
-  static async create(o: CreateOptions = {}): Promise<Sandbox> {
+  /**
+   * Creates a sandbox and waits until it runs: `create()`, `create(opts)`
+   * or E2B's `create(template, opts)`.
+   */
+  static async create(templateOrOpts: string | CreateOptions = {}, opts: CreateOptions = {}): Promise<Sandbox> {
+    const o = typeof templateOrOpts === "string" ? { ...opts, template: templateOrOpts } : templateOrOpts;
     const conn = new Connection(o);
-    const body: ApiSandbox = { image: o.image ?? "host" };
+    const body: ApiSandbox = { image: o.image ?? o.template ?? "host" };
     if (o.envs) body.env = o.envs;
     if (o.labels) body.labels = o.labels;
+    if (o.metadata) body.metadata = o.metadata;
     if (o.secrets) body.secretNames = o.secrets;
     if (o.timeoutMs) body.timeout = seconds(o.timeoutMs);
+    if (o.onTimeout !== undefined) {
+      if (o.onTimeout !== "pause" && o.onTimeout !== "kill") {
+        throw new InvalidArgumentError(`onTimeout is "pause" or "kill", not ${JSON.stringify(o.onTimeout)}`);
+      }
+      body.timeoutAction = o.onTimeout === "kill" ? "TIMEOUT_ACTION_DELETE" : "TIMEOUT_ACTION_PAUSE";
+    }
+    const policy = networkPolicy(o);
+    if (policy) body.networkPolicy = policy;
     if (o.cpuMillis || o.memoryMib) {
       body.resources = {
         ...(o.cpuMillis ? { cpuMillis: String(o.cpuMillis) } : {}),
@@ -597,7 +944,10 @@ export class Sandbox {
     const r = await conn.unwrap(
       conn.api.POST("/v1/sandboxes", {
         params: {
-          query: wait ? { waitUntilRunning: true, waitTimeout: seconds(o.waitTimeoutMs ?? 60_000) } : {},
+          query: {
+            ...(wait ? { waitUntilRunning: true, waitTimeout: seconds(o.waitTimeoutMs ?? 60_000) } : {}),
+            ...(o.idempotencyKey ? { idempotencyKey: o.idempotencyKey } : {}),
+          },
         },
         body,
       }),
@@ -605,26 +955,70 @@ export class Sandbox {
     return new Sandbox(info(r.sandbox!), conn);
   }
 
-  static async connect(sandboxId: string, o: ConnectionOptions = {}): Promise<Sandbox> {
+  /**
+   * Attaches to a sandbox: a paused one is resumed and a stopped one
+   * started; a deleted one is NotFoundError. `timeoutMs` sets how long it
+   * may live from now.
+   */
+  static async connect(sandboxId: string, o: ConnectionOptions & { timeoutMs?: number } = {}): Promise<Sandbox> {
+    const conn = new Connection(o);
+    const i = await Sandbox.getInfo(sandboxId, o);
+    if (i.state === "deleted") throw new NotFoundError(`sandbox ${sandboxId} was deleted`);
+    if (i.state === "failed") {
+      throw new FailedPreconditionError(`sandbox ${sandboxId} failed: ${i.raw.stateMessage ?? ""}`);
+    }
+    const sbx = new Sandbox(i, conn);
+    if (i.state === "paused") await sbx.resume();
+    if (i.state === "stopped") {
+      await conn.unwrap(
+        conn.api.POST("/v1/sandboxes/{sandboxId}:start", { params: { path: { sandboxId } }, body: {} }),
+      );
+    }
+    if (o.timeoutMs) await sbx.setTimeout(o.timeoutMs);
+    if (i.state !== "running" || o.timeoutMs) await sbx.getInfo();
+    return sbx;
+  }
+
+  /**
+   * One page of the caller's sandboxes, newest first, filtered by
+   * `query.metadata` and `query.state`; `nextPageToken` (also as
+   * `nextToken`) is "" on the last page.
+   */
+  static async list(o: ListOptions = {}) {
+    const conn = new Connection(o);
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(o.query?.metadata ?? {})) q.append(`metadata[${k}]`, v);
+    for (const st of o.query?.state ?? []) {
+      if (!STATES.includes(st)) throw new InvalidArgumentError(`unknown state ${JSON.stringify(st)}`);
+      q.append("states", `SANDBOX_STATE_${st.toUpperCase()}`);
+    }
+    const size = o.pageSize ?? o.limit;
+    const token = o.pageToken ?? o.nextToken;
+    if (size) q.set("pageSize", String(size));
+    if (token) q.set("pageToken", token);
+    const r = (await (await conn.fetch(`/v1/sandboxes?${q}`)).json()) as components["schemas"]["ListSandboxesResponse"];
+    const next = r.nextPageToken ?? "";
+    return { sandboxes: (r.sandboxes ?? []).map(info), nextPageToken: next, nextToken: next, hasNext: next !== "" };
+  }
+
+  /** A sandbox's info by id, without attaching (and without resuming it). */
+  static async getInfo(sandboxId: string, o: ConnectionOptions = {}): Promise<SandboxInfo> {
     const conn = new Connection(o);
     const r = await conn.unwrap(conn.api.GET("/v1/sandboxes/{sandboxId}", { params: { path: { sandboxId } } }));
-    return new Sandbox(info(r.sandbox!), conn);
+    return info(r.sandbox!);
   }
 
-  static async list(o: ConnectionOptions & { pageSize?: number; pageToken?: string } = {}) {
-    const conn = new Connection(o);
-    const r = await conn.unwrap(
-      conn.api.GET("/v1/sandboxes", { params: { query: { pageSize: o.pageSize, pageToken: o.pageToken } } }),
-    );
-    return { sandboxes: (r.sandboxes ?? []).map(info), nextPageToken: r.nextPageToken ?? "" };
-  }
-
+  /** This sandbox's info, read again. */
   async getInfo(): Promise<SandboxInfo> {
     const r = await this.conn.unwrap(
       this.conn.api.GET("/v1/sandboxes/{sandboxId}", { params: { path: { sandboxId: this.sandboxId } } }),
     );
     this._info = info(r.sandbox!);
     return this._info;
+  }
+
+  async isRunning(): Promise<boolean> {
+    return (await this.getInfo()).state === "running";
   }
 
   async pause(): Promise<void> {
@@ -639,13 +1033,17 @@ export class Sandbox {
     );
   }
 
-  /** Deletes the sandbox and everything in it. */
-  async kill(): Promise<void> {
-    await this.conn.unwrap(
-      this.conn.api.DELETE("/v1/sandboxes/{sandboxId}", { params: { path: { sandboxId: this.sandboxId } } }),
-    );
+  /** Deletes a sandbox by id; false when there is no such sandbox. */
+  static async kill(sandboxId: string, o: ConnectionOptions = {}): Promise<boolean> {
+    return killed(new Connection(o), sandboxId);
   }
 
+  /** Deletes the sandbox and everything in it; false when it was gone. */
+  async kill(): Promise<boolean> {
+    return killed(this.conn, this.sandboxId);
+  }
+
+  /** The sandbox may live `ms` from now. */
   async setTimeout(ms: number): Promise<void> {
     await this.conn.unwrap(
       this.conn.api.POST("/v1/sandboxes/{sandboxId}:setTimeout", {
@@ -653,6 +1051,50 @@ export class Sandbox {
         body: { timeout: seconds(ms) },
       }),
     );
+  }
+
+  /** What the sandbox uses now (one reading, in a list like E2B's series). */
+  async getMetrics(): Promise<SandboxMetrics[]> {
+    const r = await this.conn.unwrap(
+      this.conn.api.GET("/v1/sandboxes/{sandboxId}/metrics", { params: { path: { sandboxId: this.sandboxId } } }),
+    );
+    const m = r.metrics ?? {};
+    return [
+      {
+        timestamp: new Date(m.sampleTime ?? Date.now()),
+        cpuCount: Number(m.cpuCount ?? 0),
+        cpuUsedPct: Number(m.cpuUsedPct ?? 0),
+        memUsed: Number(m.memUsedBytes ?? 0),
+        memTotal: Number(m.memTotalBytes ?? 0),
+        diskUsed: Number(m.diskUsedBytes ?? 0),
+        diskTotal: Number(m.diskTotalBytes ?? 0),
+      },
+    ];
+  }
+
+  /** A URL of the port that a browser opens directly (a signed preview link). */
+  getHost(port: number, opts: { ttlMs?: number } = {}): Promise<string> {
+    return this.previewUrl(port, opts);
+  }
+
+  private async fileUrl(path: string, operation: "FILE_URL_OPERATION_READ" | "FILE_URL_OPERATION_WRITE", ttlMs?: number) {
+    const r = await this.conn.unwrap(
+      this.conn.api.POST("/v1/sandboxes/{sandboxId}/file-urls", {
+        params: { path: { sandboxId: this.sandboxId } },
+        body: { path, operation, ...(ttlMs ? { ttl: seconds(ttlMs) } : {}) },
+      }),
+    );
+    return r.url ?? "";
+  }
+
+  /** A URL that downloads the file with a plain GET and no other credential (1 h by default). */
+  downloadUrl(path: string, opts: { ttlMs?: number } = {}): Promise<string> {
+    return this.fileUrl(path, "FILE_URL_OPERATION_READ", opts.ttlMs);
+  }
+
+  /** A URL that replaces the file with a POST body (application/octet-stream), no other credential. */
+  uploadUrl(path: string, opts: { ttlMs?: number } = {}): Promise<string> {
+    return this.fileUrl(path, "FILE_URL_OPERATION_WRITE", opts.ttlMs);
   }
 
   /**

@@ -4,6 +4,8 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
   AuthenticationError,
+  CommandExitError,
+  CommandTimeoutError,
   FailedPreconditionError,
   NotFoundError,
   PermissionDeniedError,
@@ -29,8 +31,14 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
   });
 
   it("runs a command: stdout, stderr, exit code", async () => {
-    const r = await sbx.commands.run("echo hi; echo err >&2; exit 3");
-    assert.deepEqual([r.stdout, r.stderr, r.exitCode], ["hi\n", "err\n", 3]);
+    const r = await sbx.commands.run("echo hi; echo err >&2");
+    assert.deepEqual([r.stdout, r.stderr, r.exitCode], ["hi\n", "err\n", 0]);
+    // A non-zero exit throws, with the result attached.
+    await assert.rejects(sbx.commands.run("echo hi; echo err >&2; exit 3"), (e: unknown) => {
+      assert.ok(e instanceof CommandExitError);
+      assert.deepEqual([e.stdout, e.stderr, e.exitCode, e.result.exitCode], ["hi\n", "err\n", 3, 3]);
+      return true;
+    });
   });
 
   it("passes env, cwd, unicode and streams callbacks", async () => {
@@ -46,8 +54,10 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
 
   it("takes stdin and honours a timeout", async () => {
     assert.equal((await sbx.commands.run(["cat"], { stdin: "ping\n" })).stdout, "ping\n");
-    const r = await sbx.commands.run("sleep 30", { timeoutMs: 1000 });
-    assert.ok(r.timedOut);
+    await assert.rejects(sbx.commands.run("echo before; sleep 30", { timeoutMs: 1000 }), (e: unknown) => {
+      assert.ok(e instanceof CommandTimeoutError && e.result.timedOut && e.result.stdout === "before\n");
+      return true;
+    });
   });
 
   it("reattaches to a background process by tag", async () => {
@@ -64,7 +74,7 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
   it("kills a background process", async () => {
     const h = await sbx.commands.run("sleep 60", { background: true });
     await h.kill();
-    assert.equal((await h.wait()).signal, 9);
+    await assert.rejects(h.wait(), (e: unknown) => e instanceof CommandExitError && e.result.signal === 9);
   });
 
   it("does files", async () => {

@@ -2,7 +2,23 @@
 // case's steps and writes what it observed. The runner judges.
 import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
-import { Sandbox, TalonError, whoami } from "../../../clients/typescript/dist/src/index.js";
+import {
+  CommandExitError,
+  CommandTimeoutError,
+  Sandbox,
+  TalonError,
+  whoami,
+} from "../../../clients/typescript/dist/src/index.js";
+
+/** A command's result, also when it ended non-zero or timed out (the SDK throws then, the result attached). */
+async function finished(p) {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof CommandExitError || e instanceof CommandTimeoutError) return e.result;
+    throw e;
+  }
+}
 
 const KEYS = {
   undefined: process.env.TALON_API_KEY,
@@ -35,7 +51,7 @@ class Case {
       }
       case "get": {
         const id = a.sandbox_id ?? this.slots[a.slot ?? "a"].sandboxId;
-        return { state: (await (await Sandbox.connect(id, { apiKey })).getInfo()).state };
+        return { state: (await Sandbox.getInfo(id, { apiKey })).state };
       }
       case "pause":
       case "resume":
@@ -55,9 +71,9 @@ class Case {
         return { all_created_listed: created.every((c) => ids.includes(c)), unique: new Set(ids).size === ids.length, pages };
       }
       case "run": {
-        const r = await (await this.sandbox(a)).commands.run(a.cmd, {
-          envs: a.envs, cwd: a.cwd, timeoutMs: a.timeout_s ? a.timeout_s * 1000 : undefined, stdin: a.stdin,
-        });
+        const r = await finished((await this.sandbox(a)).commands.run(a.cmd, {
+          envs: a.envs, cwd: a.cwd, timeoutMs: a.timeout_s ? a.timeout_s * 1000 : 0, stdin: a.stdin,
+        }));
         return { stdout: r.stdout, stderr: r.stderr, exit_code: r.exitCode, signal: r.signal, timed_out: r.timedOut };
       }
       case "run_bg": {
@@ -65,7 +81,7 @@ class Case {
         return { pid: h.pid };
       }
       case "reconnect": {
-        const r = await (await (await this.sandbox(a)).commands.connect({ tag: a.tag })).wait();
+        const r = await finished((await (await this.sandbox(a)).commands.connect({ tag: a.tag })).wait());
         return { stdout: r.stdout, stderr: r.stderr, exit_code: r.exitCode, signal: r.signal };
       }
       case "signal": {
@@ -79,7 +95,7 @@ class Case {
           cols: a.cols ?? 80, rows: a.rows ?? 24, cmd: a.cmd, onData: (d) => (output += d),
         });
         await p.sendStdin(a.input);
-        const r = await p.wait();
+        const r = await finished(p.wait());
         return { output, exit_code: r.exitCode };
       }
       case "write": {
