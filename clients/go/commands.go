@@ -9,6 +9,8 @@ import (
 	"context"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
@@ -19,11 +21,19 @@ import (
 	"github.com/talon-sandbox/talon/clients/go/internal/api"
 )
 
+// DefaultCommandTimeoutSecs is how long Run lets a command run when
+// RunOptions.TimeoutSecs is 0 (E2B's default); a negative TimeoutSecs
+// means no limit. Start (a background command) has no default limit.
+const DefaultCommandTimeoutSecs = 60
+
 // RunOptions shape a process; all are optional.
 type RunOptions struct {
-	Envs        map[string]string
-	Cwd         string
-	User        string
+	Envs map[string]string
+	Cwd  string
+	User string
+	// TimeoutSecs kills the process after this long: for Run, 0 is
+	// DefaultCommandTimeoutSecs and a negative value no limit; for Start,
+	// 0 is no limit.
 	TimeoutSecs float64
 	// Tag names the process for Connect.
 	Tag string
@@ -42,6 +52,49 @@ type CommandResult struct {
 	Signal   int
 	TimedOut bool
 	PID      int
+}
+
+// CommandExitError is a command that ended with a non-zero exit code or a
+// signal; Run and Wait return it beside the result (errors.As finds it).
+type CommandExitError struct{ Result *CommandResult }
+
+func (e *CommandExitError) Error() string {
+	if e.Result.Signal != 0 {
+		return fmt.Sprintf("talon: the command ended with signal %d", e.Result.Signal)
+	}
+	return fmt.Sprintf("talon: the command ended with exit code %d: %s", e.Result.ExitCode, tail(e.Result.Stderr, 500))
+}
+
+// CommandTimeoutError is a command its timeout killed; errors.Is(err,
+// ErrDeadlineExceeded) holds for it too.
+type CommandTimeoutError struct {
+	Result      *CommandResult
+	TimeoutSecs float64
+}
+
+func (e *CommandTimeoutError) Error() string {
+	return fmt.Sprintf("talon: the command ran longer than its timeout of %gs and was killed", e.TimeoutSecs)
+}
+
+// Is makes errors.Is(err, ErrDeadlineExceeded) true.
+func (e *CommandTimeoutError) Is(target error) bool { return target == ErrDeadlineExceeded }
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// finish is the result and the error it stands for, if any.
+func finish(r *CommandResult, timeoutSecs float64) (*CommandResult, error) {
+	switch {
+	case r.TimedOut:
+		return r, &CommandTimeoutError{Result: r, TimeoutSecs: timeoutSecs}
+	case r.ExitCode != 0 || r.Signal != 0:
+		return r, &CommandExitError{Result: r}
+	}
+	return r, nil
 }
 
 type event struct {
@@ -117,6 +170,10 @@ type CommandHandle struct {
 	failed  error
 	done    chan struct{}
 	started chan struct{}
+	body    io.ReadCloser
+	timeout float64
+	// disconnected is set by Disconnect (under mu).
+	disconnected bool
 }
 
 func (h *CommandHandle) read(body io.ReadCloser, o *RunOptions) {
@@ -170,8 +227,16 @@ func (h *CommandHandle) read(body io.ReadCloser, o *RunOptions) {
 	}
 }
 
-// Wait blocks until the process ends (or ctx is done).
+// Wait blocks until the process ends (or ctx is done). A non-zero exit
+// is a *CommandExitError and a timeout a *CommandTimeoutError, each
+// returned beside the result.
 func (h *CommandHandle) Wait(ctx context.Context) (*CommandResult, error) {
+	h.mu.Lock()
+	gone := h.disconnected
+	h.mu.Unlock()
+	if gone {
+		return nil, errors.New("talon: this handle was disconnected; Commands.Connect follows the process again")
+	}
 	select {
 	case <-h.done:
 	case <-ctx.Done():
@@ -186,7 +251,30 @@ func (h *CommandHandle) Wait(ctx context.Context) (*CommandResult, error) {
 	if h.exit != nil {
 		r.ExitCode, r.Signal, r.TimedOut = h.exit.exitCode, h.exit.signal, h.exit.timedOut
 	}
-	return r, nil
+	return finish(r, h.timeout)
+}
+
+// Stdout is the output so far.
+func (h *CommandHandle) Stdout() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.out.String()
+}
+
+// Stderr is the error output so far.
+func (h *CommandHandle) Stderr() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.err.String()
+}
+
+// Disconnect stops following the process; it keeps running in the sandbox.
+func (h *CommandHandle) Disconnect() {
+	h.mu.Lock()
+	h.disconnected = true
+	h.mu.Unlock()
+	h.body.Close()
+	<-h.done
 }
 
 // Kill sends a signal (9 when 0).
@@ -206,13 +294,7 @@ func (h *CommandHandle) CloseStdin(ctx context.Context) error {
 
 // Resize changes a PTY's size.
 func (h *CommandHandle) Resize(ctx context.Context, cols, rows int) error {
-	b, _ := json.Marshal(map[string]any{"size": map[string]int{"cols": cols, "rows": rows}})
-	resp, err := h.s.c.do(ctx, "POST", h.s.Commands.path(Target{PID: h.PID}, ":resize"), bytes.NewReader(b), map[string]string{"content-type": "application/json"})
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	return nil
+	return h.s.Pty.Resize(ctx, h.PID, cols, rows)
 }
 
 // Commands runs processes in a sandbox.
@@ -259,7 +341,10 @@ func (c *Commands) startStream(ctx context.Context, argv []string, o *RunOptions
 }
 
 func (c *Commands) handle(ctx context.Context, resp *http.Response, o *RunOptions, tag string) (*CommandHandle, error) {
-	h := &CommandHandle{s: c.s, Tag: tag, done: make(chan struct{}), started: make(chan struct{})}
+	h := &CommandHandle{s: c.s, Tag: tag, done: make(chan struct{}), started: make(chan struct{}), body: resp.Body}
+	if o != nil && o.TimeoutSecs > 0 {
+		h.timeout = o.TimeoutSecs
+	}
 	go h.read(resp.Body, o)
 	select {
 	case <-h.started:
@@ -300,9 +385,22 @@ func (c *Commands) Start(ctx context.Context, argv []string, o *RunOptions) (*Co
 	return h, nil
 }
 
-// Run runs argv to its end and returns its output and exit code.
+// Run runs argv to its end and returns its output and exit code. A
+// non-zero exit is a *CommandExitError, a timeout (60 s unless
+// o.TimeoutSecs says otherwise) a *CommandTimeoutError; either comes with
+// the result.
 func (c *Commands) Run(ctx context.Context, argv []string, o *RunOptions) (*CommandResult, error) {
-	h, err := c.Start(ctx, argv, o)
+	ro := RunOptions{}
+	if o != nil {
+		ro = *o
+	}
+	switch {
+	case ro.TimeoutSecs == 0:
+		ro.TimeoutSecs = DefaultCommandTimeoutSecs
+	case ro.TimeoutSecs < 0:
+		ro.TimeoutSecs = 0
+	}
+	h, err := c.Start(ctx, argv, &ro)
 	if err != nil {
 		return nil, err
 	}

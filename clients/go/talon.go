@@ -16,13 +16,16 @@ package talon
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/talon-sandbox/talon/clients/go/internal/api"
 )
@@ -183,7 +186,14 @@ func seconds(d float64) string { return strconv.FormatFloat(d, 'f', -1, 64) + "s
 type SandboxInfo struct {
 	ID    string
 	State string
-	Image string
+	// Image is the sandbox's image (E2B's template).
+	Image    string
+	Metadata map[string]string
+	// StartedAt is when it was made; EndAt when its timeout passes.
+	StartedAt time.Time
+	EndAt     time.Time
+	// Raw is the whole record as the API gave it.
+	Raw *api.Sandbox
 }
 
 func infoOf(s *api.Sandbox) SandboxInfo {
@@ -191,18 +201,42 @@ func infoOf(s *api.Sandbox) SandboxInfo {
 		return SandboxInfo{}
 	}
 	st := strings.ToLower(strings.TrimPrefix(string(deref(s.State)), "SANDBOX_STATE_"))
-	return SandboxInfo{ID: deref(s.SandboxId), State: st, Image: deref(s.Image)}
+	return SandboxInfo{
+		ID: deref(s.SandboxId), State: st, Image: deref(s.Image), Metadata: deref(s.Metadata),
+		StartedAt: deref(s.CreateTime), EndAt: deref(s.ExpireTime), Raw: s,
+	}
+}
+
+// NetworkOptions are E2B's network options: AllowOut names the only CIDRs,
+// IPs and domains the sandbox may reach; DenyOut may only be
+// ["0.0.0.0/0"] (Talon denies what is not allowed, and private ranges
+// always).
+type NetworkOptions struct {
+	AllowOut []string
+	DenyOut  []string
 }
 
 // CreateOptions shape a new sandbox; zero values take the server's defaults.
 type CreateOptions struct {
-	Image       string
-	Envs        map[string]string
-	Labels      map[string]string
-	Secrets     []string
+	// Image is the image ("host" when empty); Template is E2B's name for it.
+	Image    string
+	Template string
+	Envs     map[string]string
+	Labels   map[string]string
+	// Metadata is free-form, filterable in ListFiltered.
+	Metadata map[string]string
+	Secrets  []string
+	// TimeoutSecs is how long it may live; then OnTimeout happens
+	// ("pause", the default, or "kill").
 	TimeoutSecs float64
-	CPUMillis   int64
-	MemoryMiB   int64
+	OnTimeout   string
+	// AllowInternetAccess false seals the sandbox (nil: open).
+	AllowInternetAccess *bool
+	Network             *NetworkOptions
+	// IdempotencyKey makes a retried create return the first one's sandbox (24 h).
+	IdempotencyKey string
+	CPUMillis      int64
+	MemoryMiB      int64
 	// NoWait returns at once instead of waiting until the sandbox runs.
 	NoWait          bool
 	WaitTimeoutSecs float64
@@ -232,12 +266,63 @@ func (s *Sandbox) path(rest string) string {
 	return "/v1/sandboxes/" + url.PathEscape(s.Info.ID) + rest
 }
 
+// networkPolicy maps E2B's network options onto an egress policy.
+func networkPolicy(o CreateOptions) (*api.NetworkPolicy, error) {
+	if o.Network != nil {
+		deny := o.Network.DenyOut
+		if len(deny) > 0 && !(len(deny) == 1 && deny[0] == "0.0.0.0/0") {
+			return nil, &Error{Code: "INVALID_ARGUMENT", Message: `DenyOut may only be ["0.0.0.0/0"]: Talon denies what is not allowed, and private ranges always`}
+		}
+		if len(o.Network.AllowOut) > 0 {
+			cidrs, domains := []string{}, []string{}
+			for _, a := range o.Network.AllowOut {
+				if p, err := netip.ParsePrefix(a); err == nil {
+					cidrs = append(cidrs, p.String())
+				} else if ip, err := netip.ParseAddr(a); err == nil {
+					cidrs = append(cidrs, netip.PrefixFrom(ip, ip.BitLen()).String())
+				} else {
+					domains = append(domains, a)
+				}
+			}
+			return &api.NetworkPolicy{Mode: ptr(api.EGRESSMODEALLOWLIST), AllowCidrs: &cidrs, AllowDomains: &domains}, nil
+		}
+		if len(deny) > 0 {
+			return &api.NetworkPolicy{Mode: ptr(api.EGRESSMODESEALED)}, nil
+		}
+	}
+	if o.AllowInternetAccess != nil && !*o.AllowInternetAccess {
+		return &api.NetworkPolicy{Mode: ptr(api.EGRESSMODESEALED)}, nil
+	}
+	return nil, nil
+}
+
 // Create makes a sandbox and, unless NoWait, waits until it runs.
 func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) {
-	body := api.Sandbox{Image: ptr(o.Image)}
-	if o.Image == "" {
-		body.Image = ptr("host")
+	image := o.Image
+	if image == "" {
+		image = o.Template
 	}
+	if image == "" {
+		image = "host"
+	}
+	body := api.Sandbox{Image: ptr(image)}
+	if len(o.Metadata) > 0 {
+		body.Metadata = &o.Metadata
+	}
+	switch o.OnTimeout {
+	case "":
+	case "pause":
+		body.TimeoutAction = ptr(api.SandboxTimeoutActionTIMEOUTACTIONPAUSE)
+	case "kill":
+		body.TimeoutAction = ptr(api.SandboxTimeoutActionTIMEOUTACTIONDELETE)
+	default:
+		return nil, &Error{Code: "INVALID_ARGUMENT", Message: fmt.Sprintf("OnTimeout is \"pause\" or \"kill\", not %q", o.OnTimeout)}
+	}
+	pol, err := networkPolicy(o)
+	if err != nil {
+		return nil, err
+	}
+	body.NetworkPolicy = pol
 	if len(o.Envs) > 0 {
 		body.Env = &o.Envs
 	}
@@ -261,6 +346,9 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 		body.Resources = &r
 	}
 	params := &api.SandboxServiceCreateSandboxParams{}
+	if o.IdempotencyKey != "" {
+		params.IdempotencyKey = &o.IdempotencyKey
+	}
 	if !o.NoWait {
 		wait := o.WaitTimeoutSecs
 		if wait == 0 {
@@ -279,13 +367,113 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 	return c.sandbox(infoOf(r.JSON200.Sandbox)), nil
 }
 
-// Connect attaches to an existing sandbox.
-func (c *Client) Connect(ctx context.Context, id string) (*Sandbox, error) {
+// ConnectOptions adjust Connect.
+type ConnectOptions struct {
+	// TimeoutSecs sets how long the sandbox may live from now.
+	TimeoutSecs float64
+}
+
+// Connect attaches to a sandbox: a paused one is resumed and a stopped one
+// started; a deleted one is ErrNotFound.
+func (c *Client) Connect(ctx context.Context, id string, opts ...ConnectOptions) (*Sandbox, error) {
 	s := c.sandbox(SandboxInfo{ID: id})
-	if _, err := s.Refresh(ctx); err != nil {
+	i, err := s.Refresh(ctx)
+	if err != nil {
 		return nil, err
 	}
+	switch i.State {
+	case "deleted":
+		return nil, &Error{Code: "NOT_FOUND", Message: "sandbox " + id + " was deleted"}
+	case "failed":
+		return nil, &Error{Code: "FAILED_PRECONDITION", Message: "sandbox " + id + " failed: " + deref(i.Raw.StateMessage)}
+	case "paused":
+		err = s.Resume(ctx)
+	case "stopped":
+		var r *api.SandboxServiceStartSandboxResponse
+		if r, err = c.api.SandboxServiceStartSandboxWithResponse(ctx, id, api.StartSandboxRequest{}); err == nil {
+			err = check(r.HTTPResponse, r.Body)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	timeout := 0.0
+	for _, o := range opts {
+		timeout = o.TimeoutSecs
+	}
+	if timeout > 0 {
+		if err := s.SetTimeout(ctx, timeout); err != nil {
+			return nil, err
+		}
+	}
+	if i.State != "running" || timeout > 0 {
+		if _, err := s.Refresh(ctx); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
+}
+
+// GetInfo reads a sandbox by id without attaching to it (and without
+// resuming it).
+func (c *Client) GetInfo(ctx context.Context, id string) (SandboxInfo, error) {
+	return c.sandbox(SandboxInfo{ID: id}).Refresh(ctx)
+}
+
+// Kill deletes a sandbox by id; false when there is no such sandbox.
+func (c *Client) Kill(ctx context.Context, id string) (bool, error) {
+	err := c.sandbox(SandboxInfo{ID: id}).Kill(ctx)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// ListOptions filter and page ListFiltered.
+type ListOptions struct {
+	// Metadata pairs every listed sandbox holds.
+	Metadata map[string]string
+	// States ("running", "paused", …); all but deleted ones when empty.
+	States    []string
+	PageSize  int
+	PageToken string
+}
+
+var states = map[string]bool{"pending": true, "starting": true, "running": true, "paused": true, "stopping": true, "stopped": true, "failed": true, "deleted": true}
+
+// ListFiltered returns one page of the caller's sandboxes, newest first,
+// that match o, and the next page's token ("" on the last).
+func (c *Client) ListFiltered(ctx context.Context, o ListOptions) ([]SandboxInfo, string, error) {
+	q := url.Values{}
+	for k, v := range o.Metadata {
+		q.Set("metadata["+k+"]", v)
+	}
+	for _, st := range o.States {
+		if !states[st] {
+			return nil, "", &Error{Code: "INVALID_ARGUMENT", Message: fmt.Sprintf("unknown state %q", st)}
+		}
+		q.Add("states", "SANDBOX_STATE_"+strings.ToUpper(st))
+	}
+	if o.PageSize > 0 {
+		q.Set("pageSize", strconv.Itoa(o.PageSize))
+	}
+	if o.PageToken != "" {
+		q.Set("pageToken", o.PageToken)
+	}
+	resp, err := c.do(ctx, "GET", "/v1/sandboxes?"+q.Encode(), nil, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	defer resp.Body.Close()
+	var page api.ListSandboxesResponse
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil {
+		return nil, "", err
+	}
+	var out []SandboxInfo
+	for i := range deref(page.Sandboxes) {
+		out = append(out, infoOf(&(*page.Sandboxes)[i]))
+	}
+	return out, deref(page.NextPageToken), nil
 }
 
 // List returns one page of the caller's sandboxes and the next page's token.
@@ -324,6 +512,24 @@ func (s *Sandbox) Refresh(ctx context.Context) (SandboxInfo, error) {
 	return s.Info, nil
 }
 
+// GetInfo is E2B's name for Refresh.
+func (s *Sandbox) GetInfo(ctx context.Context) (SandboxInfo, error) { return s.Refresh(ctx) }
+
+// IsRunning says whether the sandbox runs now.
+func (s *Sandbox) IsRunning(ctx context.Context) (bool, error) {
+	i, err := s.Refresh(ctx)
+	return i.State == "running", err
+}
+
+// SetTimeout lets the sandbox live secs from now.
+func (s *Sandbox) SetTimeout(ctx context.Context, secs float64) error {
+	r, err := s.c.api.SandboxServiceSetSandboxTimeoutWithResponse(ctx, s.Info.ID, api.SetSandboxTimeoutRequest{Timeout: ptr(seconds(secs))})
+	if err != nil {
+		return err
+	}
+	return check(r.HTTPResponse, r.Body)
+}
+
 // Pause freezes every process of the sandbox.
 func (s *Sandbox) Pause(ctx context.Context) error {
 	r, err := s.c.api.SandboxServicePauseSandboxWithResponse(ctx, s.Info.ID, api.PauseSandboxRequest{})
@@ -349,49 +555,6 @@ func (s *Sandbox) Kill(ctx context.Context) error {
 		return err
 	}
 	return check(r.HTTPResponse, r.Body)
-}
-
-// PreviewURL is a link to the port's preview that opens with no other
-// credential: it carries a fresh preview token (valid ttlSecs, or the
-// server's default when 0), which the gateway trades for a cookie of that
-// preview only. In the form the gateway serves by default: a subdomain
-// (http://PORT-ID.localhost:8080/ on loopback), where apps with
-// root-absolute asset paths work. PreviewPathURL gives the path form, for
-// clients that can't resolve *.localhost; PreviewAddress the bare path
-// address, which needs an Authorization header.
-func (s *Sandbox) PreviewURL(ctx context.Context, port int, ttlSecs float64) (string, error) {
-	_, link, err := s.PreviewToken(ctx, port, ttlSecs)
-	return link, err
-}
-
-// PreviewPathURL is PreviewURL in the path form (/preview/ID/PORT/?token=).
-func (s *Sandbox) PreviewPathURL(ctx context.Context, port int, ttlSecs float64) (string, error) {
-	token, _, err := s.PreviewToken(ctx, port, ttlSecs)
-	if err != nil {
-		return "", err
-	}
-	return s.PreviewAddress(port) + "?token=" + url.QueryEscape(token), nil
-}
-
-// PreviewAddress is the unsigned path-prefix address of a port's preview.
-func (s *Sandbox) PreviewAddress(port int) string {
-	return fmt.Sprintf("%s/preview/%s/%d/", s.c.baseURL, s.Info.ID, port)
-}
-
-// PreviewToken signs a short-lived token for one port of the sandbox.
-func (s *Sandbox) PreviewToken(ctx context.Context, port int, ttlSecs float64) (token, link string, err error) {
-	body := api.CreatePreviewTokenRequest{Port: ptr(uint32(port))}
-	if ttlSecs > 0 {
-		body.Ttl = ptr(seconds(ttlSecs))
-	}
-	r, err := s.c.api.PreviewServiceCreatePreviewTokenWithResponse(ctx, s.Info.ID, body)
-	if err != nil {
-		return "", "", err
-	}
-	if err := check(r.HTTPResponse, r.Body); err != nil {
-		return "", "", err
-	}
-	return deref(r.JSON200.Token), deref(r.JSON200.Url), nil
 }
 
 // Shell is an argv that runs cmd under `sh -c`.

@@ -45,9 +45,11 @@ func TestRunAndErrors(t *testing.T) {
 	if s.Info.State != "running" {
 		t.Fatalf("state %q", s.Info.State)
 	}
+	// A non-zero exit is an error, with the result beside it and in it.
 	r, err := s.Commands.Run(ctx, talon.Shell("echo hi; echo err >&2; exit 3"), nil)
-	if err != nil {
-		t.Fatal(err)
+	var exit *talon.CommandExitError
+	if !errors.As(err, &exit) || exit.Result.ExitCode != 3 {
+		t.Fatalf("want a CommandExitError, got %v", err)
 	}
 	if r.Stdout != "hi\n" || r.Stderr != "err\n" || r.ExitCode != 3 {
 		t.Fatalf("%+v", r)
@@ -66,7 +68,8 @@ func TestRunAndErrors(t *testing.T) {
 		t.Fatalf("%v %+v", err, r)
 	}
 	r, err = s.Commands.Run(ctx, talon.Shell("sleep 30"), &talon.RunOptions{TimeoutSecs: 1})
-	if err != nil || !r.TimedOut {
+	var timeout *talon.CommandTimeoutError
+	if !errors.As(err, &timeout) || !errors.Is(err, talon.ErrDeadlineExceeded) || !r.TimedOut {
 		t.Fatalf("%v %+v", err, r)
 	}
 	if _, err := client(t).Connect(ctx, "sbx_doesnotexist"); !errors.Is(err, talon.ErrNotFound) {
@@ -98,7 +101,7 @@ func TestBackgroundReattachAndKill(t *testing.T) {
 	if err := sl.Kill(ctx, 9); err != nil {
 		t.Fatal(err)
 	}
-	if r, err := sl.Wait(ctx); err != nil || r.Signal != 9 {
+	if r, err := sl.Wait(ctx); r == nil || r.Signal != 9 || err == nil {
 		t.Fatalf("%v %+v", err, r)
 	}
 }

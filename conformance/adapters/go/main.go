@@ -87,6 +87,17 @@ func slot(a map[string]any) string {
 	return "a"
 }
 
+// finished is a command's result, also when it ended non-zero or timed
+// out (the SDK returns the result beside an error then).
+func finished(res *talon.CommandResult, err error) (*talon.CommandResult, error) {
+	var exit *talon.CommandExitError
+	var timeout *talon.CommandTimeoutError
+	if errors.As(err, &exit) || errors.As(err, &timeout) {
+		return res, nil
+	}
+	return res, err
+}
+
 // sandbox is the step's slot as seen with the step's key.
 func (r *runner) sandbox(a map[string]any) (*talon.Sandbox, error) {
 	s := r.slots[slot(a)]
@@ -118,11 +129,11 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		if id == "" {
 			id = r.slots[slot(a)].ID()
 		}
-		s, err := r.client(a).Connect(ctx, id)
+		i, err := r.client(a).GetInfo(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		return map[string]any{"state": s.Info.State}, nil
+		return map[string]any{"state": i.State}, nil
 	case "pause", "resume", "kill":
 		s, err := r.sandbox(a)
 		if err != nil {
@@ -169,7 +180,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		o := &talon.RunOptions{Cwd: str(a, "cwd"), TimeoutSecs: num(a, "timeout_s", 0)}
+		o := &talon.RunOptions{Cwd: str(a, "cwd"), TimeoutSecs: num(a, "timeout_s", -1)}
 		if e, ok := a["envs"].(map[string]any); ok {
 			o.Envs = map[string]string{}
 			for k, v := range e {
@@ -179,7 +190,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		if in, ok := a["stdin"].(string); ok {
 			o.Stdin = []byte(in)
 		}
-		res, err := s.Commands.Run(ctx, argv(a["cmd"]), o)
+		res, err := finished(s.Commands.Run(ctx, argv(a["cmd"]), o))
 		if err != nil {
 			return nil, err
 		}
@@ -203,7 +214,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		res, err := h.Wait(ctx)
+		res, err := finished(h.Wait(ctx))
 		if err != nil {
 			return nil, err
 		}
@@ -229,7 +240,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		if err := h.SendStdin(ctx, []byte(str(a, "input"))); err != nil {
 			return nil, err
 		}
-		res, err := h.Wait(ctx)
+		res, err := finished(h.Wait(ctx))
 		if err != nil {
 			return nil, err
 		}
