@@ -24,6 +24,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -245,12 +246,17 @@ def main() -> int:
                "TALON_API_KEY": main_t["developer"], "TALON_VIEWER_KEY": main_t["viewer"],
                "TALON_ALT_KEY": alt_t["developer"], "XDG_CONFIG_HOME": tempfile.mkdtemp(prefix="talon-cfg-")}
         work = Path(tempfile.mkdtemp(prefix="talon-conformance-io-"))
-        (work / "cases.json").write_text(json.dumps(cases))
         table: dict[str, dict[str, str | None]] = {}
         for client in clients:
             out = work / f"{client}.json"
+            # `{nonce}` in a case is one value per client run, so one
+            # client's sandboxes (metadata, idempotency keys) are never
+            # another's.
+            nonce = f"{client}-{secrets.token_hex(4)}"
+            mine = work / f"{client}-cases.json"
+            mine.write_text(json.dumps(cases).replace("{nonce}", nonce))
             started = time.time()
-            p = subprocess.run(ADAPTERS[client]() + [str(work / "cases.json"), str(out)], env=env,
+            p = subprocess.run(ADAPTERS[client]() + [str(mine), str(out)], env=env,
                                capture_output=True, text=True, timeout=1200)
             took = time.time() - started
             results = json.loads(out.read_text()) if out.exists() else {}

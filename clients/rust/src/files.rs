@@ -11,6 +11,12 @@ pub struct Files<'a> {
 impl Files<'_> {
     /// Writes a whole file atomically, in 1 MiB messages.
     pub async fn write(&self, path: &str, data: &[u8]) -> Result<pb::FileInfo> {
+        self.write_as(path, data, "").await
+    }
+
+    /// Writes a file as a user of the sandbox (their permissions; the file
+    /// is theirs); `""` is the agent's own user.
+    pub async fn write_as(&self, path: &str, data: &[u8], user: &str) -> Result<pb::FileInfo> {
         use pb::write_file_request::Message as M;
         let mut msgs = vec![pb::WriteFileRequest {
             sandbox_id: self.s.id().into(),
@@ -19,7 +25,7 @@ impl Files<'_> {
                 mode: 0,
                 create_parents: true,
                 no_overwrite: false,
-                ..Default::default()
+                user: user.into(),
             })),
         }];
         msgs.extend(data.chunks(1 << 20).map(|c| pb::WriteFileRequest {
@@ -44,6 +50,11 @@ impl Files<'_> {
     }
 
     pub async fn read(&self, path: &str) -> Result<Vec<u8>> {
+        self.read_as(path, "").await
+    }
+
+    /// Reads a file as a user of the sandbox.
+    pub async fn read_as(&self, path: &str, user: &str) -> Result<Vec<u8>> {
         let mut s = self
             .s
             .client
@@ -53,7 +64,7 @@ impl Files<'_> {
                 path: path.into(),
                 offset: 0,
                 length: 0,
-                ..Default::default()
+                user: user.into(),
             })
             .await?
             .into_inner();

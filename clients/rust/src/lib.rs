@@ -239,6 +239,53 @@ impl Client {
         Ok((r.sandboxes, r.next_page_token))
     }
 
+    /// One page of the caller's sandboxes whose metadata holds every pair
+    /// and whose state is one of `states` (all but deleted when empty).
+    pub async fn list_filtered(
+        &self,
+        metadata: HashMap<String, String>,
+        states: &[pb::SandboxState],
+        page_size: i32,
+        page_token: &str,
+    ) -> Result<(Vec<pb::Sandbox>, String)> {
+        let r = self
+            .sandboxes()
+            .list_sandboxes(pb::ListSandboxesRequest {
+                page_size,
+                page_token: page_token.into(),
+                metadata,
+                states: states.iter().map(|s| *s as i32).collect(),
+                ..Default::default()
+            })
+            .await?
+            .into_inner();
+        Ok((r.sandboxes, r.next_page_token))
+    }
+
+    /// Attaches to a sandbox the way E2B's connect does: a paused one is
+    /// resumed and a stopped one started; a deleted one is NOT_FOUND.
+    pub async fn connect_sandbox(&self, sandbox_id: &str) -> Result<Sandbox> {
+        let mut sb = self.get(sandbox_id).await?;
+        match pb::SandboxState::try_from(sb.info.state) {
+            Ok(pb::SandboxState::Deleted) => {
+                return Err(
+                    tonic::Status::not_found(format!("sandbox {sandbox_id} was deleted")).into(),
+                );
+            }
+            Ok(pb::SandboxState::Paused) => sb.resume().await?,
+            Ok(pb::SandboxState::Stopped) => {
+                self.sandboxes()
+                    .start_sandbox(pb::StartSandboxRequest {
+                        sandbox_id: sandbox_id.into(),
+                    })
+                    .await?;
+            }
+            _ => return Ok(sb),
+        }
+        sb.refresh().await?;
+        Ok(sb)
+    }
+
     pub async fn whoami(&self) -> Result<pb::WhoAmIResponse> {
         Ok(self
             .auth()
@@ -331,6 +378,55 @@ impl Sandbox {
             })
             .await?;
         Ok(())
+    }
+
+    /// What the sandbox uses now.
+    pub async fn metrics(&self) -> Result<pb::SandboxMetrics> {
+        Ok(self
+            .client
+            .sandboxes()
+            .get_sandbox_metrics(pb::GetSandboxMetricsRequest {
+                sandbox_id: self.id().into(),
+            })
+            .await?
+            .into_inner()
+            .metrics
+            .unwrap_or_default())
+    }
+
+    /// Lets the sandbox live `timeout` from now.
+    pub async fn set_timeout(&self, timeout: Duration) -> Result<()> {
+        self.client
+            .sandboxes()
+            .set_sandbox_timeout(pb::SetSandboxTimeoutRequest {
+                sandbox_id: self.id().into(),
+                timeout: Some(duration(timeout)),
+                ..Default::default()
+            })
+            .await?;
+        Ok(())
+    }
+
+    /// A URL on the gateway that reads (`write: false`) or writes one file
+    /// with no other credential, for `ttl` (an hour when None).
+    pub async fn file_url(&self, path: &str, write: bool, ttl: Option<Duration>) -> Result<String> {
+        let operation = if write {
+            pb::FileUrlOperation::Write
+        } else {
+            pb::FileUrlOperation::Read
+        };
+        Ok(self
+            .client
+            .files()
+            .create_file_url(pb::CreateFileUrlRequest {
+                sandbox_id: self.id().into(),
+                path: path.into(),
+                operation: operation as i32,
+                ttl: ttl.map(duration),
+            })
+            .await?
+            .into_inner()
+            .url)
     }
 
     /// A signed link to one port (path-prefix preview).

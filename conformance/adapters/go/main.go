@@ -9,6 +9,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"sort"
 	"strings"
@@ -37,6 +39,15 @@ var keys = map[string]string{
 }
 
 func str(a map[string]any, k string) string { s, _ := a[k].(string); return s }
+
+func strMap(v any) map[string]string {
+	m, _ := v.(map[string]any)
+	out := map[string]string{}
+	for k, x := range m {
+		out[k], _ = x.(string)
+	}
+	return out
+}
 
 func num(a map[string]any, k string, def float64) float64 {
 	if v, ok := a[k].(float64); ok {
@@ -118,12 +129,96 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 			}
 		}
 		image := str(a, "image")
-		s, err := r.client(a).Create(ctx, talon.CreateOptions{Image: image, Envs: envs, CPUMillis: 250, MemoryMiB: 256})
+		s, err := r.client(a).Create(ctx, talon.CreateOptions{Image: image, Envs: envs, CPUMillis: 250, MemoryMiB: 256,
+			Metadata: strMap(a["metadata"]), IdempotencyKey: str(a, "idempotency_key")})
 		if err != nil {
 			return nil, err
 		}
+		same := ""
+		for n, o := range r.slots {
+			if o.ID() == s.ID() {
+				same = n
+			}
+		}
 		r.slots[slot(a)] = s
-		return map[string]any{"sandbox_id": s.ID(), "state": s.Info.State}, nil
+		return map[string]any{"sandbox_id": s.ID(), "state": s.Info.State, "same_as": same}, nil
+	case "list_filtered":
+		o := talon.ListOptions{Metadata: strMap(a["metadata"])}
+		if st, ok := a["states"].([]any); ok {
+			for _, v := range st {
+				s, _ := v.(string)
+				o.States = append(o.States, s)
+			}
+		}
+		ids := map[string]bool{}
+		for {
+			page, next, err := r.client(a).ListFiltered(ctx, o)
+			if err != nil {
+				return nil, err
+			}
+			for _, i := range page {
+				ids[i.ID] = true
+			}
+			if o.PageToken = next; next == "" {
+				break
+			}
+		}
+		slots := []string{}
+		for n, s := range r.slots {
+			if ids[s.ID()] {
+				slots = append(slots, n)
+			}
+		}
+		sort.Strings(slots)
+		return map[string]any{"slots": slots}, nil
+	case "connect":
+		s, err := r.client(a).Connect(ctx, r.slots[slot(a)].ID())
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"state": s.Info.State}, nil
+	case "metrics":
+		s, err := r.sandbox(a)
+		if err != nil {
+			return nil, err
+		}
+		m, err := s.GetMetrics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"cpu_count": m[0].CPUCount, "mem_total_mib": m[0].MemTotal >> 20,
+			"mem_used_positive": m[0].MemUsed > 0, "disk_used_positive": m[0].DiskUsed > 0}, nil
+	case "file_url":
+		s, err := r.sandbox(a)
+		if err != nil {
+			return nil, err
+		}
+		var resp *http.Response
+		if str(a, "operation") == "write" {
+			u, err := s.UploadURL(ctx, str(a, "path"), 0)
+			if err != nil {
+				return nil, err
+			}
+			resp, err = http.Post(u, "application/octet-stream", strings.NewReader(str(a, "text")))
+			if err != nil {
+				return nil, err
+			}
+		} else {
+			u, err := s.DownloadURL(ctx, str(a, "path"), 0)
+			if err != nil {
+				return nil, err
+			}
+			if resp, err = http.Get(u); err != nil {
+				return nil, err
+			}
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		out := map[string]any{"status": resp.StatusCode}
+		if str(a, "operation") == "read" {
+			out["text"] = string(body)
+		}
+		return out, nil
 	case "get":
 		id := str(a, "sandbox_id")
 		if id == "" {
@@ -256,7 +351,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		if g, ok := a["generate"].(map[string]any); ok {
 			data = generate(int(num(g, "size", 0)), int(num(g, "seed", 0)))
 		}
-		fi, err := s.Files.Write(ctx, str(a, "path"), data)
+		fi, err := s.Files.Write(ctx, str(a, "path"), data, talon.AsUser(str(a, "user")))
 		if err != nil {
 			return nil, err
 		}
@@ -266,7 +361,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		if err != nil {
 			return nil, err
 		}
-		data, err := s.Files.Read(ctx, str(a, "path"))
+		data, err := s.Files.Read(ctx, str(a, "path"), talon.AsUser(str(a, "user")))
 		if err != nil {
 			return nil, err
 		}

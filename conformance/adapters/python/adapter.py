@@ -7,6 +7,8 @@ import os
 import sys
 import threading
 import time
+import urllib.error
+import urllib.request
 
 from talon_sandbox import Sandbox, errors
 from talon_sandbox._core import Config
@@ -50,9 +52,43 @@ class Case:
         key = KEYS[a.get("key")]
         if op == "create":
             s = Sandbox.create(a.get("image", "host"), envs=a.get("envs"), cpu_millis=250, memory_mib=256,
-                               api_key=key)
+                               metadata=a.get("metadata"), idempotency_key=a.get("idempotency_key"), api_key=key)
+            same = next((n for n, o in self.slots.items() if o.sandbox_id == s.sandbox_id), "")
             self.slots[a.get("slot", "a")] = s
-            return {"sandbox_id": s.sandbox_id, "state": s.info().state}
+            return {"sandbox_id": s.sandbox_id, "state": s.info().state, "same_as": same}
+        if op == "list_filtered":
+            ids, token = set(), None
+            while True:
+                page, token = Sandbox.list(metadata=a.get("metadata"), state=a.get("states"), page_token=token,
+                                           api_key=key)
+                ids |= {i.sandbox_id for i in page}
+                if not token:
+                    break
+            return {"slots": sorted(n for n, o in self.slots.items() if o.sandbox_id in ids)}
+        if op == "connect":
+            sid = self.slots[a.get("slot", "a")].sandbox_id
+            return {"state": Sandbox.connect(sid, api_key=key).get_info().state}
+        if op == "metrics":
+            m = self.sandbox(a).get_metrics()[0]
+            return {"cpu_count": m.cpu_count, "mem_total_mib": m.mem_total >> 20,
+                    "mem_used_positive": m.mem_used > 0, "disk_used_positive": m.disk_used > 0}
+        if op == "file_url":
+            s = self.sandbox(a)
+            if a["operation"] == "write":
+                req = urllib.request.Request(s.upload_url(a["path"]), data=a["text"].encode(), method="POST",
+                                             headers={"content-type": "application/octet-stream"})
+            else:
+                req = urllib.request.Request(s.download_url(a["path"]))
+            try:
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    body = r.read()
+                    status = r.status
+            except urllib.error.HTTPError as e:
+                body, status = e.read(), e.code
+            out = {"status": status}
+            if a["operation"] == "read":
+                out["text"] = body.decode("utf-8", "replace")
+            return out
         if op == "get":
             sid = a.get("sandbox_id") or self.slots[a.get("slot", "a")].sandbox_id
             return {"state": Sandbox.get_info(sid, api_key=key).state}
@@ -93,9 +129,9 @@ class Case:
             return {"output": b"".join(out).decode("utf-8", "replace"), "exit_code": r.exit_code}
         if op == "write":
             data = generate(**a["generate"]) if "generate" in a else a["text"].encode()
-            return {"size": self.sandbox(a).files.write(a["path"], data).size}
+            return {"size": self.sandbox(a).files.write(a["path"], data, user=a.get("user")).size}
         if op == "read":
-            data = self.sandbox(a).files.read(a["path"], format="bytes")
+            data = self.sandbox(a).files.read(a["path"], format="bytes", user=a.get("user"))
             r = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
             try:
                 r["text"] = data.decode("utf-8")

@@ -9,6 +9,8 @@ import os
 import subprocess
 import sys
 import tempfile
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -91,9 +93,47 @@ class Case:
             args = ["create", "--image", a.get("image", "host"), "--cpu-millis", "250", "--memory-mib", "256"]
             for n, v in (a.get("envs") or {}).items():
                 args += ["--env", f"{n}={v}"]
+            for n, v in (a.get("metadata") or {}).items():
+                args += ["--metadata", f"{n}={v}"]
+            if a.get("idempotency_key"):
+                args += ["--idempotency-key", a["idempotency_key"]]
             s = ctl(args, k)
+            same = next((n for n, o in self.slots.items() if o == s["sandbox_id"]), "")
             self.slots[a.get("slot", "a")] = s["sandbox_id"]
-            return {"sandbox_id": s["sandbox_id"], "state": s["state"]}
+            return {"sandbox_id": s["sandbox_id"], "state": s["state"], "same_as": same}
+        if op == "list_filtered":
+            args = ["list"]
+            for n, v in (a.get("metadata") or {}).items():
+                args += ["--metadata", f"{n}={v}"]
+            for st in a.get("states") or []:
+                args += ["--state", st]
+            ids, token = set(), ""
+            while True:
+                r = ctl(args + ["--page-token", token], k)
+                ids |= {s["sandbox_id"] for s in r["sandboxes"]}
+                token = r["next_page_token"]
+                if not token:
+                    break
+            return {"slots": sorted(n for n, o in self.slots.items() if o in ids)}
+        if op == "connect":
+            return {"state": ctl(["connect", self.sid(a)], k)["state"]}
+        if op == "metrics":
+            m = ctl(["metrics", self.sid(a)], k)
+            return {"cpu_count": m["cpu_count"], "mem_total_mib": int(m["mem_total_bytes"]) >> 20,
+                    "mem_used_positive": int(m["mem_used_bytes"]) > 0,
+                    "disk_used_positive": int(m["disk_used_bytes"]) > 0}
+        if op == "file_url":
+            write = a["operation"] == "write"
+            url = ctl(["fs", "url", self.sid(a), a["path"]] + (["--write"] if write else []), k)["url"]
+            req = urllib.request.Request(url, data=a["text"].encode() if write else None,
+                                         method="POST" if write else "GET",
+                                         headers={"content-type": "application/octet-stream"} if write else {})
+            try:
+                with urllib.request.urlopen(req, timeout=60) as r:
+                    body, status = r.read(), r.status
+            except urllib.error.HTTPError as e:
+                body, status = e.read(), e.code
+            return {"status": status, "text": body.decode("utf-8", "replace")} if not write else {"status": status}
         if op == "get":
             return {"state": ctl(["get", self.sid(a)], k)["state"]}
         if op in ("pause", "resume"):
@@ -148,11 +188,13 @@ class Case:
             with tempfile.NamedTemporaryFile() as f:
                 f.write(data)
                 f.flush()
-                return {"size": ctl(["cp", f.name, f"{self.sid(a)}:{a['path']}"], k)["size"]}
+                user = ["--user", a["user"]] if a.get("user") else []
+                return {"size": ctl(["cp", *user, f.name, f"{self.sid(a)}:{a['path']}"], k)["size"]}
         if op == "read":
-            p = ctl(["cp", f"{self.sid(a)}:{a['path']}", "-"], k, raw=True)
+            user = ["--user", a["user"]] if a.get("user") else []
+            p = ctl(["cp", *user, f"{self.sid(a)}:{a['path']}", "-"], k, raw=True)
             if p.returncode != 0:
-                ctl(["cp", f"{self.sid(a)}:{a['path']}", "-"], k)  # raises the error
+                ctl(["cp", *user, f"{self.sid(a)}:{a['path']}", "-"], k)  # raises the error
             data = p.stdout
             r = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
             try:

@@ -45,9 +45,44 @@ class Case {
     const apiKey = KEYS[a.key];
     switch (op) {
       case "create": {
-        const s = await Sandbox.create({ image: a.image ?? "host", envs: a.envs, cpuMillis: 250, memoryMib: 256, apiKey });
+        const s = await Sandbox.create({
+          image: a.image ?? "host", envs: a.envs, cpuMillis: 250, memoryMib: 256, apiKey,
+          metadata: a.metadata, idempotencyKey: a.idempotency_key,
+        });
+        const same = Object.entries(this.slots).find(([, o]) => o.sandboxId === s.sandboxId)?.[0] ?? "";
         this.slots[a.slot ?? "a"] = s;
-        return { sandbox_id: s.sandboxId, state: (await s.getInfo()).state };
+        return { sandbox_id: s.sandboxId, state: (await s.getInfo()).state, same_as: same };
+      }
+      case "list_filtered": {
+        const ids = new Set();
+        let token = "";
+        do {
+          const r = await Sandbox.list({ query: { metadata: a.metadata, state: a.states }, nextToken: token, apiKey });
+          r.sandboxes.forEach((s) => ids.add(s.sandboxId));
+          token = r.nextToken;
+        } while (token);
+        return { slots: Object.entries(this.slots).filter(([, o]) => ids.has(o.sandboxId)).map(([n]) => n).sort() };
+      }
+      case "connect": {
+        const s = await Sandbox.connect(this.slots[a.slot ?? "a"].sandboxId, { apiKey });
+        return { state: (await s.getInfo()).state };
+      }
+      case "metrics": {
+        const [m] = await (await this.sandbox(a)).getMetrics();
+        return {
+          cpu_count: m.cpuCount, mem_total_mib: m.memTotal / 1048576,
+          mem_used_positive: m.memUsed > 0, disk_used_positive: m.diskUsed > 0,
+        };
+      }
+      case "file_url": {
+        const s = await this.sandbox(a);
+        const r = a.operation === "write"
+          ? await fetch(await s.uploadUrl(a.path), {
+            method: "POST", body: a.text, headers: { "content-type": "application/octet-stream" },
+          })
+          : await fetch(await s.downloadUrl(a.path));
+        const text = await r.text();
+        return a.operation === "read" ? { status: r.status, text } : { status: r.status };
       }
       case "get": {
         const id = a.sandbox_id ?? this.slots[a.slot ?? "a"].sandboxId;
@@ -100,10 +135,10 @@ class Case {
       }
       case "write": {
         const data = a.generate ? generate(a.generate) : a.text;
-        return { size: (await (await this.sandbox(a)).files.write(a.path, data)).size };
+        return { size: (await (await this.sandbox(a)).files.write(a.path, data, { user: a.user })).size };
       }
       case "read": {
-        const data = await (await this.sandbox(a)).files.read(a.path, { format: "bytes" });
+        const data = await (await this.sandbox(a)).files.read(a.path, { format: "bytes", user: a.user });
         const r = { size: data.length, sha256: createHash("sha256").update(data).digest("hex") };
         try {
           r.text = new TextDecoder("utf-8", { fatal: true }).decode(data);

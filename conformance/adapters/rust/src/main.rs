@@ -89,12 +89,87 @@ impl Case {
                         envs: map(a.get("envs")),
                         cpu_millis: Some(250),
                         memory_mib: Some(256),
+                        metadata: map(a.get("metadata")),
+                        idempotency_key: Some(s(a, "idempotency_key").to_string())
+                            .filter(|k| !k.is_empty()),
                         ..Default::default()
                     })
                     .await?;
-                let v = json!({"sandbox_id": sb.id(), "state": sb.state()});
+                let same = self
+                    .slots
+                    .iter()
+                    .find(|(_, o)| o.id() == sb.id())
+                    .map(|(n, _)| n.clone())
+                    .unwrap_or_default();
+                let v = json!({"sandbox_id": sb.id(), "state": sb.state(), "same_as": same});
                 self.slots.insert(Self::slot(a), sb);
                 v
+            }
+            "list_filtered" => {
+                let c = self.client(a).await?;
+                let states: Vec<talon_proto::v1::SandboxState> = a
+                    .get("states")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|v| {
+                        talon_proto::v1::SandboxState::from_str_name(&format!(
+                            "SANDBOX_STATE_{}",
+                            v.as_str().unwrap_or("").to_uppercase()
+                        ))
+                    })
+                    .collect();
+                let (mut ids, mut token) = (std::collections::HashSet::new(), String::new());
+                loop {
+                    let (page, next) = c
+                        .list_filtered(map(a.get("metadata")), &states, 50, &token)
+                        .await?;
+                    ids.extend(page.into_iter().map(|s| s.sandbox_id));
+                    if next.is_empty() {
+                        break;
+                    }
+                    token = next;
+                }
+                let mut slots: Vec<&String> = self
+                    .slots
+                    .iter()
+                    .filter(|(_, o)| ids.contains(o.id()))
+                    .map(|(n, _)| n)
+                    .collect();
+                slots.sort();
+                json!({ "slots": slots })
+            }
+            "connect" => {
+                let id = self.slots[&Self::slot(a)].id().to_string();
+                json!({"state": self.client(a).await?.connect_sandbox(&id).await?.state()})
+            }
+            "metrics" => {
+                let m = self.sandbox(a).await?.metrics().await?;
+                json!({
+                    "cpu_count": m.cpu_count, "mem_total_mib": m.mem_total_bytes >> 20,
+                    "mem_used_positive": m.mem_used_bytes > 0, "disk_used_positive": m.disk_used_bytes > 0,
+                })
+            }
+            "file_url" => {
+                let sb = self.sandbox(a).await?;
+                let write = s(a, "operation") == "write";
+                let url = sb.file_url(s(a, "path"), write, None).await?;
+                let http = reqwest::Client::new();
+                let req = if write {
+                    http.post(&url)
+                        .header("content-type", "application/octet-stream")
+                        .body(s(a, "text").to_string())
+                } else {
+                    http.get(&url)
+                };
+                let resp = req.send().await.map_err(|e| Error::Config(e.to_string()))?;
+                let status = resp.status().as_u16();
+                let text = resp.text().await.unwrap_or_default();
+                if write {
+                    json!({ "status": status })
+                } else {
+                    json!({ "status": status, "text": text })
+                }
             }
             "get" => {
                 let id = match s(a, "sandbox_id") {
@@ -224,11 +299,11 @@ impl Case {
                     ),
                     None => s(a, "text").as_bytes().to_vec(),
                 };
-                json!({"size": sb.files().write(s(a, "path"), &data).await?.size})
+                json!({"size": sb.files().write_as(s(a, "path"), &data, s(a, "user")).await?.size})
             }
             "read" => {
                 let sb = self.sandbox(a).await?;
-                let data = sb.files().read(s(a, "path")).await?;
+                let data = sb.files().read_as(s(a, "path"), s(a, "user")).await?;
                 let mut v =
                     json!({"size": data.len(), "sha256": hex::encode(sha2::Sha256::digest(&data))});
                 if let Ok(t) = std::str::from_utf8(&data) {

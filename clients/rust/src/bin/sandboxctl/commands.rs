@@ -1,4 +1,4 @@
-//! The larger subcommands: login, whoami, list, cp and logs.
+//! The larger subcommands: login, whoami, list, metrics, cp and logs.
 
 use super::*;
 
@@ -62,8 +62,25 @@ pub async fn whoami(cli: &Cli) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-pub async fn list(cli: &Cli, page_size: &i32, page_token: &str) -> anyhow::Result<i32> {
-    let (list, next) = client(cli).await?.list(*page_size, page_token).await?;
+pub async fn list(
+    cli: &Cli,
+    page_size: &i32,
+    page_token: &str,
+    metadata: &[String],
+    states: &[String],
+) -> anyhow::Result<i32> {
+    let states = states
+        .iter()
+        .map(|s| {
+            pb::SandboxState::from_str_name(&format!("SANDBOX_STATE_{}", s.to_uppercase()))
+                .filter(|s| *s != pb::SandboxState::Unspecified)
+                .ok_or_else(|| anyhow::anyhow!("unknown state {s:?}"))
+        })
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let (list, next) = client(cli)
+        .await?
+        .list_filtered(pairs(metadata)?, &states, *page_size, page_token)
+        .await?;
     let v = json!({
         "sandboxes": list.iter().map(sandbox_json).collect::<Vec<_>>(),
         "next_page_token": next,
@@ -87,7 +104,28 @@ pub async fn list(cli: &Cli, page_size: &i32, page_token: &str) -> anyhow::Resul
 }
 
 /// Copies one way: `ID:PATH` is in the sandbox, anything else local (`-`: stdin or stdout).
-pub async fn cp(cli: &Cli, src: &str, dst: &str) -> anyhow::Result<i32> {
+pub async fn metrics(cli: &Cli, id: &str) -> anyhow::Result<i32> {
+    let m = client(cli).await?.get(id).await?.metrics().await?;
+    let v = json!({
+        "cpu_count": m.cpu_count, "cpu_used_pct": m.cpu_used_pct,
+        "mem_used_bytes": m.mem_used_bytes, "mem_total_bytes": m.mem_total_bytes,
+        "disk_used_bytes": m.disk_used_bytes, "disk_total_bytes": m.disk_total_bytes,
+    });
+    print(cli.output, &v, || {
+        format!(
+            "cpu {:.1}% of {} · memory {} of {} MiB · disk {} of {} MiB",
+            m.cpu_used_pct,
+            m.cpu_count,
+            m.mem_used_bytes >> 20,
+            m.mem_total_bytes >> 20,
+            m.disk_used_bytes >> 20,
+            m.disk_total_bytes >> 20
+        )
+    });
+    Ok(0)
+}
+
+pub async fn cp(cli: &Cli, src: &str, dst: &str, user: &str) -> anyhow::Result<i32> {
     let c = client(cli).await?;
     match (remote(src), remote(dst)) {
         (None, Some((id, path))) => {
@@ -98,7 +136,7 @@ pub async fn cp(cli: &Cli, src: &str, dst: &str) -> anyhow::Result<i32> {
             } else {
                 std::fs::read(src)?
             };
-            let info = c.get(id).await?.files().write(path, &data).await?;
+            let info = c.get(id).await?.files().write_as(path, &data, user).await?;
             let v = json!({"size": info.size, "path": info.path});
             if cli.output == Format::Json {
                 println!("{v}");
@@ -107,7 +145,7 @@ pub async fn cp(cli: &Cli, src: &str, dst: &str) -> anyhow::Result<i32> {
             }
         }
         (Some((id, path)), None) => {
-            let data = c.get(id).await?.files().read(path).await?;
+            let data = c.get(id).await?.files().read_as(path, user).await?;
             if dst == "-" {
                 std::io::stdout().write_all(&data)?;
             } else {

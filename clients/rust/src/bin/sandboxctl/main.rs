@@ -68,6 +68,12 @@ enum Cmd {
         memory_mib: Option<i64>,
         #[arg(long)]
         no_wait: bool,
+        /// KEY=VALUE metadata, repeatable (filterable in `list`).
+        #[arg(long)]
+        metadata: Vec<String>,
+        /// A retried create with the same key returns the first one's sandbox.
+        #[arg(long)]
+        idempotency_key: Option<String>,
     },
     /// Lists sandboxes.
     List {
@@ -75,7 +81,19 @@ enum Cmd {
         page_size: i32,
         #[arg(long, default_value = "")]
         page_token: String,
+        /// KEY=VALUE that every listed sandbox's metadata holds, repeatable.
+        #[arg(long)]
+        metadata: Vec<String>,
+        /// Only sandboxes in this state (running, paused, …), repeatable.
+        #[arg(long)]
+        state: Vec<String>,
     },
+    /// Attaches to a sandbox: resumes a paused one, starts a stopped one.
+    Connect { id: String },
+    /// What a sandbox uses now: cpu, memory, disk.
+    Metrics { id: String },
+    /// Lets a sandbox live this many seconds from now.
+    Timeout { id: String, seconds: u64 },
     /// Shows one sandbox.
     Get { id: String },
     /// Deletes sandboxes.
@@ -131,7 +149,13 @@ enum Cmd {
         command: Vec<String>,
     },
     /// Copies a file: `cp LOCAL ID:PATH` or `cp ID:PATH LOCAL` ("-" is stdin/stdout).
-    Cp { src: String, dst: String },
+    Cp {
+        src: String,
+        dst: String,
+        /// Read or write the sandbox's side as this user.
+        #[arg(long, default_value = "")]
+        user: String,
+    },
     /// A signed link to one port of a sandbox.
     Preview {
         id: String,
@@ -181,6 +205,16 @@ enum FsCmd {
         path: String,
         #[arg(short, long)]
         recursive: bool,
+    },
+    /// A URL that reads (or, with --write, replaces) one file with no other credential.
+    Url {
+        id: String,
+        path: String,
+        #[arg(long)]
+        write: bool,
+        /// Seconds it stays valid (3600 by default, 86400 at most).
+        #[arg(long)]
+        ttl: Option<u64>,
     },
 }
 
@@ -251,6 +285,7 @@ fn sandbox_json(s: &pb::Sandbox) -> Value {
             "disk_mib": r.disk_mib, "max_pids": r.max_pids,
         })),
         "labels": s.labels,
+        "metadata": s.metadata,
     })
 }
 
@@ -325,12 +360,16 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             cpu_millis,
             memory_mib,
             no_wait,
+            metadata,
+            idempotency_key,
         } => {
             let s = client(cli)
                 .await?
                 .create(CreateOptions {
                     image: Some(image.clone()),
                     envs: pairs(envs)?,
+                    metadata: pairs(metadata)?,
+                    idempotency_key: idempotency_key.clone(),
                     timeout: timeout.map(Duration::from_secs),
                     cpu_millis: *cpu_millis,
                     memory_mib: *memory_mib,
@@ -343,7 +382,23 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
         Cmd::List {
             page_size,
             page_token,
-        } => return commands::list(cli, page_size, page_token).await,
+            metadata,
+            state,
+        } => return commands::list(cli, page_size, page_token, metadata, state).await,
+        Cmd::Connect { id } => {
+            let s = client(cli).await?.connect_sandbox(id).await?;
+            print(cli.output, &sandbox_json(&s.info), || {
+                format!("{} {}", s.id(), s.state())
+            });
+        }
+        Cmd::Metrics { id } => return commands::metrics(cli, id).await,
+        Cmd::Timeout { id, seconds } => {
+            let c = client(cli).await?;
+            c.get(id)
+                .await?
+                .set_timeout(Duration::from_secs(*seconds))
+                .await?;
+        }
         Cmd::Get { id } => {
             let s = client(cli).await?.get(id).await?;
             print(cli.output, &sandbox_json(&s.info), || {
@@ -409,7 +464,7 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             let (c, r) = term_size();
             return pty(&s, command, (cols.unwrap_or(c), rows.unwrap_or(r))).await;
         }
-        Cmd::Cp { src, dst } => return commands::cp(cli, src, dst).await,
+        Cmd::Cp { src, dst, user } => return commands::cp(cli, src, dst, user).await,
         Cmd::Preview { id, port, ttl } => {
             let r = client(cli)
                 .await?
@@ -481,6 +536,19 @@ async fn fs(cli: &Cli, f: &FsCmd) -> anyhow::Result<i32> {
             path,
             recursive,
         } => c.get(id).await?.files().remove(path, *recursive).await?,
+        FsCmd::Url {
+            id,
+            path,
+            write,
+            ttl,
+        } => {
+            let url = c
+                .get(id)
+                .await?
+                .file_url(path, *write, ttl.map(Duration::from_secs))
+                .await?;
+            print(cli.output, &json!({ "url": url }), || url.clone());
+        }
     }
     Ok(0)
 }
