@@ -25,7 +25,7 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf \
   openapi-spec-validator==0.7.2 schemathesis==4.32.5 pyyaml pytest==8.4.2 pytest-asyncio==1.2.0
-.venv/bin/pip install --quiet --disable-pip-version-check -e clients/python
+.venv/bin/pip install --quiet --disable-pip-version-check -e "clients/python[http2]"
 # Installing the SDK leaves nothing in the checkout (no build/, no egg-info).
 left=$(git status --porcelain --ignored -- clients/python | grep '^!!' | grep -v '.pytest_cache' || true)
 if [ -n "$left" ]; then

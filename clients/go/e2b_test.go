@@ -316,3 +316,38 @@ func hasWrite(events []talon.FileEvent, suffix string) bool {
 	}
 	return false
 }
+
+func TestHTTP2ByPriorKnowledge(t *testing.T) {
+	client(t)
+	c, err := talon.New(talon.WithHTTP2())
+	if err != nil || !talon.SpeaksH2C(c) {
+		t.Fatal("WithHTTP2 did not make an HTTP/2 client", err)
+	}
+	if plain, _ := talon.New(); talon.SpeaksH2C(plain) {
+		t.Fatal("HTTP/2 by prior knowledge is opt-in")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := c.Create(ctx, talon.CreateOptions{MemoryMiB: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Kill(context.Background())
+	if r, err := s.Commands.Run(ctx, talon.Shell("echo over h2"), nil); err != nil || r.Stdout != "over h2\n" {
+		t.Fatal(err, r)
+	}
+	data := bytes.Repeat([]byte{1, 2, 3}, 100_000)
+	if _, err := s.Files.Write(ctx, "h2.bin", data); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.Files.Read(ctx, "h2.bin"); err != nil || !bytes.Equal(got, data) {
+		t.Fatal(err, len(got))
+	}
+	// The transport speaks HTTP/2 only: a plain request through it says so.
+	url, _ := s.DownloadURL(ctx, "h2.bin", 0)
+	resp, err := talon.H2CClientForTest().Get(url)
+	if err != nil || resp.ProtoMajor != 2 {
+		t.Fatal(err, resp)
+	}
+	resp.Body.Close()
+}

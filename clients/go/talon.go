@@ -115,12 +115,26 @@ func WithBaseURL(u string) Option { return func(c *Client) { c.baseURL = strings
 // WithHTTPClient replaces the net/http client.
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
 
+// WithHTTP2 speaks HTTP/2 to a plain-http gateway by prior knowledge
+// (h2c, which the gateway serves; a proxy in between may not). Over https
+// net/http negotiates HTTP/2 by itself. TALON_HTTP2=1 sets it too.
+func WithHTTP2() Option { return func(c *Client) { c.h2c = true } }
+
+// h2cClient is a client that speaks only HTTP/2, unencrypted.
+func h2cClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Protocols = new(http.Protocols)
+	t.Protocols.SetUnencryptedHTTP2(true)
+	return &http.Client{Transport: t}
+}
+
 // Client talks to one Talon platform.
 type Client struct {
 	baseURL string
 	apiKey  string
 	http    *http.Client
 	api     *api.ClientWithResponses
+	h2c     bool
 }
 
 // New makes a client; unset options come from TALON_API_KEY and TALON_URL
@@ -130,8 +144,18 @@ func New(opts ...Option) (*Client, error) {
 	if c.baseURL == "" {
 		c.baseURL = "http://127.0.0.1:8080"
 	}
+	switch os.Getenv("TALON_HTTP2") {
+	case "", "0", "false":
+	case "1", "true":
+		c.h2c = true
+	default:
+		return nil, &Error{Code: "INVALID_ARGUMENT", Message: "TALON_HTTP2 is 1/true or 0/false"}
+	}
 	for _, o := range opts {
 		o(c)
+	}
+	if c.h2c && c.http == http.DefaultClient && strings.HasPrefix(c.baseURL, "http://") {
+		c.http = h2cClient()
 	}
 	if c.apiKey == "" {
 		return nil, &Error{Code: "UNAUTHENTICATED", Message: "no API key: use WithAPIKey or set TALON_API_KEY"}

@@ -72,3 +72,41 @@ def test_a_non_json_answer_is_an_error():
         assert "not a JSON object" in str(e.value)
     finally:
         srv.shutdown()
+
+
+def test_http2_is_opt_in_over_plain_http(monkeypatch):
+    """HTTP/2 by prior knowledge only when asked (TALON_HTTP2=1): a proxy
+    in front of the gateway may speak HTTP/1.1 only."""
+    assert core.Config("tln_x", "http://127.0.0.1:1").resolved()._versions() == {}
+    assert core.Config("tln_x", "http://127.0.0.1:1", http2=True).resolved()._versions() == {
+        "http1": False, "http2": True}
+    assert core.Config("tln_x", "https://gw.example", http2=None).resolved()._versions() == {"http2": True}
+    assert core.Config("tln_x", "https://gw.example", http2=False).resolved()._versions() == {}
+    monkeypatch.setenv("TALON_HTTP2", "maybe")
+    import pytest
+
+    from talon_sandbox import errors
+
+    with pytest.raises(errors.InvalidArgumentError):
+        core.Config("tln_x", "http://127.0.0.1:1").resolved()
+
+
+def test_http2_against_the_gateway(monkeypatch):
+    """The gateway serves h2c: unary calls, process streams and raw files
+    all work over one HTTP/2 connection."""
+    import os
+
+    import pytest
+
+    if not os.environ.get("TALON_API_KEY"):
+        pytest.skip("needs a live server: TALON_URL and TALON_API_KEY")
+    from talon_sandbox import Sandbox
+
+    monkeypatch.setenv("TALON_HTTP2", "1")
+    http = core.Config().client().get_httpx_client()
+    assert http.get("/v1/auth/me").http_version == "HTTP/2"
+    with Sandbox.create(memory_mib=128) as s:
+        assert s.commands.run("echo over h2").stdout == "over h2\n"
+        s.files.write("h2.bin", bytes(range(256)) * 1000)
+        assert s.files.read("h2.bin", format="bytes") == bytes(range(256)) * 1000
+        assert s._client.get_httpx_client() is http

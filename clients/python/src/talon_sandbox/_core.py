@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import importlib.util
 import ipaddress
 import json
 import os
@@ -33,22 +34,49 @@ class Config:
     api_key: Optional[str] = None
     base_url: Optional[str] = None
     request_timeout: float = 60.0
+    # HTTP/2: None (the default, or TALON_HTTP2) speaks it over https when
+    # the `h2` package is there (the `http2` extra) and the proxy in front
+    # offers it; True also speaks it over plain http by prior knowledge,
+    # which the gateway itself serves (h2c) but a proxy in between may
+    # not; False never does.
+    http2: Optional[bool] = None
 
     def resolved(self) -> "Config":
         key = self.api_key or os.environ.get("TALON_API_KEY")
         if not key:
             raise errors.AuthenticationError("no API key: pass api_key= or set TALON_API_KEY")
         url = (self.base_url or os.environ.get("TALON_URL") or DEFAULT_URL).rstrip("/")
-        return Config(key, url, self.request_timeout)
+        http2 = self.http2
+        if http2 is None and os.environ.get("TALON_HTTP2"):
+            flag = os.environ["TALON_HTTP2"].lower()
+            if flag not in ("1", "true", "0", "false"):
+                raise errors.InvalidArgumentError(f"TALON_HTTP2 is 1/true or 0/false, not {flag!r}")
+            http2 = flag in ("1", "true")
+        return Config(key, url, self.request_timeout, http2)
 
     def _key(self) -> tuple:
         c = self.resolved()
-        return (c.api_key, c.base_url, c.request_timeout)
+        return (c.api_key, c.base_url, c.request_timeout, c.http2)
+
+    def _versions(self) -> dict:
+        """The transport's HTTP versions for this configuration."""
+        have_h2 = importlib.util.find_spec("h2") is not None
+        if self.http2 and not have_h2:
+            raise errors.InvalidArgumentError(
+                "HTTP/2 needs the h2 package: pip install 'talon-sandbox[http2]'")
+        if self.http2 is False or not have_h2:
+            return {}
+        if (self.base_url or "").startswith("https://"):
+            return {"http2": True}
+        if self.http2:
+            return {"http1": False, "http2": True}  # prior knowledge (h2c)
+        return {}
 
     def _new_client(self, asynchronous: bool = False) -> AuthenticatedClient:
         c = self.resolved()
-        transport = (_AsyncTransport(httpx.AsyncHTTPTransport(), c.base_url) if asynchronous
-                     else _Transport(httpx.HTTPTransport(), c.base_url))
+        v = c._versions()
+        transport = (_AsyncTransport(httpx.AsyncHTTPTransport(**v), c.base_url) if asynchronous
+                     else _Transport(httpx.HTTPTransport(**v), c.base_url))
         return AuthenticatedClient(
             base_url=c.base_url,
             token=c.api_key,
