@@ -88,7 +88,7 @@ class Platform:
         self.proc = subprocess.Popen(
             [str(talon), "up", "--data-dir", self.dir, "--grpc-listen", f"127.0.0.1:{g}",
              "--ops-listen", f"127.0.0.1:{o}", "--http-listen", f"127.0.0.1:{h}", "--agent-path", agent,
-             "--network", "none"],
+             "--network", "none", "--e2b-api-listen", "off"],
             stdout=log, stderr=subprocess.STDOUT, env={**os.environ, "TALON_LOG": "warn"})
         creds = Path(self.dir) / "bootstrap-credentials.json"
         for _ in range(600):

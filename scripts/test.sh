@@ -103,7 +103,9 @@ if command -v nft >/dev/null; then
 else
   net_args=(--network none)
 fi
+e2b_api=$(free_port)
 TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --http-listen "127.0.0.1:$http" \
+  --e2b-api-listen "127.0.0.1:$e2b_api" \
   --grpc-web-origin "http://127.0.0.1:$page" "${net_args[@]}" \
   --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
 up=$!
@@ -150,6 +152,27 @@ PY
 
 step "Python SDK (pytest)"
 .venv/bin/pytest -q clients/python/tests
+
+step "the unmodified e2b Python SDK against the E2B-compatible API"
+.venv/bin/pip install --quiet --disable-pip-version-check "e2b==2.63.0"
+E2B_ALT_API_KEY=$(.venv/bin/python - <<'PY'
+import json, os, urllib.request
+base, admin = os.environ["TALON_URL"], os.environ["TALON_API_KEY"]
+def rest(method, path, token, body):
+    req = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"})
+    if token:
+        req.add_header("authorization", "Bearer " + token)
+    return json.load(urllib.request.urlopen(req))
+rest("POST", "/v1/tenants", admin, {"name": "e2b-alt", "ownerEmail": "owner@e2b-alt.test",
+                                    "ownerPassword": "e2b-alt-password-1"})
+tok = rest("POST", "/v1/auth/login", None, {"email": "owner@e2b-alt.test", "password": "e2b-alt-password-1"})
+print(rest("POST", "/v1/tenants/-/api-keys", tok["tokens"]["accessToken"],
+           {"name": "dev", "role": "ROLE_DEVELOPER"})["secret"])
+PY
+)
+E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_API_KEY="$TALON_API_KEY" E2B_ALT_API_KEY="$E2B_ALT_API_KEY" \
+  .venv/bin/pytest -q e2b/tests/sdk
 
 step "TypeScript SDK (node --test)"
 (cd clients/typescript && npm ci --no-audit --no-fund >/dev/null && npm test 2>&1 | tail -12)

@@ -60,6 +60,7 @@ impl Platform {
             .args(["--grpc-listen", &format!("127.0.0.1:{g}")])
             .args(["--http-listen", &format!("127.0.0.1:{h}")])
             .args(["--ops-listen", &format!("127.0.0.1:{p}")])
+            .args(["--e2b-api-listen", "off"])
             .args(["--network", "bridge", "--bridge", BRIDGE])
             .args(["--sandbox-cidr", CIDR])
             .args(["--worker-max-sandboxes", &o.max_sandboxes.to_string()])

@@ -76,6 +76,8 @@ pub struct ServerArgs {
     /// Where users reach the REST gateway; preview links start with it [default: http://HTTP_LISTEN].
     #[arg(long, env = "TALON_PUBLIC_URL")]
     pub public_url: Option<String>,
+    #[command(flatten)]
+    pub e2b: E2bArgs,
     /// A browser origin (scheme://host:port) allowed to call gRPC-web; repeatable.
     #[arg(
         long = "grpc-web-origin",
@@ -408,4 +410,31 @@ pub fn default_data_dir() -> PathBuf {
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from("/var/lib"));
     home.join(".local/share/talon")
+}
+
+/// The E2B-compatible API.
+#[derive(clap::Args, Clone, Debug)]
+pub struct E2bArgs {
+    /// E2B's control plane (point E2B_API_URL here), or "off" [default with `up`: 127.0.0.1:8081; `server` runs none unless given].
+    #[arg(long, env = "TALON_E2B_API_LISTEN")]
+    pub e2b_api_listen: Option<String>,
+    /// The image E2B's default template, `base`, stands for.
+    #[arg(long, env = "TALON_E2B_DEFAULT_TEMPLATE", default_value = "host")]
+    pub e2b_default_template: String,
+    /// The most sandboxes one page of `GET /v2/sandboxes` holds (and its default `limit`).
+    #[arg(long, default_value_t = 100)]
+    pub e2b_max_list_limit: i32,
+}
+
+impl E2bArgs {
+    /// Where the E2B API listens; None when it is off.
+    pub fn api_listen(&self, embedded: bool) -> anyhow::Result<Option<SocketAddr>> {
+        match self.e2b_api_listen.as_deref() {
+            Some("off") => Ok(None),
+            Some(a) => Ok(Some(a.parse().map_err(|_| {
+                anyhow::anyhow!("--e2b-api-listen {a:?} is not an address or \"off\"")
+            })?)),
+            None => Ok(embedded.then(|| "127.0.0.1:8081".parse().expect("addr"))),
+        }
+    }
 }

@@ -99,6 +99,31 @@ async fn start_gateway(
     Ok(())
 }
 
+/// Binds the E2B-compatible API (so a taken port fails the start) and serves it.
+async fn start_e2b(
+    server_url: String,
+    addr: SocketAddr,
+    args: &ServerArgs,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let mut config = talon_e2b::E2bConfig::new(server_url);
+    config.default_template = args.e2b.e2b_default_template.clone();
+    config.max_list_limit = args.e2b.e2b_max_list_limit;
+    config.connections = args.connections.http();
+    config.header_timeout =
+        std::time::Duration::from_secs(args.connections.http_header_timeout_secs);
+    let e = talon_e2b::E2b::new(config)?;
+    let listener = tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(|e| anyhow::anyhow!("E2B-compatible API on {addr}: {e}"))?;
+    tokio::spawn(async move {
+        if let Err(e) = talon_e2b::serve(e, listener, stop).await {
+            tracing::error!(error = %e, "E2B-compatible API stopped");
+        }
+    });
+    Ok(())
+}
+
 async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     let config = server_config(&args);
     let stop = shutdown_signal();
@@ -124,6 +149,16 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         )
         .await?;
     }
+    let e2b_api = args.e2b.api_listen(embedded_worker)?;
+    if let Some(addr) = e2b_api {
+        start_e2b(
+            format!("http://{}", config.grpc_listen),
+            addr,
+            &args,
+            stop.clone(),
+        )
+        .await?;
+    }
     println!("Talon is up.");
     println!(
         "  gRPC (+grpc-web, reflection, health): http://{}",
@@ -136,6 +171,9 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         "  ops (health, readiness, metrics):      http://{}/metrics",
         config.ops_listen
     );
+    if let Some(addr) = e2b_api {
+        println!("  E2B-compatible API (control plane):    E2B_API_URL=http://{addr}");
+    }
     println!(
         "  data directory:                        {}",
         config.data_dir.display()

@@ -39,6 +39,8 @@ pub struct Server {
     pub ops: String,
     /// The REST gateway (`talon up` only), e.g. `http://127.0.0.1:PORT`.
     pub http: String,
+    /// The E2B-compatible API (`talon up` only).
+    pub e2b: String,
     pub boot: Bootstrap,
 }
 
@@ -105,14 +107,16 @@ impl Server {
             std::os::unix::fs::PermissionsExt::from_mode(0o711),
         )
         .unwrap();
-        let (g, o, h) = (free_port(), free_port(), free_port());
+        let (g, o, h, e) = (free_port(), free_port(), free_port(), free_port());
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
         cmd.arg(sub);
         if sub == "up" {
             cmd.arg("--agent-path")
                 .arg(agent_binary())
                 .arg("--http-listen")
-                .arg(format!("127.0.0.1:{h}"));
+                .arg(format!("127.0.0.1:{h}"))
+                .arg("--e2b-api-listen")
+                .arg(format!("127.0.0.1:{e}"));
             // Servers of one test binary run side by side: only a test
             // that asks for a network gets one (with its own bridge).
             if !extra.contains(&"--network") {
@@ -174,6 +178,7 @@ impl Server {
             grpc,
             ops: format!("http://127.0.0.1:{o}"),
             http: format!("http://127.0.0.1:{h}"),
+            e2b: format!("http://127.0.0.1:{e}"),
             boot: boot.expect("server did not start"),
             dir,
         }

@@ -1,0 +1,136 @@
+//! Talon's E2B-compatible API: an edge beside the REST gateway that speaks
+//! what E2B's SDKs speak, so code written against the unmodified `e2b`
+//! SDKs runs on Talon by setting `E2B_API_URL` (and, once the data plane
+//! lands, `E2B_SANDBOX_URL`). Like the gateway it is a client of the
+//! public gRPC contract and nothing else: the caller's API key is the
+//! credential of every call, so authorization, quotas and audit are the
+//! server's, with no back door around them.
+//!
+//! - `control`: E2B's control plane (`/sandboxes`, `/v2/sandboxes`, …);
+//! - `model`: its JSON; `network`: its network options as egress policy;
+//! - `ids`: E2B's DNS-label ids and Talon's; `error`: its error shape.
+
+mod control;
+mod error;
+mod ids;
+mod model;
+mod network;
+
+use axum::Router;
+use axum::routing::{get, post, put};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub use error::ApiError;
+
+/// `clientID` in E2B's answers: the cluster that holds the sandbox.
+const CLIENT_ID: &str = "talon";
+
+/// The envd version the facade reports. E2B's SDKs gate features on it
+/// and refuse a sandbox below 0.1.0. 0.2.4 is the version whose
+/// control-plane features the facade serves: metrics at 0.1.5, disk
+/// metrics at 0.2.4. It is set again when the data plane lands, to the
+/// highest version whose envd features it implements.
+const ENVD_VERSION: &str = "0.2.4";
+
+/// How the E2B API is served; `E2bConfig::new` has every default.
+#[derive(Clone, Debug)]
+pub struct E2bConfig {
+    /// The control plane's gRPC address.
+    pub server_url: String,
+    /// The image `base` (E2B's default template) stands for.
+    pub default_template: String,
+    /// The domain reported to the SDKs (`domain`); None leaves it unset.
+    pub domain: Option<String>,
+    /// A create's `timeout` when it sends none, in seconds (E2B's 300).
+    pub default_timeout_secs: u64,
+    /// How long a create waits for its sandbox to run.
+    pub create_wait_secs: u64,
+    /// The most `limit` of `GET /v2/sandboxes` may be, and its default.
+    pub max_list_limit: i32,
+    /// The most sandboxes `GET /sandboxes` (which has no paging) answers.
+    pub max_v1_list: usize,
+    /// Connections and header timeout, as on every listener.
+    pub connections: talon_core::listen::Limits,
+    pub header_timeout: Duration,
+}
+
+impl E2bConfig {
+    pub fn new(server_url: impl Into<String>) -> E2bConfig {
+        E2bConfig {
+            server_url: server_url.into(),
+            default_template: talon_core::image::HOST_IMAGE.into(),
+            domain: None,
+            default_timeout_secs: 300,
+            create_wait_secs: 60,
+            max_list_limit: 100,
+            max_v1_list: 10_000,
+            connections: talon_core::listen::Limits::default(),
+            header_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The E2B API's state: its configuration and one channel to the server.
+pub struct E2b {
+    config: E2bConfig,
+    channel: tonic::transport::Channel,
+}
+
+impl E2b {
+    pub fn new(config: E2bConfig) -> anyhow::Result<Arc<E2b>> {
+        let channel = tonic::transport::Endpoint::from_shared(config.server_url.clone())?
+            .tcp_nodelay(true)
+            .connect_lazy();
+        Ok(Arc::new(E2b { config, channel }))
+    }
+}
+
+/// The control plane's routes.
+pub fn router(e: Arc<E2b>) -> Router {
+    Router::new()
+        .route("/sandboxes", post(control::create).get(control::list_v1))
+        .route("/v2/sandboxes", post(control::create).get(control::list_v2))
+        .route("/sandboxes/{id}", get(control::get).delete(control::kill))
+        .route("/sandboxes/{id}/timeout", post(control::set_timeout))
+        .route("/sandboxes/{id}/pause", post(control::pause))
+        .route("/sandboxes/{id}/connect", post(control::connect))
+        .route("/v2/sandboxes/{id}/connect", post(control::connect))
+        .route("/sandboxes/{id}/resume", post(control::resume))
+        .route("/sandboxes/{id}/metrics", get(control::metrics))
+        .route("/sandboxes/{id}/network", put(control::update_network))
+        .fallback(control::unsupported)
+        .with_state(e)
+}
+
+/// Serves the control plane on `listener` until `shutdown` turns true.
+pub async fn serve(
+    e: Arc<E2b>,
+    listener: tokio::net::TcpListener,
+    mut shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+    let admission = talon_core::listen::Admission::new(e.config.connections);
+    let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
+    builder
+        .http1()
+        .timer(TokioTimer::new())
+        .header_read_timeout(e.config.header_timeout);
+    builder.http2().timer(TokioTimer::new());
+    let builder = Arc::new(builder);
+    let app = router(e);
+    loop {
+        let (io, _peer) = tokio::select! {
+            r = admission.accept(&listener) => r?,
+            _ = shutdown.wait_for(|s| *s) => return Ok(()),
+        };
+        let (app, builder) = (app.clone(), builder.clone());
+        tokio::spawn(async move {
+            let svc =
+                hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
+                    tower::ServiceExt::oneshot(app.clone(), req.map(axum::body::Body::new))
+                });
+            let _ = builder.serve_connection(TokioIo::new(io), svc).await;
+        });
+    }
+}

@@ -1,0 +1,111 @@
+//! E2B's control-plane JSON, as its SDKs send and parse it (read from
+//! `e2b` 2.63.0's generated models). Fields Talon has no counterpart for
+//! are accepted when they ask for nothing (null, false, empty) and refused
+//! with 501 otherwise. Three are read as what Talon always does and not
+//! kept: `secure` (every sandbox is), `autoPauseMemory` and a connect's
+//! `memory` (a pause keeps the memory; a resume resumes it).
+
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
+/// `POST /sandboxes` and `POST /v2/sandboxes`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSandbox {
+    #[serde(rename = "templateID")]
+    pub template_id: Option<String>,
+    /// Seconds.
+    pub timeout: Option<u64>,
+    pub auto_pause: Option<bool>,
+    #[serde(default)]
+    pub metadata: Option<HashMap<String, String>>,
+    #[serde(default)]
+    pub env_vars: Option<HashMap<String, String>>,
+    /// snake_case on the wire.
+    #[serde(rename = "allow_internet_access")]
+    pub allow_internet_access: Option<bool>,
+    pub network: Option<Network>,
+    pub auto_resume: Option<serde_json::Value>,
+    pub mcp: Option<serde_json::Value>,
+    pub iam: Option<serde_json::Value>,
+    pub volume_mounts: Option<Vec<serde_json::Value>>,
+}
+
+/// E2B's network options, on create and `PUT /sandboxes/{id}/network`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Network {
+    pub allow_out: Option<Vec<String>>,
+    pub deny_out: Option<Vec<String>>,
+    pub allow_public_traffic: Option<bool>,
+    pub allow_internet_access: Option<bool>,
+    pub dns_servers: Option<Vec<String>>,
+    pub egress_proxy: Option<serde_json::Value>,
+    pub mask_request_host: Option<serde_json::Value>,
+    pub https_ports: Option<Vec<serde_json::Value>>,
+    pub rules: Option<serde_json::Value>,
+}
+
+/// `POST …/connect`, `…/resume` and `…/timeout`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Timeout {
+    pub timeout: Option<u64>,
+    /// The older `resume` sends it: what the new timeout then does.
+    pub auto_pause: Option<bool>,
+}
+
+/// The answer of create and connect (`Sandbox` in E2B's spec).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Sandbox {
+    #[serde(rename = "templateID")]
+    pub template_id: String,
+    #[serde(rename = "sandboxID")]
+    pub sandbox_id: String,
+    #[serde(rename = "clientID")]
+    pub client_id: String,
+    pub envd_version: String,
+    pub domain: Option<String>,
+}
+
+/// `GET /sandboxes/{id}` (`SandboxDetail`), and each item of the lists
+/// (`ListedSandbox`, the same fields).
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Detail {
+    #[serde(rename = "templateID")]
+    pub template_id: String,
+    #[serde(rename = "sandboxID")]
+    pub sandbox_id: String,
+    #[serde(rename = "clientID")]
+    pub client_id: String,
+    pub started_at: String,
+    pub end_at: String,
+    pub cpu_count: i64,
+    #[serde(rename = "memoryMB")]
+    pub memory_mb: i64,
+    #[serde(rename = "diskSizeMB")]
+    pub disk_size_mb: i64,
+    /// "running" or "paused".
+    pub state: &'static str,
+    pub envd_version: String,
+    pub metadata: HashMap<String, String>,
+    pub allow_internet_access: bool,
+    pub domain: Option<String>,
+}
+
+/// One reading of `GET /sandboxes/{id}/metrics`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Metric {
+    pub timestamp: String,
+    pub timestamp_unix: i64,
+    pub cpu_count: i32,
+    pub cpu_used_pct: f64,
+    pub mem_used: i64,
+    pub mem_total: i64,
+    pub mem_cache: i64,
+    pub disk_used: i64,
+    pub disk_total: i64,
+}
