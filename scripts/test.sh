@@ -174,6 +174,18 @@ PY
 E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_API_KEY="$TALON_API_KEY" E2B_ALT_API_KEY="$E2B_ALT_API_KEY" \
   .venv/bin/pytest -q e2b/tests/sdk
 
+step "the e2b 2.45 Python SDK (older routes) and the e2b npm SDK against the E2B-compatible API"
+[ -x .tools/e2b-2.45/bin/python ] || python3 -m venv .tools/e2b-2.45
+.tools/e2b-2.45/bin/pip install --quiet --disable-pip-version-check "e2b==2.45.1" "pytest==8.4.2"
+# 2.45 checks a key's form (e2b_ and hex): the facade reads a Talon key
+# written as e2b_ + the hex of its bytes.
+e2b_form() { printf 'e2b_%s' "$(printf %s "$1" | od -An -v -tx1 | tr -d ' \n')"; }
+E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_API_KEY="$(e2b_form "$TALON_API_KEY")" \
+  E2B_ALT_API_KEY="$(e2b_form "$E2B_ALT_API_KEY")" \
+  .tools/e2b-2.45/bin/pytest -q -p no:cacheprovider e2b/tests/sdk
+(cd e2b/tests/js && npm ci --no-audit --no-fund >/dev/null && \
+  E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_API_KEY="$TALON_API_KEY" npm test 2>&1 | tail -12)
+
 step "TypeScript SDK (node --test)"
 (cd clients/typescript && npm ci --no-audit --no-fund >/dev/null && npm test 2>&1 | tail -12)
 
