@@ -160,18 +160,10 @@ async fn forward(
         .get(GENERATION_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok());
-    let held = match host.held_for_call(&id) {
+    let held = match host.fenced_for_call(&id, generation.unwrap_or(-1)) {
         Ok(h) => h,
         Err(e) => return Ok(grpc_error(e.code(), &e.to_string())),
     };
-    if let Err(e) = crate::host::fence(
-        &id,
-        held.generation,
-        generation.unwrap_or(-1),
-        crate::host::Fence::Exact,
-    ) {
-        return Ok(grpc_error(e.code(), &e.to_string()));
-    }
     if held.state != crate::host::SandboxPhase::Running {
         return Ok(grpc_error(
             tonic::Code::FailedPrecondition,

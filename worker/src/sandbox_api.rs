@@ -4,7 +4,7 @@
 //! a forwarded call, and is fenced the same way, so a server with a stale
 //! view of a sandbox never reads another placement's figures.
 
-use crate::host::{Fence, SandboxHost, fence};
+use crate::host::SandboxHost;
 use crate::usage::Sampler;
 use std::sync::Arc;
 use talon_proto::talon::worker::v1 as wpb;
@@ -46,9 +46,7 @@ impl WorkerSandboxService for SandboxApi {
             .unwrap_or(-1);
         let held = self
             .host
-            .held_for_call(&id)
-            .map_err(|e| Status::new(e.code(), e.to_string()))?;
-        fence(&id, held.generation, generation, Fence::Exact)
+            .fenced_for_call(&id, generation)
             .map_err(|e| Status::new(e.code(), e.to_string()))?;
         let Some((pid, disk)) = self
             .host

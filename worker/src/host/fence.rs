@@ -71,12 +71,16 @@ pub fn fence(id: &str, held: i64, asked: i64, mode: Fence) -> Result<(), WorkerE
 }
 
 impl SandboxHost {
-    /// The sandbox `id`, if a command of `generation` may act on it as it
-    /// is (`Fence::Exact`).
-    pub(super) async fn fenced(&self, id: &str, generation: i64) -> anyhow::Result<Held> {
+    /// The sandbox `id`, if a command or a data-plane call of `generation`
+    /// may act on it as it is (`Fence::Exact`).
+    pub fn fenced_for_call(&self, id: &str, generation: i64) -> Result<Held, WorkerError> {
         let h = self.record(id)?;
         fence(id, h.generation, generation, Fence::Exact)?;
         Ok(h)
+    }
+
+    pub(super) async fn fenced(&self, id: &str, generation: i64) -> anyhow::Result<Held> {
+        Ok(self.fenced_for_call(id, generation)?)
     }
 }
 

@@ -178,11 +178,6 @@ impl SandboxHost {
         }
     }
 
-    /// The record a data-plane call for `id` is routed by (from memory).
-    pub fn held_for_call(&self, id: &str) -> Result<Held, WorkerError> {
-        self.record(id)
-    }
-
     /// Forgets the record of a directory that is gone (removed, or renamed
     /// by a claim).
     pub(super) fn forget_record(&self, dir: &str) {
