@@ -281,3 +281,28 @@ pub fn command_error(code: i32, message: &str) -> Error {
 pub fn sandbox_failed(code: i32) -> bool {
     tonic::Code::from_i32(code) == tonic::Code::FailedPrecondition
 }
+
+/// A call to a worker's data plane about one sandbox: the worker token,
+/// and the sandbox and generation the worker fences it by.
+pub fn data_request<T>(
+    msg: T,
+    token: &str,
+    sandbox_id: &str,
+    generation: i64,
+) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(msg);
+    let m = r.metadata_mut();
+    m.insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ascii token"),
+    );
+    m.insert(
+        talon_core::wire::SANDBOX_HEADER,
+        sandbox_id.parse().expect("ascii id"),
+    );
+    m.insert(
+        talon_core::wire::GENERATION_HEADER,
+        tonic::metadata::MetadataValue::from(generation),
+    );
+    r
+}

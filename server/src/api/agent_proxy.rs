@@ -19,7 +19,6 @@ use talon_proto::talon::agent::v1::sandbox_agent_service_client::SandboxAgentSer
 use talon_proto::talon::gateway::v1 as gpb;
 use talon_proto::v1 as pb;
 use tokio_stream::{Stream, StreamExt};
-use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 use tonic::{Request, Response, Status, Streaming};
 
@@ -37,21 +36,7 @@ struct Route {
 
 impl Route {
     fn request<T>(&self, msg: T, token: &str) -> Request<T> {
-        let mut r = Request::new(msg);
-        let m = r.metadata_mut();
-        m.insert(
-            "authorization",
-            format!("Bearer {token}").parse().expect("ascii token"),
-        );
-        m.insert(
-            talon_core::wire::SANDBOX_HEADER,
-            self.sandbox_id.parse().expect("ascii id"),
-        );
-        m.insert(
-            talon_core::wire::GENERATION_HEADER,
-            MetadataValue::from(self.generation),
-        );
-        r
+        crate::workers::data_request(msg, token, &self.sandbox_id, self.generation)
     }
 }
 
@@ -387,13 +372,7 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
                 ));
             }
         };
-        let ttl = match r.ttl {
-            Some(d) if d.seconds < 0 || d.nanos < 0 => {
-                return Err(Status::invalid_argument("ttl must be positive"));
-            }
-            Some(d) => Some(d.seconds as u64 + u64::from(d.nanos > 0)),
-            None => None,
-        };
+        let ttl = crate::api::convert::ttl_secs(r.ttl)?;
         let link =
             crate::domain::preview::create_file_url(&self.0, &p, &r.sandbox_id, &r.path, op, ttl)
                 .await?;

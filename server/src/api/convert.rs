@@ -256,6 +256,19 @@ pub fn worker_to_pb(
     }
 }
 
+/// A link's `ttl`, in whole seconds rounded up; negative is refused.
+pub fn ttl_secs(
+    d: Option<prost_types::Duration>,
+) -> std::result::Result<Option<u64>, tonic::Status> {
+    match d {
+        Some(d) if d.seconds < 0 || d.nanos < 0 => {
+            Err(tonic::Status::invalid_argument("ttl must be positive"))
+        }
+        Some(d) => Ok(Some(d.seconds as u64 + u64::from(d.nanos > 0))),
+        None => Ok(None),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -16,13 +16,7 @@ impl pb::preview_service_server::PreviewService for AgentProxy {
     ) -> Result<Response<pb::CreatePreviewTokenResponse>, Status> {
         let p = principal(&req)?;
         let r = req.into_inner();
-        let ttl = match r.ttl {
-            Some(d) if d.seconds < 0 || d.nanos < 0 => {
-                return Err(Status::invalid_argument("ttl must be positive"));
-            }
-            Some(d) => Some(d.seconds as u64 + u64::from(d.nanos > 0)),
-            None => None,
-        };
+        let ttl = crate::api::convert::ttl_secs(r.ttl)?;
         let link = preview::create_token(&self.0, &p, &r.sandbox_id, r.port, ttl).await?;
         Ok(with_resource(
             Response::new(pb::CreatePreviewTokenResponse {

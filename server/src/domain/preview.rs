@@ -25,12 +25,7 @@ pub async fn create_token(
     if port == 0 || port > 65_535 {
         return Err(Error::InvalidArgument("port must be 1-65535".into()));
     }
-    let ttl = ttl_secs.unwrap_or(DEFAULT_TTL_SECS);
-    if ttl == 0 || ttl > MAX_TTL_SECS {
-        return Err(Error::InvalidArgument(format!(
-            "ttl must be between 1 s and {MAX_TTL_SECS} s"
-        )));
-    }
+    let ttl = ttl_within(ttl_secs, DEFAULT_TTL_SECS, MAX_TTL_SECS)?;
     // Tenant-scoped: another tenant's sandbox is NOT_FOUND.
     let row = sandboxes::get(
         app,
@@ -86,6 +81,17 @@ pub fn link(
     format!("{scheme}://{port}-{sandbox}.{domain}{public_port}/?token={token}")
 }
 
+/// A link's lifetime: the default when unset, else 1 s to `max`.
+fn ttl_within(asked: Option<u64>, default: u64, max: u64) -> Result<u64> {
+    let ttl = asked.unwrap_or(default);
+    if ttl == 0 || ttl > max {
+        return Err(Error::InvalidArgument(format!(
+            "ttl must be between 1 s and {max} s"
+        )));
+    }
+    Ok(ttl)
+}
+
 /// A signed URL for one file operation on a sandbox the caller may see.
 pub async fn create_file_url(
     app: &App,
@@ -101,12 +107,7 @@ pub async fn create_file_url(
             "path must be 1 to 4096 bytes without NUL".into(),
         ));
     }
-    let ttl = ttl_secs.unwrap_or(DEFAULT_TTL_SECS);
-    if ttl == 0 || ttl > MAX_TTL_SECS {
-        return Err(Error::InvalidArgument(format!(
-            "ttl must be between 1 s and {MAX_TTL_SECS} s"
-        )));
-    }
+    let ttl = ttl_within(ttl_secs, DEFAULT_TTL_SECS, MAX_TTL_SECS)?;
     let row = sandboxes::get(
         app,
         &crate::domain::tenants::TenantScope::own(p),

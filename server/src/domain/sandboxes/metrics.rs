@@ -39,21 +39,14 @@ pub async fn metrics(app: &App, row: &sandbox::Model) -> Result<Metrics> {
         .hub
         .data_address(&worker)
         .ok_or_else(|| Error::Unavailable(format!("worker {worker} has no data address")))?;
-    let mut req = tonic::Request::new(wpb::GetSandboxUsageRequest {
-        sandbox_id: row.id.clone(),
-    });
-    let m = req.metadata_mut();
-    m.insert(
-        "authorization",
-        format!("Bearer {}", app.worker_token)
-            .parse()
-            .map_err(|_| Error::Internal("worker token is not ASCII".into()))?,
+    let req = crate::workers::data_request(
+        wpb::GetSandboxUsageRequest {
+            sandbox_id: row.id.clone(),
+        },
+        &app.worker_token,
+        &row.id,
+        row.generation,
     );
-    m.insert(
-        talon_core::wire::SANDBOX_HEADER,
-        row.id.parse().expect("ascii id"),
-    );
-    m.insert(talon_core::wire::GENERATION_HEADER, row.generation.into());
     let u = WorkerSandboxServiceClient::new(app.data_channel(&addr)?)
         .get_sandbox_usage(req)
         .await
