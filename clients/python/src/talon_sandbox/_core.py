@@ -210,9 +210,15 @@ class WriteEntry:
 STATES = ("pending", "starting", "running", "paused", "stopping", "stopped", "failed", "deleted")
 
 
-def list_params(metadata: Optional[dict], state: Optional[list[str] | str]) -> dict:
-    """ListSandboxes' filters as query parameters (deepObject metadata)."""
+def list_params(metadata: Optional[dict], state: Optional[list[str] | str], page_size: Optional[int],
+                page_token: Optional[str]) -> dict:
+    """ListSandboxes' filters and page as query parameters (deepObject
+    metadata)."""
     p: dict[str, Any] = {}
+    if page_size:
+        p["pageSize"] = page_size
+    if page_token:
+        p["pageToken"] = page_token
     for k, v in (metadata or {}).items():
         p[f"metadata[{k}]"] = v
     states = [state] if isinstance(state, str) else list(state or [])
@@ -484,6 +490,13 @@ def create_body(image: str, envs: Optional[dict], timeout: Optional[float], cpu_
     if res:
         b["resources"] = res
     return b
+
+
+def with_ttl(body: dict, ttl: Optional[float]) -> dict:
+    """A link request's body, with its lifetime in seconds when given."""
+    if ttl:
+        body["ttl"] = f"{float(ttl):g}s"
+    return body
 
 
 def preview_url(base_url: str, sandbox_id: str, port: int) -> str:

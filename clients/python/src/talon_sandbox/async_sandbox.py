@@ -443,11 +443,7 @@ class AsyncSandbox:
                    next_token: Optional[str] = None, api_key: Optional[str] = None,
                    base_url: Optional[str] = None) -> tuple[list[SandboxInfo], str]:
         client = core.Config(api_key, base_url).async_client()
-        params = core.list_params(metadata, state)
-        if page_size or limit:
-            params["pageSize"] = page_size or limit
-        if page_token or next_token:
-            params["pageToken"] = page_token or next_token
+        params = core.list_params(metadata, state, page_size or limit, page_token or next_token)
         resp = await client.get_async_httpx_client().get("/v1/sandboxes", params=params)
         core.check(resp)
         r = core.parsed(resp)
@@ -502,9 +498,7 @@ class AsyncSandbox:
         return await self.preview_url(port, ttl=ttl)
 
     async def _file_url(self, path: str, op: str, ttl: Optional[float]) -> str:
-        body: dict[str, Any] = {"path": path, "operation": op}
-        if ttl:
-            body["ttl"] = f"{float(ttl):g}s"
+        body = core.with_ttl({"path": path, "operation": op}, ttl)
         return (await call(self._client, create_file_url, self.sandbox_id, body=body))["url"]
 
     async def download_url(self, path: str, *, ttl: Optional[float] = None) -> str:
@@ -524,9 +518,7 @@ class AsyncSandbox:
         return core.preview_url(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port)
 
     async def preview_token(self, port: int, ttl: Optional[float] = None) -> dict:
-        body: dict[str, Any] = {"port": port}
-        if ttl:
-            body["ttl"] = f"{float(ttl):g}s"
+        body = core.with_ttl({"port": port}, ttl)
         return await call(self._client, preview_token, self.sandbox_id, body=body)
 
     async def whoami(self) -> dict:

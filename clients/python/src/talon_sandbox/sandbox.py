@@ -476,11 +476,7 @@ class Sandbox:
         the last). `limit`/`next_token` are E2B's names for
         `page_size`/`page_token`."""
         client = core.Config(api_key, base_url).client()
-        params = core.list_params(metadata, state)
-        if page_size or limit:
-            params["pageSize"] = page_size or limit
-        if page_token or next_token:
-            params["pageToken"] = page_token or next_token
+        params = core.list_params(metadata, state, page_size or limit, page_token or next_token)
         resp = client.get_httpx_client().get("/v1/sandboxes", params=params)
         core.check(resp)
         r = core.parsed(resp)
@@ -546,9 +542,7 @@ class Sandbox:
         return self.preview_url(port, ttl=ttl)
 
     def _file_url(self, path: str, op: str, ttl: Optional[float]) -> str:
-        body: dict[str, Any] = {"path": path, "operation": op}
-        if ttl:
-            body["ttl"] = f"{float(ttl):g}s"
+        body = core.with_ttl({"path": path, "operation": op}, ttl)
         return call(self._client, create_file_url, self.sandbox_id, body=body)["url"]
 
     def download_url(self, path: str, *, ttl: Optional[float] = None) -> str:
@@ -579,9 +573,7 @@ class Sandbox:
         return core.preview_url(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port)
 
     def preview_token(self, port: int, ttl: Optional[float] = None) -> dict:
-        body: dict[str, Any] = {"port": port}
-        if ttl:
-            body["ttl"] = f"{float(ttl):g}s"
+        body = core.with_ttl({"port": port}, ttl)
         return call(self._client, preview_token, self.sandbox_id, body=body)
 
     def whoami(self) -> dict:
