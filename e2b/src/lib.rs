@@ -116,7 +116,13 @@ pub async fn serve(
         .http1()
         .timer(TokioTimer::new())
         .header_read_timeout(e.config.header_timeout);
-    builder.http2().timer(TokioTimer::new());
+    // As on the REST gateway: HTTP/2 headers held to 64 KiB, and dead
+    // peers found by pings. Bodies are axum's 2 MiB at most (JSON here).
+    builder
+        .http2()
+        .timer(TokioTimer::new())
+        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .max_header_list_size(64 << 10);
     let builder = Arc::new(builder);
     let app = router(e);
     loop {
