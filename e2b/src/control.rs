@@ -116,14 +116,32 @@ impl E2b {
         }
     }
 
-    fn created(&self, s: &pb::Sandbox) -> Sandbox {
-        Sandbox {
+    /// The answer of create and connect, with the sandbox's access token
+    /// for the data plane; a caller who may not use the data plane (a
+    /// viewer) gets none, and its data-plane calls are refused.
+    async fn created(&self, key: &str, s: &pb::Sandbox) -> Result<Sandbox> {
+        let token = self
+            .sandboxes()
+            .create_sandbox_access_token(req(
+                key,
+                pb::CreateSandboxAccessTokenRequest {
+                    sandbox_id: s.sandbox_id.clone(),
+                },
+            )?)
+            .await;
+        let envd_access_token = match token {
+            Ok(t) => Some(t.into_inner().token),
+            Err(st) if st.code() == tonic::Code::PermissionDenied => None,
+            Err(st) => return Err(st.into()),
+        };
+        Ok(Sandbox {
             template_id: self.template_of(&s.image),
             sandbox_id: ids::to_e2b(&s.sandbox_id),
             client_id: crate::CLIENT_ID.into(),
             envd_version: crate::ENVD_VERSION.into(),
+            envd_access_token,
             domain: self.config.domain.clone(),
-        }
+        })
     }
 
     /// E2B's record of a sandbox; None for states E2B has no name for.
@@ -226,7 +244,7 @@ pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Res
         .into_inner()
         .sandbox
         .unwrap_or_default();
-    let mut out = e.created(&s);
+    let mut out = e.created(&key, &s).await?;
     out.template_id = template;
     Ok((StatusCode::CREATED, axum::Json(out)).into_response())
 }
@@ -533,7 +551,7 @@ pub async fn connect(
         Woken::Resumed => StatusCode::CREATED,
         Woken::AlreadyRunning => StatusCode::OK,
     };
-    Ok((status, axum::Json(e.created(&s))).into_response())
+    Ok((status, axum::Json(e.created(&key, &s).await?)).into_response())
 }
 
 /// `POST /sandboxes/{id}/resume` (SDKs before connect): 201, or 409 when
@@ -554,7 +572,7 @@ pub async fn resume(
         ));
     }
     wake(&e, &key, &s, &t).await?;
-    Ok((StatusCode::CREATED, axum::Json(e.created(&s))).into_response())
+    Ok((StatusCode::CREATED, axum::Json(e.created(&key, &s).await?)).into_response())
 }
 
 /// `GET /sandboxes/{id}/metrics`: one reading, taken now (Talon keeps no

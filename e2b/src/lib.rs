@@ -11,6 +11,7 @@
 //! - `ids`: E2B's DNS-label ids and Talon's; `error`: its error shape.
 
 mod control;
+mod envd;
 mod error;
 mod ids;
 mod model;
@@ -75,6 +76,8 @@ impl E2bConfig {
 pub struct E2b {
     config: E2bConfig,
     channel: tonic::transport::Channel,
+    /// The data plane's polling file watchers.
+    watchers: envd::filesystem::Watchers,
 }
 
 impl E2b {
@@ -82,7 +85,11 @@ impl E2b {
         let channel = tonic::transport::Endpoint::from_shared(config.server_url.clone())?
             .tcp_nodelay(true)
             .connect_lazy();
-        Ok(Arc::new(E2b { config, channel }))
+        Ok(Arc::new(E2b {
+            config,
+            channel,
+            watchers: Default::default(),
+        }))
     }
 }
 
@@ -103,19 +110,44 @@ pub fn router(e: Arc<E2b>) -> Router {
         .with_state(e)
 }
 
+/// The sandbox listener's routes: envd's, for every sandbox.
+pub fn sandbox_router(e: Arc<E2b>) -> Router {
+    Router::new().fallback(envd::dispatch).with_state(e)
+}
+
 /// Serves the control plane on `listener` until `shutdown` turns true.
 pub async fn serve(
     e: Arc<E2b>,
     listener: tokio::net::TcpListener,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let config = e.config.clone();
+    serve_app(router(e), &config, listener, shutdown).await
+}
+
+/// Serves the sandbox data plane (`E2B_SANDBOX_URL`) on `listener`.
+pub async fn serve_sandbox(
+    e: Arc<E2b>,
+    listener: tokio::net::TcpListener,
+    shutdown: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
+    let config = e.config.clone();
+    serve_app(sandbox_router(e), &config, listener, shutdown).await
+}
+
+async fn serve_app(
+    app: Router,
+    config: &E2bConfig,
+    listener: tokio::net::TcpListener,
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
-    let admission = talon_core::listen::Admission::new(e.config.connections);
+    let admission = talon_core::listen::Admission::new(config.connections);
     let mut builder = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new());
     builder
         .http1()
         .timer(TokioTimer::new())
-        .header_read_timeout(e.config.header_timeout);
+        .header_read_timeout(config.header_timeout);
     // As on the REST gateway: HTTP/2 headers held to 64 KiB, and dead
     // peers found by pings. Bodies are axum's 2 MiB at most (JSON here).
     builder
@@ -124,7 +156,6 @@ pub async fn serve(
         .keep_alive_interval(Some(Duration::from_secs(30)))
         .max_header_list_size(64 << 10);
     let builder = Arc::new(builder);
-    let app = router(e);
     loop {
         let (io, _peer) = tokio::select! {
             r = admission.accept(&listener) => r?,

@@ -66,6 +66,9 @@ pub struct Sandbox {
     #[serde(rename = "clientID")]
     pub client_id: String,
     pub envd_version: String,
+    /// `X-Access-Token` of the data plane.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub envd_access_token: Option<String>,
     pub domain: Option<String>,
 }
 

@@ -78,6 +78,11 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.SandboxService/StartSandbox", DEV, MUT),
     rule("/talon.v1.SandboxService/SetSandboxTimeout", DEV, MUT),
     rule("/talon.v1.SandboxService/GetSandboxMetrics", VIEW, READ),
+    rule(
+        "/talon.v1.SandboxService/CreateSandboxAccessToken",
+        DEV,
+        MUT,
+    ),
     rule("/talon.v1.SandboxService/UpdateNetworkPolicy", DEV, MUT),
     rule("/talon.v1.SandboxService/WatchSandboxEvents", VIEW, READ),
     // ProcessService
@@ -188,6 +193,32 @@ pub const METHODS: &[MethodRule] = &[
     ),
 ];
 
+/// What a sandbox access token may call: the data plane (processes, PTY,
+/// files, the preview tunnel), and only of its own sandbox, which
+/// `AgentProxy` checks. It may not mint file URLs or touch the sandbox's
+/// lifecycle.
+pub const SANDBOX_TOKEN_METHODS: &[&str] = &[
+    "/talon.v1.ProcessService/StartProcess",
+    "/talon.v1.ProcessService/ConnectProcess",
+    "/talon.v1.ProcessService/ListProcesses",
+    "/talon.v1.ProcessService/SendProcessInput",
+    "/talon.v1.ProcessService/SendProcessSignal",
+    "/talon.v1.ProcessService/CloseProcessStdin",
+    "/talon.v1.ProcessService/ResizeProcessPty",
+    "/talon.v1.ProcessService/GetProcessLogs",
+    "/talon.v1.ProcessService/FollowProcessLogs",
+    "/talon.v1.PtyService/Attach",
+    "/talon.v1.FilesystemService/Stat",
+    "/talon.v1.FilesystemService/ListDir",
+    "/talon.v1.FilesystemService/ReadFile",
+    "/talon.v1.FilesystemService/WriteFile",
+    "/talon.v1.FilesystemService/MakeDir",
+    "/talon.v1.FilesystemService/MovePath",
+    "/talon.v1.FilesystemService/RemovePath",
+    "/talon.v1.FilesystemService/WatchDir",
+    "/talon.gateway.v1.PreviewTunnelService/OpenPreview",
+];
+
 pub fn lookup(method: &str) -> Option<&'static MethodRule> {
     static INDEX: OnceLock<HashMap<&'static str, &'static MethodRule>> = OnceLock::new();
     INDEX
@@ -198,6 +229,12 @@ pub fn lookup(method: &str) -> Option<&'static MethodRule> {
 
 /// The authorization decision, apart from transport.
 pub fn authorize(rule: &MethodRule, p: &Principal) -> Result<(), Status> {
+    if p.sandbox_bound().is_some() && !SANDBOX_TOKEN_METHODS.contains(&rule.method) {
+        return Err(Status::permission_denied(format!(
+            "a sandbox access token may not call {}",
+            rule.method
+        )));
+    }
     let ok = match rule.access {
         Access::Public => true,
         Access::Worker => p.credential == Credential::Worker,
@@ -495,5 +532,35 @@ mod tests {
         assert!(authorize(session, &padmin).is_err());
         assert!(authorize(session, &worker).is_ok());
         assert!(authorize(create, &worker).is_err());
+    }
+
+    /// A sandbox token opens the data plane and nothing else: not the
+    /// sandbox's lifecycle, not file URLs, not another tenant's anything.
+    #[test]
+    fn sandbox_tokens_reach_only_the_data_plane() {
+        let token = principal(
+            Role::Developer,
+            false,
+            Credential::SandboxToken {
+                sandbox_id: "sbx_a".into(),
+            },
+        );
+        for m in SANDBOX_TOKEN_METHODS {
+            let rule = lookup(m).unwrap_or_else(|| panic!("{m} has no access rule"));
+            assert!(authorize(rule, &token).is_ok(), "{m}");
+        }
+        for r in METHODS {
+            if !SANDBOX_TOKEN_METHODS.contains(&r.method) {
+                assert!(authorize(r, &token).is_err(), "{}", r.method);
+            }
+        }
+        for m in [
+            "/talon.v1.SandboxService/DeleteSandbox",
+            "/talon.v1.SandboxService/CreateSandboxAccessToken",
+            "/talon.v1.FilesystemService/CreateFileUrl",
+            "/talon.v1.PreviewService/CreatePreviewToken",
+        ] {
+            assert!(authorize(lookup(m).unwrap(), &token).is_err(), "{m}");
+        }
     }
 }

@@ -165,6 +165,7 @@ pub async fn start(
         worker_token_hash: sha256_hex(&worker_token),
         platform_tenant_id: app.platform_tenant_id.clone(),
         cache: app.principals.clone(),
+        preview: app.preview.clone(),
     };
     let access = AccessLayer::new(auth, app.audit.clone(), metrics.clone());
 

@@ -418,6 +418,12 @@ pub struct E2bArgs {
     /// E2B's control plane (point E2B_API_URL here), or "off" [default with `up`: 127.0.0.1:8081; `server` runs none unless given].
     #[arg(long, env = "TALON_E2B_API_LISTEN")]
     pub e2b_api_listen: Option<String>,
+    /// E2B's sandbox data plane, envd (point E2B_SANDBOX_URL here), or "off" [default with `up`: 127.0.0.1:8082; `server` runs none unless given]. Needs the control plane.
+    #[arg(long, env = "TALON_E2B_SANDBOX_LISTEN")]
+    pub e2b_sandbox_listen: Option<String>,
+    /// The domain of host-name routing (`{port}-{id}.{domain}` on the sandbox listener), reported to the SDKs as the sandboxes' `domain`.
+    #[arg(long, env = "TALON_E2B_DOMAIN")]
+    pub e2b_domain: Option<String>,
     /// The image E2B's default template, `base`, stands for.
     #[arg(long, env = "TALON_E2B_DEFAULT_TEMPLATE", default_value = "host")]
     pub e2b_default_template: String,
@@ -429,12 +435,36 @@ pub struct E2bArgs {
 impl E2bArgs {
     /// Where the E2B API listens; None when it is off.
     pub fn api_listen(&self, embedded: bool) -> anyhow::Result<Option<SocketAddr>> {
-        match self.e2b_api_listen.as_deref() {
-            Some("off") => Ok(None),
-            Some(a) => Ok(Some(a.parse().map_err(|_| {
-                anyhow::anyhow!("--e2b-api-listen {a:?} is not an address or \"off\"")
-            })?)),
-            None => Ok(embedded.then(|| "127.0.0.1:8081".parse().expect("addr"))),
-        }
+        listen_or_off(
+            "--e2b-api-listen",
+            self.e2b_api_listen.as_deref(),
+            embedded,
+            "127.0.0.1:8081",
+        )
+    }
+
+    /// Where E2B's sandbox data plane listens; None when it is off.
+    pub fn sandbox_listen(&self, embedded: bool) -> anyhow::Result<Option<SocketAddr>> {
+        listen_or_off(
+            "--e2b-sandbox-listen",
+            self.e2b_sandbox_listen.as_deref(),
+            embedded,
+            "127.0.0.1:8082",
+        )
+    }
+}
+
+fn listen_or_off(
+    flag: &str,
+    value: Option<&str>,
+    embedded: bool,
+    default: &str,
+) -> anyhow::Result<Option<SocketAddr>> {
+    match value {
+        Some("off") => Ok(None),
+        Some(a) => Ok(Some(a.parse().map_err(|_| {
+            anyhow::anyhow!("{flag} {a:?} is not an address or \"off\"")
+        })?)),
+        None => Ok(embedded.then(|| default.parse().expect("addr"))),
     }
 }

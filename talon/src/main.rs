@@ -103,11 +103,13 @@ async fn start_gateway(
 async fn start_e2b(
     server_url: String,
     addr: SocketAddr,
+    sandbox_addr: Option<SocketAddr>,
     args: &ServerArgs,
     stop: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let mut config = talon_e2b::E2bConfig::new(server_url);
     config.default_template = args.e2b.e2b_default_template.clone();
+    config.domain = args.e2b.e2b_domain.clone();
     config.max_list_limit = args.e2b.e2b_max_list_limit;
     config.connections = args.connections.http();
     config.header_timeout =
@@ -116,6 +118,17 @@ async fn start_e2b(
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| anyhow::anyhow!("E2B-compatible API on {addr}: {e}"))?;
+    if let Some(sandbox_addr) = sandbox_addr {
+        let sandboxes = tokio::net::TcpListener::bind(sandbox_addr)
+            .await
+            .map_err(|e| anyhow::anyhow!("E2B sandbox data plane on {sandbox_addr}: {e}"))?;
+        let (e, stop) = (e.clone(), stop.clone());
+        tokio::spawn(async move {
+            if let Err(e) = talon_e2b::serve_sandbox(e, sandboxes, stop).await {
+                tracing::error!(error = %e, "E2B sandbox data plane stopped");
+            }
+        });
+    }
     tokio::spawn(async move {
         if let Err(e) = talon_e2b::serve(e, listener, stop).await {
             tracing::error!(error = %e, "E2B-compatible API stopped");
@@ -150,10 +163,16 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         .await?;
     }
     let e2b_api = args.e2b.api_listen(embedded_worker)?;
+    let e2b_sandbox = args.e2b.sandbox_listen(embedded_worker)?;
+    if e2b_sandbox.is_some() && e2b_api.is_none() && args.e2b.e2b_sandbox_listen.is_some() {
+        anyhow::bail!("--e2b-sandbox-listen needs the E2B control plane (--e2b-api-listen)");
+    }
+    let e2b_sandbox = e2b_sandbox.filter(|_| e2b_api.is_some());
     if let Some(addr) = e2b_api {
         start_e2b(
             format!("http://{}", config.grpc_listen),
             addr,
+            e2b_sandbox,
             &args,
             stop.clone(),
         )
@@ -173,6 +192,9 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     );
     if let Some(addr) = e2b_api {
         println!("  E2B-compatible API (control plane):    E2B_API_URL=http://{addr}");
+    }
+    if let Some(addr) = e2b_sandbox {
+        println!("  E2B-compatible API (sandboxes, envd):  E2B_SANDBOX_URL=http://{addr}");
     }
     println!(
         "  data directory:                        {}",

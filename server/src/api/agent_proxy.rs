@@ -77,21 +77,68 @@ impl AgentProxy {
         &self.0.worker_token
     }
 
-    /// The sandbox a signed file URL's token opens for this path and
-    /// operation: the token names a sandbox of its tenant, and one that is
-    /// gone (or its id reused elsewhere) is not found.
+    /// The sandbox a signed file URL's token opens for this path,
+    /// operation and user: the token names a sandbox of its tenant, and
+    /// one that is gone (or its id reused elsewhere) is not found. The
+    /// token is Talon's own (CreateFileUrl) or an E2B-style signature made
+    /// with the sandbox's access token, which the E2B facade passes on.
     async fn by_file_token(
         &self,
         token: &str,
         id: &str,
         path: &str,
+        user: &str,
         op: FileOp,
     ) -> Result<(crate::db::entity::sandbox::Model, FileClaims), Status> {
+        let not_found = || Error::NotFound(format!("sandbox {id}"));
+        if let Some(sig) = talon_core::e2b_files::Presented::decode(token) {
+            let row = sandboxes::find(&self.0, id).await?.ok_or_else(not_found)?;
+            let signed_user = if sig.user.is_empty() {
+                talon_core::e2b_files::DEFAULT_USER
+            } else {
+                sig.user.as_str()
+            };
+            if path != talon_core::e2b_files::resolve(&sig.path, &sig.user) || user != signed_user {
+                return Err(Error::PermissionDenied(
+                    "the file signature is for another path or user".into(),
+                )
+                .into());
+            }
+            let op_name = match op {
+                FileOp::Read => "read",
+                FileOp::Write => "write",
+            };
+            self.0.preview.verify_file_signature(
+                &crate::auth::sandbox_token::FileSignature {
+                    sandbox_id: &row.id,
+                    tenant_id: &row.tenant_id,
+                    path: &sig.path,
+                    op: op_name,
+                    user: &sig.user,
+                    expiration: sig.expiration,
+                    signature: &sig.signature,
+                },
+                crate::auth::jwt::unix_now(),
+            )?;
+            let claims = FileClaims {
+                sub: row.id.clone(),
+                tid: row.tenant_id.clone(),
+                act: format!("sandbox-token:{}", row.id),
+                path: path.into(),
+                op,
+                iss: String::new(),
+                aud: String::new(),
+                exp: sig.expiration.unwrap_or(0),
+                iat: 0,
+                jti: String::new(),
+            };
+            return Ok((row, claims));
+        }
         let claims = self.0.preview.verify_file(token, id, path, op)?;
         let row = sandboxes::find(&self.0, id)
             .await?
             .filter(|r| r.tenant_id == claims.tid)
-            .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))?;
+            .ok_or_else(not_found)?;
         Ok((row, claims))
     }
 }
@@ -291,8 +338,10 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
         }
         // A signed URL's token, bound to this sandbox, path and reading.
         let token = file_token(&req)?;
-        let (id, path) = (&req.get_ref().sandbox_id, &req.get_ref().path);
-        let (row, _) = self.by_file_token(&token, id, path, FileOp::Read).await?;
+        let r = req.get_ref();
+        let (row, _) = self
+            .by_file_token(&token, &r.sandbox_id, &r.path, &r.user, FileOp::Read)
+            .await?;
         let id = row.id.clone();
         let mut route = self.route_to(row)?;
         let resp = route
@@ -316,10 +365,10 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
             .unwrap_or_default();
         let (mut first, rest) = peek(req.into_inner()).await?;
         // A signed upload makes the file's parents, as its URL promises.
-        let path = match &mut first.message {
+        let (path, user) = match &mut first.message {
             Some(pb::write_file_request::Message::Header(h)) => {
                 h.create_parents = true;
-                h.path.clone()
+                (h.path.clone(), h.user.clone())
             }
             _ => {
                 return Err(Status::invalid_argument(
@@ -328,7 +377,7 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
             }
         };
         let (row, claims) = self
-            .by_file_token(&token, &first.sandbox_id, &path, FileOp::Write)
+            .by_file_token(&token, &first.sandbox_id, &path, &user, FileOp::Write)
             .await?;
         let id = row.id.clone();
         let mut route = self.route_to(row)?;

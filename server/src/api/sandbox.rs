@@ -166,6 +166,19 @@ impl SandboxService for SandboxApi {
         }))
     }
 
+    async fn create_sandbox_access_token(
+        &self,
+        req: Request<pb::CreateSandboxAccessTokenRequest>,
+    ) -> Result<Response<pb::CreateSandboxAccessTokenResponse>, Status> {
+        let p = principal(&req)?;
+        let id = req.into_inner().sandbox_id;
+        let token = sandboxes::access_token(&self.0, &p, &id).await?;
+        Ok(crate::audit::with_resource(
+            Response::new(pb::CreateSandboxAccessTokenResponse { token }),
+            id,
+        ))
+    }
+
     async fn delete_sandbox(
         &self,
         req: Request<pb::DeleteSandboxRequest>,

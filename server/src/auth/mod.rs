@@ -8,6 +8,7 @@ pub mod file_url;
 pub mod jwt;
 pub mod password;
 pub mod preview;
+pub mod sandbox_token;
 pub mod throttle;
 
 use crate::db::entity::{api_key, user};
@@ -79,8 +80,14 @@ impl FromStr for Role {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Credential {
     AccessToken,
-    ApiKey { key_id: String },
+    ApiKey {
+        key_id: String,
+    },
     Worker,
+    /// A sandbox access token: the data plane of this one sandbox only.
+    SandboxToken {
+        sandbox_id: String,
+    },
 }
 
 /// The authenticated caller, put into every request's extensions by the
@@ -97,6 +104,15 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// The one sandbox this caller may touch, when its credential is
+    /// bound to one.
+    pub fn sandbox_bound(&self) -> Option<&str> {
+        match &self.credential {
+            Credential::SandboxToken { sandbox_id } => Some(sandbox_id),
+            _ => None,
+        }
+    }
+
     /// The id written to audit records and `owner_id` fields.
     pub fn actor_id(&self) -> &str {
         match &self.credential {
@@ -130,6 +146,8 @@ pub struct Authenticator {
     /// Principals resolved in the last moments (the `App`'s, which clears
     /// it when a user or key changes).
     pub cache: std::sync::Arc<crate::cache::ShortCache<Principal>>,
+    /// Verifies sandbox access tokens.
+    pub preview: preview::PreviewKeys,
 }
 
 impl Authenticator {
@@ -147,6 +165,19 @@ impl Authenticator {
         }
         if let Some(p) = self.cache.get(&digest) {
             return Ok(p);
+        }
+        if bearer.starts_with(sandbox_token::PREFIX) {
+            // Self-contained: whether the sandbox still exists is the
+            // data plane's question, asked on every call.
+            let c = self.preview.verify_sandbox_token(bearer)?;
+            return Ok(Principal {
+                user_id: format!("sandbox-token:{}", c.sub),
+                tenant_id: c.tid,
+                email: String::new(),
+                role: Role::Developer,
+                credential: Credential::SandboxToken { sandbox_id: c.sub },
+                platform_admin: false,
+            });
         }
         let generation = self.cache.generation();
         let (p, expires_ms) = if bearer.starts_with(apikey::PREFIX) {

@@ -30,22 +30,29 @@ pub struct Usage {
 /// makes one, so a domain function that takes a scope can't be handed a
 /// tenant id straight from a request.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TenantScope(String);
+pub struct TenantScope(String, Option<String>);
 
 impl TenantScope {
     pub fn id(&self) -> &str {
         &self.0
     }
 
-    /// The caller's own tenant.
+    /// The caller's own tenant; for a credential bound to one sandbox (a
+    /// sandbox access token), only that sandbox of it.
     pub fn own(p: &Principal) -> TenantScope {
-        TenantScope(p.tenant_id.clone())
+        TenantScope(p.tenant_id.clone(), p.sandbox_bound().map(String::from))
     }
 
     /// The tenant of a row the store returned (a sandbox's own tenant,
     /// say), never of a request.
     pub fn of_stored(tenant_id: &str) -> TenantScope {
-        TenantScope(tenant_id.to_string())
+        TenantScope(tenant_id.to_string(), None)
+    }
+
+    /// Whether the scope reaches this sandbox at all (a bound credential
+    /// sees every other sandbox as missing).
+    pub fn reaches(&self, sandbox_id: &str) -> bool {
+        self.1.as_deref().is_none_or(|s| s == sandbox_id)
     }
 }
 
@@ -61,7 +68,7 @@ pub async fn scope(app: &App, p: &Principal, tenant_id: &str) -> Result<TenantSc
             .await?
             .is_some()
     {
-        return Ok(TenantScope(tenant_id.to_string()));
+        return Ok(TenantScope(tenant_id.to_string(), None));
     }
     Err(Error::NotFound(format!("tenant {tenant_id}")))
 }
@@ -489,7 +496,7 @@ pub async fn bootstrap(app: &App) -> Result<Option<BootstrapCredentials>> {
     let (_, secret) = create_api_key(
         app,
         &p,
-        &TenantScope(t.id.clone()),
+        &TenantScope(t.id.clone(), None),
         "bootstrap",
         Some(Role::Owner),
         None,

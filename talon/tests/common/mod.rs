@@ -41,6 +41,8 @@ pub struct Server {
     pub http: String,
     /// The E2B-compatible API (`talon up` only).
     pub e2b: String,
+    /// E2B's sandbox data plane (`talon up` only).
+    pub e2b_sandbox: String,
     pub boot: Bootstrap,
 }
 
@@ -108,6 +110,7 @@ impl Server {
         )
         .unwrap();
         let (g, o, h, e) = (free_port(), free_port(), free_port(), free_port());
+        let es = free_port();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
         cmd.arg(sub);
         if sub == "up" {
@@ -116,7 +119,9 @@ impl Server {
                 .arg("--http-listen")
                 .arg(format!("127.0.0.1:{h}"))
                 .arg("--e2b-api-listen")
-                .arg(format!("127.0.0.1:{e}"));
+                .arg(format!("127.0.0.1:{e}"))
+                .arg("--e2b-sandbox-listen")
+                .arg(format!("127.0.0.1:{es}"));
             // Servers of one test binary run side by side: only a test
             // that asks for a network gets one (with its own bridge).
             if !extra.contains(&"--network") {
@@ -179,6 +184,7 @@ impl Server {
             ops: format!("http://127.0.0.1:{o}"),
             http: format!("http://127.0.0.1:{h}"),
             e2b: format!("http://127.0.0.1:{e}"),
+            e2b_sandbox: format!("http://127.0.0.1:{es}"),
             boot: boot.expect("server did not start"),
             dir,
         }

@@ -28,7 +28,7 @@ pub use ops::{
     update_network_policy, wait_until_running,
 };
 pub use quota::{Holdings, holdings};
-pub use reads::{Lagged, ListQuery, find, get, get_cached, list, watch};
+pub use reads::{Lagged, ListQuery, access_token, find, get, get_cached, list, watch};
 pub use record::{TimeoutAction, labels_of, metadata_of, policy_of, state_of, timeout_action_of};
 pub use validate::{metadata_filter, parse_label_selector};
 

@@ -11,7 +11,7 @@ use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
 /// The repository's tenant-scoped lookup: another tenant's sandbox is
 /// NOT_FOUND, exactly like a missing one.
 pub async fn get(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Model> {
-    if !talon_core::ids::valid_sandbox_id(id) {
+    if !talon_core::ids::valid_sandbox_id(id) || !scope.reaches(id) {
         return Err(Error::NotFound(format!("sandbox {id}")));
     }
     sandbox::Entity::find_by_id(id.to_string())
@@ -26,7 +26,11 @@ pub async fn get(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Mo
 /// running sandbox's row is reused for a moment (see cache.rs); every
 /// change to a sandbox on this server forgets it.
 pub async fn get_cached(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Model> {
-    if let Some(row) = app.running.get(id).filter(|r| r.tenant_id == scope.id()) {
+    if let Some(row) = app
+        .running
+        .get(id)
+        .filter(|r| r.tenant_id == scope.id() && scope.reaches(id))
+    {
         return Ok(row);
     }
     let generation = app.running.generation();
@@ -164,3 +168,16 @@ pub async fn watch(
 /// A watcher fell behind the changes and missed some.
 #[derive(Debug)]
 pub struct Lagged;
+
+/// The access token of one of the caller's sandboxes (see
+/// auth/sandbox_token.rs); none for a sandbox that is gone.
+pub async fn access_token(app: &App, p: &crate::auth::Principal, id: &str) -> Result<String> {
+    let row = get(app, &TenantScope::own(p), id).await?;
+    if matches!(
+        state_of(&row)?,
+        SandboxState::Deleted | SandboxState::Failed
+    ) {
+        return Err(Error::NotFound(format!("sandbox {id}")));
+    }
+    app.preview.sandbox_token(&row.id, &row.tenant_id)
+}

@@ -1,0 +1,292 @@
+//! E2B's sandbox data plane (envd) on the sandbox listener
+//! (`E2B_SANDBOX_URL`): envd's Connect services and plain-HTTP routes onto
+//! Talon's ProcessService and FilesystemService.
+//!
+//! A request names its sandbox by the `E2b-Sandbox-Id` and
+//! `E2b-Sandbox-Port` headers or by a host name `{port}-{id}.{domain}`. Its
+//! credential is the sandbox's access token (`X-Access-Token`, the
+//! `envdAccessToken` create and connect return), passed on as the bearer
+//! of every gRPC call: the server lets it reach that one sandbox's data
+//! plane and nothing else. The facade keeps no credential of its own.
+//!
+//! - `connect`: the Connect protocol (JSON, envelopes);
+//! - `process`, `filesystem`: the two services; `files`: `/files`.
+
+mod connect;
+mod files;
+pub(crate) mod filesystem;
+mod process;
+
+use crate::E2b;
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::response::{IntoResponse, Response};
+use connect::ConnectError;
+use http::{HeaderMap, Method, StatusCode};
+use std::sync::Arc;
+use std::time::Duration;
+use tonic::Code;
+
+/// envd's generated types and descriptor set.
+#[allow(clippy::all, clippy::pedantic)]
+pub mod pb {
+    pub mod process {
+        include!(concat!(env!("OUT_DIR"), "/process.rs"));
+    }
+    pub mod filesystem {
+        include!(concat!(env!("OUT_DIR"), "/filesystem.rs"));
+    }
+    pub const DESCRIPTOR: &[u8] = include_bytes!(concat!(env!("OUT_DIR"), "/envd_descriptor.bin"));
+}
+
+/// The port envd listens on in an E2B sandbox; the SDKs send it.
+pub const ENVD_PORT: u16 = 49983;
+
+/// What one data-plane request is for, and with whose credential.
+pub struct Ctx {
+    pub e: Arc<E2b>,
+    /// Talon's id of the sandbox.
+    pub sandbox_id: String,
+    /// E2B's id, for messages.
+    pub e2b_id: String,
+    /// The sandbox access token.
+    pub token: String,
+    /// The user from `Authorization: Basic`, else E2B's default.
+    pub user: String,
+    /// `Connect-Timeout-Ms`: a process's deadline, a stream's lifetime.
+    pub timeout: Option<Duration>,
+    /// `Keepalive-Ping-Interval` (seconds) of streams.
+    pub keepalive: Option<Duration>,
+}
+
+impl Ctx {
+    /// A gRPC request carrying the sandbox's token.
+    pub fn req<T>(&self, msg: T) -> Result<tonic::Request<T>, ConnectError> {
+        let mut r = tonic::Request::new(msg);
+        let v = format!("Bearer {}", self.token)
+            .parse()
+            .map_err(|_| ConnectError::new(Code::Unauthenticated, "invalid X-Access-Token"))?;
+        r.metadata_mut().insert("authorization", v);
+        Ok(r)
+    }
+
+    /// The absolute path an E2B path names for this call's user.
+    pub fn path(&self, p: &str) -> String {
+        talon_core::e2b_files::resolve(p, &self.user)
+    }
+
+    pub fn channel(&self) -> tonic::transport::Channel {
+        self.e.channel.clone()
+    }
+}
+
+/// Where a request goes: the sandbox (E2B id) and the port in it.
+#[derive(Debug, PartialEq, Eq)]
+struct Target {
+    e2b_id: String,
+    port: u16,
+}
+
+/// The sandbox and port a request names: the routing headers, or a host
+/// name `{port}-{id}.{domain}` under the configured domain.
+fn target(domain: Option<&str>, h: &HeaderMap) -> Option<Target> {
+    let header = |n: &str| h.get(n).and_then(|v| v.to_str().ok());
+    if let Some(id) = header("e2b-sandbox-id") {
+        let port = header("e2b-sandbox-port")
+            .map(|p| p.parse().ok())
+            .unwrap_or(Some(ENVD_PORT))?;
+        return Some(Target {
+            e2b_id: id.to_string(),
+            port,
+        });
+    }
+    let host = header("host")?;
+    let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
+    let label = host.strip_suffix(domain?)?.strip_suffix('.')?;
+    let (port, id) = label.split_once('-')?;
+    if label.contains('.') {
+        return None;
+    }
+    Some(Target {
+        e2b_id: id.to_string(),
+        port: port.parse().ok()?,
+    })
+}
+
+/// The user `Authorization: Basic base64("user:")` names; E2B's default
+/// when there is none.
+fn basic_user(h: &HeaderMap) -> Result<String, ConnectError> {
+    use base64::Engine;
+    let Some(v) = h.get(http::header::AUTHORIZATION) else {
+        return Ok(talon_core::e2b_files::DEFAULT_USER.into());
+    };
+    let bad = || ConnectError::new(Code::Unauthenticated, "invalid Authorization header");
+    let b64 = v
+        .to_str()
+        .ok()
+        .and_then(|v| v.strip_prefix("Basic "))
+        .ok_or_else(bad)?;
+    let raw = base64::engine::general_purpose::STANDARD
+        .decode(b64.trim())
+        .map_err(|_| bad())?;
+    let text = String::from_utf8(raw).map_err(|_| bad())?;
+    let user = text.split_once(':').map_or(text.as_str(), |(u, _)| u);
+    Ok(if user.is_empty() {
+        talon_core::e2b_files::DEFAULT_USER.into()
+    } else {
+        user.to_string()
+    })
+}
+
+/// E2B's proxy answer for a sandbox that is not there: the SDKs read
+/// "was not found" in a 502 as "the sandbox is not running".
+pub fn sandbox_not_found(e2b_id: &str) -> Response {
+    (
+        StatusCode::BAD_GATEWAY,
+        axum::Json(serde_json::json!({
+            "sandboxId": e2b_id,
+            "message": "The sandbox was not found",
+            "code": 502,
+        })),
+    )
+        .into_response()
+}
+
+/// Every request of the sandbox listener.
+pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
+    let (parts, body) = req.into_parts();
+    let Some(t) = target(e.config.domain.as_deref(), &parts.headers) else {
+        return ConnectError::invalid(
+            "name the sandbox with the E2b-Sandbox-Id header or a {port}-{id} host name",
+        )
+        .into_response();
+    };
+    let Some(sandbox_id) = crate::ids::to_talon(&t.e2b_id) else {
+        return sandbox_not_found(&t.e2b_id);
+    };
+    if t.port != ENVD_PORT {
+        return ConnectError::new(
+            Code::Unimplemented,
+            format!(
+                "port {} of the sandbox: only envd's port {ENVD_PORT} is served here",
+                t.port
+            ),
+        )
+        .into_response();
+    }
+    let header = |n: &str| parts.headers.get(n).and_then(|v| v.to_str().ok());
+    let user = match basic_user(&parts.headers) {
+        Ok(u) => u,
+        Err(err) => return err.into_response(),
+    };
+    let ms = |n: &str| {
+        header(n)
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .filter(|v| *v > 0)
+    };
+    let ctx = Ctx {
+        e: e.clone(),
+        sandbox_id,
+        e2b_id: t.e2b_id,
+        token: header("x-access-token").unwrap_or_default().to_string(),
+        user,
+        timeout: ms("connect-timeout-ms").map(Duration::from_millis),
+        keepalive: ms("keepalive-ping-interval").map(Duration::from_secs),
+    };
+    let path = parts.uri.path().to_string();
+    let query = parts.uri.query().unwrap_or_default().to_string();
+    // `/files` may be opened by a signature instead of the token.
+    if path == "/files" {
+        return match parts.method {
+            Method::GET => files::download(ctx, parts.headers, query).await,
+            Method::POST => files::upload(ctx, parts.headers, query, body).await,
+            _ => StatusCode::METHOD_NOT_ALLOWED.into_response(),
+        };
+    }
+    if ctx.token.is_empty() {
+        return ConnectError::new(Code::Unauthenticated, "missing X-Access-Token").into_response();
+    }
+    if path == "/health" {
+        return files::health(ctx).await;
+    }
+    if parts.method != Method::POST {
+        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+    }
+    let stream = header("content-type").is_some_and(|c| c.starts_with("application/connect+"));
+    if let Some(m) = path.strip_prefix("/process.Process/") {
+        return process::call(ctx, m, stream, body).await;
+    }
+    if let Some(m) = path.strip_prefix("/filesystem.Filesystem/") {
+        return filesystem::call(ctx, m, stream, body).await;
+    }
+    ConnectError::new(
+        Code::Unimplemented,
+        format!("{path} is not an envd procedure"),
+    )
+    .into_response()
+}
+
+/// A unary call's body, held to the message limit.
+pub async fn unary_body(body: Body) -> Result<bytes::Bytes, ConnectError> {
+    axum::body::to_bytes(body, connect::MAX_MESSAGE)
+        .await
+        .map_err(|e| ConnectError::invalid(format!("request body: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.insert(
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                v.parse().unwrap(),
+            );
+        }
+        h
+    }
+
+    #[test]
+    fn targets_by_header_and_by_host() {
+        let t = target(None, &headers(&[("e2b-sandbox-id", "abc")])).unwrap();
+        assert_eq!((t.e2b_id.as_str(), t.port), ("abc", ENVD_PORT));
+        let t = target(
+            None,
+            &headers(&[("e2b-sandbox-id", "abc"), ("e2b-sandbox-port", "3000")]),
+        )
+        .unwrap();
+        assert_eq!(t.port, 3000);
+        assert!(
+            target(
+                None,
+                &headers(&[("e2b-sandbox-id", "abc"), ("e2b-sandbox-port", "x")])
+            )
+            .is_none()
+        );
+        let h = headers(&[("host", "3000-abc.sbx.example.com:443")]);
+        let t = target(Some("sbx.example.com"), &h).unwrap();
+        assert_eq!((t.e2b_id.as_str(), t.port), ("abc", 3000));
+        // No domain configured, another domain, or a deeper name: none.
+        assert!(target(None, &h).is_none());
+        assert!(target(Some("example.org"), &h).is_none());
+        let deep = headers(&[("host", "3000-abc.x.sbx.example.com")]);
+        assert!(target(Some("sbx.example.com"), &deep).is_none());
+    }
+
+    #[test]
+    fn users_from_basic_auth() {
+        assert_eq!(basic_user(&headers(&[])).unwrap(), "user");
+        // "root:" and ":".
+        assert_eq!(
+            basic_user(&headers(&[("authorization", "Basic cm9vdDo=")])).unwrap(),
+            "root"
+        );
+        assert_eq!(
+            basic_user(&headers(&[("authorization", "Basic Og==")])).unwrap(),
+            "user"
+        );
+        assert!(basic_user(&headers(&[("authorization", "Bearer x")])).is_err());
+    }
+}
