@@ -94,6 +94,7 @@ fn events(
     ctx: &Ctx,
     talon: impl Stream<Item = Result<pb::ProcessEvent, tonic::Status>> + Send + 'static,
     pid: Option<u32>,
+    pty: bool,
 ) -> Events {
     use e::process_event::Event as Ev;
     let mut started = false;
@@ -113,7 +114,9 @@ fn events(
                 }
                 Some(pb::process_event::Event::Output(o)) => {
                     use e::process_event::data_event::Output;
-                    let data = if o.stream == pb::OutputStream::Stderr as i32 {
+                    let data = if pty {
+                        Output::Pty(o.data)
+                    } else if o.stream == pb::OutputStream::Stderr as i32 {
                         Output::Stderr(o.data)
                     } else {
                         Output::Stdout(o.data)
@@ -225,6 +228,7 @@ async fn start(ctx: Ctx, body: Body) -> Response {
             return Err(ConnectError::invalid("process.cmd is required"));
         }
         let pty = pty_size(req.pty);
+        let is_pty = pty.is_some();
         let mut command = vec![p.cmd];
         command.extend(p.args);
         let cwd = match p.cwd.filter(|c| !c.is_empty()) {
@@ -250,7 +254,7 @@ async fn start(ctx: Ctx, body: Body) -> Response {
             .await?
             .into_inner();
         let s = s.map(|r| r.map(|m| m.event.unwrap_or_default()));
-        Ok(events(&ctx, s, None))
+        Ok(events(&ctx, s, None, is_pty))
     }
     .await;
     respond(r, |ev| e::StartResponse { event: Some(ev) })
@@ -264,6 +268,22 @@ async fn connect_to(ctx: Ctx, body: Body) -> Response {
             Some(pb::process_selector::Selector::Pid(p)) => Some(p),
             _ => None,
         };
+        // Whether its output is a terminal's: envd says so per event.
+        let listed = client(&ctx)
+            .list_processes(ctx.req(pb::ListProcessesRequest {
+                sandbox_id: ctx.sandbox_id.clone(),
+                include_exited: true,
+            })?)
+            .await?
+            .into_inner();
+        let is_pty = listed.processes.iter().any(|p| {
+            p.pty
+                && match &sel.selector {
+                    Some(pb::process_selector::Selector::Pid(n)) => p.pid == *n,
+                    Some(pb::process_selector::Selector::Tag(t)) => &p.tag == t,
+                    None => false,
+                }
+        });
         let msg = pb::ConnectProcessRequest {
             sandbox_id: ctx.sandbox_id.clone(),
             process: Some(sel),
@@ -274,7 +294,7 @@ async fn connect_to(ctx: Ctx, body: Body) -> Response {
             .await?
             .into_inner();
         let s = s.map(|r| r.map(|m| m.event.unwrap_or_default()));
-        Ok(events(&ctx, s, pid))
+        Ok(events(&ctx, s, pid, is_pty))
     }
     .await;
     respond(r, |ev| e::ConnectResponse { event: Some(ev) })
@@ -395,14 +415,23 @@ async fn send_signal(ctx: &Ctx, body: Body) -> Result<Response, ConnectError> {
             ));
         }
     };
-    client(ctx)
+    let sent = client(ctx)
         .send_process_signal(ctx.req(pb::SendProcessSignalRequest {
             sandbox_id: ctx.sandbox_id.clone(),
             process: Some(selector(r.process)?),
             signal,
         })?)
-        .await?;
-    Ok(connect::unary(&e::SendSignalResponse {}))
+        .await;
+    match sent {
+        Ok(_) => Ok(connect::unary(&e::SendSignalResponse {})),
+        // envd knows running processes only: one that has exited is not
+        // found (the SDKs' kill then returns false).
+        Err(s) if s.code() == Code::FailedPrecondition => Err(ConnectError::new(
+            Code::NotFound,
+            format!("process not found: {}", s.message()),
+        )),
+        Err(s) => Err(s.into()),
+    }
 }
 
 async fn close_stdin(ctx: &Ctx, body: Body) -> Result<Response, ConnectError> {

@@ -1,0 +1,250 @@
+"""The unmodified `e2b` Python SDK (pinned in scripts/test.sh) against
+Talon's E2B sandbox data plane (envd's services on `E2B_SANDBOX_URL`):
+commands, files, watchers, PTY, signed file URLs, and the access token
+that guards them."""
+
+import json
+import os
+import time
+import uuid
+
+import httpx
+import pytest
+
+e2b = pytest.importorskip("e2b")
+from e2b import Sandbox  # noqa: E402
+from e2b.sandbox.commands.command_handle import CommandExitException  # noqa: E402
+
+pytestmark = pytest.mark.skipif(
+    not (os.environ.get("E2B_API_URL") and os.environ.get("E2B_SANDBOX_URL") and os.environ.get("E2B_API_KEY")),
+    reason="needs Talon's E2B API: E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY",
+)
+
+ENVD = os.environ.get("E2B_SANDBOX_URL", "")
+
+
+@pytest.fixture(scope="module")
+def sbx():
+    s = Sandbox.create(timeout=300, metadata={"suite": "data-plane"}, envs={"GREETING": "hi"})
+    yield s
+    s.kill()
+
+
+def test_commands_run_output_env_cwd_user(sbx):
+    out, err = [], []
+    r = sbx.commands.run(
+        'echo "$GREETING $EXTRA"; echo oops >&2; pwd; id -un',
+        envs={"EXTRA": "there"},
+        on_stdout=out.append,
+        on_stderr=err.append,
+    )
+    assert r.exit_code == 0
+    assert r.stdout == "hi there\n/home/user\nuser\n"
+    assert r.stderr == "oops\n"
+    assert "".join(out) == r.stdout and "".join(err) == r.stderr
+    r = sbx.commands.run("pwd; id -un", cwd="/tmp", user="root")
+    assert r.stdout == "/tmp\nroot\n"
+
+
+def test_a_failing_command_raises(sbx):
+    with pytest.raises(CommandExitException) as e:
+        sbx.commands.run("echo bad >&2; exit 7")
+    assert e.value.exit_code == 7
+    assert e.value.stderr == "bad\n"
+
+
+def test_a_command_past_its_timeout_is_stopped(sbx):
+    t = time.monotonic()
+    with pytest.raises(e2b.TimeoutException):
+        sbx.commands.run("sleep 30", timeout=2)
+    assert time.monotonic() - t < 20
+
+
+def test_background_list_connect_stdin_kill(sbx):
+    h = sbx.commands.run("read line; echo got:$line; sleep 600", background=True, stdin=True)
+    try:
+        pids = [p.pid for p in sbx.commands.list()]
+        assert h.pid in pids
+        sbx.commands.send_stdin(h.pid, "ping\n")
+        again = sbx.commands.connect(h.pid)
+        deadline = time.monotonic() + 20
+        seen = []
+        for stdout, _, _ in again:
+            if stdout:
+                seen.append(stdout)
+            if "got:ping" in "".join(seen) or time.monotonic() > deadline:
+                break
+        assert "got:ping" in "".join(seen)
+    finally:
+        assert sbx.commands.kill(h.pid) is True
+    with pytest.raises(CommandExitException):
+        h.wait()
+    assert h.pid not in [p.pid for p in sbx.commands.list()]
+    assert sbx.commands.kill(h.pid) is False
+
+
+def test_files_read_write_list_and_friends(sbx):
+    d = f"dp-{uuid.uuid4().hex[:6]}"
+    info = sbx.files.write(f"{d}/a.txt", "alpha")
+    assert info.path == f"/home/user/{d}/a.txt"
+    assert sbx.files.read(f"{d}/a.txt") == "alpha"
+    blob = bytes(range(256)) * 1000
+    sbx.files.write(f"/tmp/{d}.bin", blob)
+    assert sbx.files.read(f"/tmp/{d}.bin", format="bytes") == blob
+    sbx.files.write_files([
+        {"path": f"{d}/sub/b.txt", "data": "beta"},
+        {"path": f"{d}/sub/deeper/c.txt", "data": b"gamma"},
+    ])
+    top = {e.name for e in sbx.files.list(d)}
+    assert top == {"a.txt", "sub"}
+    deep = {e.path for e in sbx.files.list(d, depth=3)}
+    assert f"/home/user/{d}/sub/deeper/c.txt" in deep
+    assert sbx.files.exists(f"{d}/a.txt") and not sbx.files.exists(f"{d}/nope")
+    assert sbx.files.make_dir(f"{d}/new/dir") is True
+    assert sbx.files.make_dir(f"{d}/new/dir") is False
+    moved = sbx.files.rename(f"{d}/a.txt", f"{d}/moved.txt")
+    assert moved.name == "moved.txt"
+    got = sbx.files.get_info(f"{d}/moved.txt")
+    assert got.size == 5 and got.owner == "user" and got.permissions.startswith("-rw")
+    sbx.files.remove(f"{d}/sub")
+    assert not sbx.files.exists(f"{d}/sub/b.txt")
+    with pytest.raises(e2b.NotFoundException):
+        sbx.files.read(f"{d}/sub/b.txt")
+
+
+def test_watch_dir_polling(sbx):
+    d = f"/home/user/w-{uuid.uuid4().hex[:6]}"
+    sbx.files.make_dir(d)
+    w = sbx.files.watch_dir(d)
+    try:
+        sbx.files.write(f"{d}/x.txt", "1")
+        names = set()
+        deadline = time.monotonic() + 15
+        while "x.txt" not in names and time.monotonic() < deadline:
+            names |= {ev.name for ev in w.get_new_events()}
+            time.sleep(0.3)
+        assert "x.txt" in names
+    finally:
+        w.stop()
+
+
+def test_pty_create_input_resize_kill(sbx):
+    import threading
+
+    from e2b import PtySize
+
+    out = bytearray()
+    h = sbx.pty.create(PtySize(rows=24, cols=80), timeout=60)
+
+    def drain():
+        try:
+            h.wait(on_pty=out.extend)
+        except Exception:
+            pass
+
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        sbx.pty.resize(h.pid, PtySize(rows=40, cols=100))
+        sbx.pty.send_stdin(h.pid, b"stty size; echo pty-$((6*7))\n")
+        deadline = time.monotonic() + 15
+        while b"pty-42" not in out and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert b"pty-42" in out and b"40 100" in out
+    finally:
+        assert sbx.pty.kill(h.pid) is True
+
+
+def test_signed_file_urls(sbx):
+    path = f"/home/user/signed-{uuid.uuid4().hex[:6]}.txt"
+    up = sbx.upload_url(path, use_signature_expiration=120)
+    r = httpx.post(up, files={"file": ("ignored", b"signed upload")}, headers={"E2b-Sandbox-Id": sbx.sandbox_id})
+    assert r.status_code == 200, r.text
+    down = sbx.download_url(path, use_signature_expiration=120)
+    r = httpx.get(down, headers={"E2b-Sandbox-Id": sbx.sandbox_id})
+    assert r.status_code == 200 and r.content == b"signed upload"
+    # The signature covers the path and the operation.
+    other = down.replace(path.split("/")[-1], "other.txt")
+    assert httpx.get(other, headers={"E2b-Sandbox-Id": sbx.sandbox_id}).status_code == 403
+    # A write signature does not read.
+    assert httpx.get(up, headers={"E2b-Sandbox-Id": sbx.sandbox_id}).status_code == 403
+
+
+def test_pause_and_connect_resume_then_run(sbx):
+    s = Sandbox.create(timeout=120)
+    try:
+        s.files.write("kept.txt", "still here")
+        assert s.pause() is True
+        back = Sandbox.connect(s.sandbox_id)
+        assert back.commands.run("cat kept.txt").stdout == "still here"
+    finally:
+        s.kill()
+
+
+def rpc(sandbox_id, token, path="/process.Process/List", body=b"{}"):
+    headers = {
+        "E2b-Sandbox-Id": sandbox_id,
+        "Content-Type": "application/json",
+        "Connect-Protocol-Version": "1",
+    }
+    if token is not None:
+        headers["X-Access-Token"] = token
+    return httpx.post(ENVD + path, content=body, headers=headers)
+
+
+def token_of(s):
+    # What the SDK holds and sends as X-Access-Token.
+    return s._envd_access_token
+
+
+def test_the_data_plane_needs_this_sandboxs_token(sbx):
+    other = Sandbox.create(timeout=120)
+    try:
+        assert rpc(sbx.sandbox_id, token_of(sbx)).status_code == 200
+        for token in (None, "", "tsb_forged", token_of(sbx)[:-2] + "xx"):
+            r = rpc(sbx.sandbox_id, token)
+            assert r.status_code == 401, (token, r.text)
+            assert r.json()["code"] == "unauthenticated"
+        # Another sandbox's token does not open this one (it is not found).
+        r = rpc(sbx.sandbox_id, token_of(other))
+        assert r.status_code == 404, r.text
+        r = httpx.get(ENVD + "/files", params={"path": "/etc/hostname"},
+                      headers={"E2b-Sandbox-Id": sbx.sandbox_id, "X-Access-Token": token_of(other)})
+        assert r.status_code == 404
+        # A token opens the data plane only: not the control plane.
+        api = os.environ["E2B_API_URL"]
+        r = httpx.delete(f"{api}/sandboxes/{sbx.sandbox_id}", headers={"X-API-KEY": token_of(sbx)})
+        assert r.status_code in (401, 403)
+        assert Sandbox.get_info(sbx.sandbox_id).state.value == "running"
+    finally:
+        other.kill()
+
+
+def test_another_tenant_cannot_reach_a_sandbox_through_the_data_plane(sbx):
+    alt = os.environ.get("E2B_ALT_API_KEY")
+    if not alt:
+        pytest.skip("needs E2B_ALT_API_KEY")
+    mine = Sandbox.create(timeout=120, api_key=alt)
+    try:
+        # Tenant B's sandbox token is refused for tenant A's sandbox.
+        assert rpc(sbx.sandbox_id, token_of(mine)).status_code == 404
+        with pytest.raises(e2b.NotFoundException):
+            Sandbox.connect(sbx.sandbox_id, api_key=alt)
+    finally:
+        mine.kill()
+
+
+def test_a_deleted_sandbox_reads_as_not_running():
+    s = Sandbox.create(timeout=120)
+    token = token_of(s)
+    s.kill()
+    r = rpc(s.sandbox_id, token)
+    assert r.status_code == 503 and "was not found" in r.json()["message"], r.text
+    r = httpx.get(ENVD + "/health", headers={"E2b-Sandbox-Id": s.sandbox_id, "X-Access-Token": token})
+    assert r.status_code == 502 and "was not found" in r.json()["message"]
+
+
+def test_connect_protocol_errors_are_connects():
+    r = httpx.post(ENVD + "/process.Process/List", content=b"{}",
+                   headers={"Content-Type": "application/json"})
+    assert r.status_code == 400
+    assert json.loads(r.text)["code"] == "invalid_argument"
