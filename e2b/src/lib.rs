@@ -1,12 +1,13 @@
 //! Talon's E2B-compatible API: an edge beside the REST gateway that speaks
 //! what E2B's SDKs speak, so code written against the unmodified `e2b`
-//! SDKs runs on Talon by setting `E2B_API_URL` (and, once the data plane
-//! lands, `E2B_SANDBOX_URL`). Like the gateway it is a client of the
+//! SDKs runs on Talon by setting `E2B_API_URL` and `E2B_SANDBOX_URL`. Like the gateway it is a client of the
 //! public gRPC contract and nothing else: the caller's API key is the
 //! credential of every call, so authorization, quotas and audit are the
 //! server's, with no back door around them.
 //!
 //! - `control`: E2B's control plane (`/sandboxes`, `/v2/sandboxes`, …);
+//! - `envd`: the sandbox data plane, authorized by each sandbox's access
+//!   token instead of the API key (see envd/mod.rs);
 //! - `model`: its JSON; `network`: its network options as egress policy;
 //! - `ids`: E2B's DNS-label ids and Talon's; `error`: its error shape.
 
@@ -28,11 +29,13 @@ pub use error::ApiError;
 const CLIENT_ID: &str = "talon";
 
 /// The envd version the facade reports. E2B's SDKs gate features on it
-/// and refuse a sandbox below 0.1.0. 0.2.4 is the version whose
-/// control-plane features the facade serves: metrics at 0.1.5, disk
-/// metrics at 0.2.4. It is set again when the data plane lands, to the
-/// highest version whose envd features it implements.
-const ENVD_VERSION: &str = "0.2.4";
+/// (and refuse a sandbox below 0.1.0), so it is the highest version whose
+/// features the facade really serves: recursive watch (0.1.4), commands
+/// without stdin (0.3.0), the default user server-side (0.4.0),
+/// CloseStdin (0.5.2) and octet-stream uploads (0.5.7). File metadata
+/// (0.6.2, xattrs from `X-Metadata-*`) is not served, nor the entry in
+/// watch events (0.6.3).
+const ENVD_VERSION: &str = "0.5.7";
 
 /// How the E2B API is served; `E2bConfig::new` has every default.
 #[derive(Clone, Debug)]

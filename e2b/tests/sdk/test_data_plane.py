@@ -248,3 +248,39 @@ def test_connect_protocol_errors_are_connects():
                    headers={"Content-Type": "application/json"})
     assert r.status_code == 400
     assert json.loads(r.text)["code"] == "invalid_argument"
+
+
+def test_async_watch_dir_streams_and_octet_stream_uploads(sbx):
+    import asyncio
+
+    from e2b import AsyncSandbox
+
+    async def main():
+        s = await AsyncSandbox.connect(sbx.sandbox_id)
+        d = f"/home/user/aw-{uuid.uuid4().hex[:6]}"
+        await s.files.make_dir(d)
+        names = set()
+        w = await s.files.watch_dir(d, on_event=lambda ev: names.add(ev.name))
+        try:
+            await s.files.write(f"{d}/y.txt", "2")
+            for _ in range(75):
+                if "y.txt" in names:
+                    break
+                await asyncio.sleep(0.2)
+        finally:
+            await w.stop()
+        assert "y.txt" in names
+        assert await s.files.read(f"{d}/y.txt") == "2"
+
+    asyncio.run(main())
+    # A raw octet-stream upload, gzip-encoded, as envd ≥ 0.5.7 takes it.
+    import gzip
+
+    r = httpx.post(ENVD + "/files", params={"path": "gz.txt"}, content=gzip.compress(b"zipped"),
+                   headers={"E2b-Sandbox-Id": sbx.sandbox_id, "X-Access-Token": token_of(sbx),
+                            "Content-Type": "application/octet-stream", "Content-Encoding": "gzip"})
+    assert r.status_code == 200, r.text
+    assert r.json()[0]["path"] == "/home/user/gz.txt"
+    r = httpx.get(ENVD + "/files", params={"path": "gz.txt"},
+                  headers={"E2b-Sandbox-Id": sbx.sandbox_id, "X-Access-Token": token_of(sbx), "Accept-Encoding": "gzip"})
+    assert r.status_code == 200 and r.content == b"zipped"
