@@ -442,44 +442,52 @@ fn strip_cookies(h: &mut HeaderMap, drop: impl Fn(&str) -> bool) {
     }
 }
 
-/// Opens the tunnel: bytes written to the returned stream reach the port,
-/// bytes read come from it. Fails with the server's verdict (401, 403,
-/// 404, 503) before any byte moves.
+/// Opens the tunnel with the gateway's credential of this request.
 async fn open(
     gw: &Gateway,
     target: &Target,
     credential: &Credential,
 ) -> Result<tokio::io::DuplexStream, Status> {
+    let (key, value) = match credential {
+        Credential::PreviewToken(t) => (
+            talon_core::wire::PREVIEW_TOKEN_HEADER,
+            t.parse()
+                .map_err(|_| Status::unauthenticated("malformed preview token"))?,
+        ),
+        Credential::Bearer(v) => (
+            "authorization",
+            v.to_str()
+                .ok()
+                .and_then(|s| s.parse().ok())
+                .ok_or_else(|| Status::unauthenticated("malformed Authorization header"))?,
+        ),
+    };
+    open_tunnel(gw.channel.clone(), &target.sandbox, target.port, key, value).await
+}
+
+/// Opens the server's preview tunnel to `port` of `sandbox` with one
+/// credential (`key` is `authorization` or the preview-token metadata):
+/// bytes written to the returned stream reach the port, bytes read come
+/// from it. Fails with the server's verdict (401, 403, 404, 503) before
+/// any byte moves. The E2B facade's port proxy uses it too.
+pub async fn open_tunnel(
+    channel: tonic::transport::Channel,
+    sandbox: &str,
+    port: u16,
+    key: &'static str,
+    value: tonic::metadata::MetadataValue<tonic::metadata::Ascii>,
+) -> Result<tokio::io::DuplexStream, Status> {
     let (tx, rx) = tokio::sync::mpsc::channel::<gpb::OpenPreviewRequest>(16);
     tx.send(gpb::OpenPreviewRequest {
-        sandbox_id: target.sandbox.clone(),
-        port: target.port.into(),
+        sandbox_id: sandbox.to_string(),
+        port: port.into(),
         ..Default::default()
     })
     .await
     .map_err(|_| Status::internal("tunnel"))?;
     let mut req = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
-    let md = req.metadata_mut();
-    match credential {
-        Credential::PreviewToken(t) => {
-            md.insert(
-                talon_core::wire::PREVIEW_TOKEN_HEADER,
-                t.parse()
-                    .map_err(|_| Status::unauthenticated("malformed preview token"))?,
-            );
-        }
-        Credential::Bearer(v) => {
-            md.insert(
-                "authorization",
-                v.to_str()
-                    .ok()
-                    .and_then(|s| s.parse().ok())
-                    .ok_or_else(|| Status::unauthenticated("malformed Authorization header"))?,
-            );
-        }
-    }
-    let mut client =
-        gpb::preview_tunnel_service_client::PreviewTunnelServiceClient::new(gw.channel.clone());
+    req.metadata_mut().insert(key, value);
+    let mut client = gpb::preview_tunnel_service_client::PreviewTunnelServiceClient::new(channel);
     let mut inbound = client.open_preview(req).await?.into_inner();
     let (ours, theirs) = tokio::io::duplex(256 << 10);
     let (mut rd, mut wr) = tokio::io::split(theirs);

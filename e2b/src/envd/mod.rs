@@ -10,11 +10,13 @@
 //! plane and nothing else. The facade keeps no credential of its own.
 //!
 //! - `connect`: the Connect protocol (JSON, envelopes);
-//! - `process`, `filesystem`: the two services; `files`: `/files`.
+//! - `process`, `filesystem`: the two services; `files`: `/files`;
+//! - `ports`: every other port, through the preview tunnel.
 
 mod connect;
 mod files;
 pub(crate) mod filesystem;
+mod ports;
 mod process;
 
 use crate::E2b;
@@ -164,20 +166,15 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
     let Some(sandbox_id) = crate::ids::to_talon(&t.e2b_id) else {
         return sandbox_not_found(&t.e2b_id);
     };
-    if t.port != ENVD_PORT {
-        return ConnectError::new(
-            Code::Unimplemented,
-            format!(
-                "port {} of the sandbox: only envd's port {ENVD_PORT} is served here",
-                t.port
-            ),
-        )
-        .into_response();
-    }
     let header = |n: &str| parts.headers.get(n).and_then(|v| v.to_str().ok());
-    let user = match basic_user(&parts.headers) {
-        Ok(u) => u,
-        Err(err) => return err.into_response(),
+    // On another port, `Authorization` is the application's own.
+    let user = if t.port == ENVD_PORT {
+        match basic_user(&parts.headers) {
+            Ok(u) => u,
+            Err(err) => return err.into_response(),
+        }
+    } else {
+        String::new()
     };
     let ms = |n: &str| {
         header(n)
@@ -187,12 +184,15 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
     let ctx = Ctx {
         e: e.clone(),
         sandbox_id,
-        e2b_id: t.e2b_id,
+        e2b_id: t.e2b_id.clone(),
         token: header("x-access-token").unwrap_or_default().to_string(),
         user,
         timeout: ms("connect-timeout-ms").map(Duration::from_millis),
         keepalive: ms("keepalive-ping-interval").map(Duration::from_secs),
     };
+    if t.port != ENVD_PORT {
+        return ports::forward(ctx, t.port, Request::from_parts(parts, body)).await;
+    }
     let path = parts.uri.path().to_string();
     let query = parts.uri.query().unwrap_or_default().to_string();
     // `/files` may be opened by a signature instead of the token.

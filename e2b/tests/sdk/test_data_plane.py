@@ -284,3 +284,28 @@ def test_async_watch_dir_streams_and_octet_stream_uploads(sbx):
     r = httpx.get(ENVD + "/files", params={"path": "gz.txt"},
                   headers={"E2b-Sandbox-Id": sbx.sandbox_id, "X-Access-Token": token_of(sbx), "Accept-Encoding": "gzip"})
     assert r.status_code == 200 and r.content == b"zipped"
+
+
+def test_get_host_reaches_a_server_in_the_sandbox(sbx):
+    sbx.files.write("/tmp/www/index.html", "served from the sandbox")
+    sbx.commands.run("cd /tmp/www && python3 -m http.server 8000 --bind 127.0.0.1", background=True)
+    host = sbx.get_host(8000)
+    port, sid = host.split(".")[0].split("-", 1)
+    assert (port, sid) == ("8000", sbx.sandbox_id)
+    headers = {"E2b-Sandbox-Id": sbx.sandbox_id, "E2b-Sandbox-Port": port}
+    body = None
+    for _ in range(50):
+        r = httpx.get(ENVD + "/index.html", headers={**headers, "X-Access-Token": token_of(sbx)})
+        if r.status_code == 200:
+            body = r.text
+            break
+        time.sleep(0.2)
+    assert body == "served from the sandbox"
+    # No token, no port: Talon serves no sandbox port publicly.
+    assert httpx.get(ENVD + "/index.html", headers=headers).status_code == 401
+    # E2B's traffic header carries the same token.
+    r = httpx.get(ENVD + "/index.html", headers={**headers, "e2b-traffic-access-token": token_of(sbx)})
+    assert r.status_code == 200
+    # A port nothing listens on.
+    r = httpx.get(ENVD + "/", headers={**headers, "E2b-Sandbox-Port": "8001", "X-Access-Token": token_of(sbx)})
+    assert r.status_code == 502
