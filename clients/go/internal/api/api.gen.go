@@ -877,6 +877,18 @@ type CreatePreviewTokenResponse struct {
 	Url *string `json:"url,omitempty"`
 }
 
+// CreateSandboxAccessTokenRequest Request for CreateSandboxAccessToken.
+type CreateSandboxAccessTokenRequest struct {
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// CreateSandboxAccessTokenResponse Response of CreateSandboxAccessToken.
+type CreateSandboxAccessTokenResponse struct {
+	// Token `tsb_…`, sent as `authorization: Bearer`.
+	Token *string `json:"token,omitempty"`
+}
+
 // CreateSandboxResponse Response of CreateSandbox.
 type CreateSandboxResponse struct {
 	// Sandbox The created sandbox.
@@ -2557,6 +2569,9 @@ type ImageServiceImportImageJSONRequestBody ImageServiceImportImageJSONBody
 // SandboxServiceCreateSandboxJSONRequestBody defines body for SandboxServiceCreateSandbox for application/json ContentType.
 type SandboxServiceCreateSandboxJSONRequestBody = Sandbox
 
+// SandboxServiceCreateSandboxAccessTokenJSONRequestBody defines body for SandboxServiceCreateSandboxAccessToken for application/json ContentType.
+type SandboxServiceCreateSandboxAccessTokenJSONRequestBody = CreateSandboxAccessTokenRequest
+
 // FilesystemServiceCreateFileUrlJSONRequestBody defines body for FilesystemServiceCreateFileUrl for application/json ContentType.
 type FilesystemServiceCreateFileUrlJSONRequestBody = CreateFileUrlRequest
 
@@ -3215,6 +3230,28 @@ type ClientInterface interface {
 	//
 	// Returns one sandbox.
 	SandboxServiceGetSandbox(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceCreateSandboxAccessTokenWithBody performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Returns the sandbox's access token: a bearer credential that opens only
+	//  this sandbox's data plane (ProcessService, PtyService, FilesystemService
+	//  but CreateFileUrl, and its previews) with the developer role, for as
+	//  long as the sandbox exists. Every call for one sandbox returns the same
+	//  token; it is what the E2B-compatible API hands out as
+	//  `envdAccessToken`. Treat it like an API key.
+	SandboxServiceCreateSandboxAccessTokenWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceCreateSandboxAccessToken performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Returns the sandbox's access token: a bearer credential that opens only
+	//  this sandbox's data plane (ProcessService, PtyService, FilesystemService
+	//  but CreateFileUrl, and its previews) with the developer role, for as
+	//  long as the sandbox exists. Every call for one sandbox returns the same
+	//  token; it is what the E2B-compatible API hands out as
+	//  `envdAccessToken`. Treat it like an API key.
+	SandboxServiceCreateSandboxAccessToken(ctx context.Context, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServiceWatchSandboxEvents performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
@@ -4183,6 +4220,50 @@ func (c *Client) SandboxServiceDeleteSandbox(ctx context.Context, sandboxId stri
 // Returns one sandbox.
 func (c *Client) SandboxServiceGetSandbox(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSandboxServiceGetSandboxRequest(c.Server, sandboxId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceCreateSandboxAccessTokenWithBody performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request,
+// with any type of body and a specified content type.
+//
+// Returns the sandbox's access token: a bearer credential that opens only
+//
+//	this sandbox's data plane (ProcessService, PtyService, FilesystemService
+//	but CreateFileUrl, and its previews) with the developer role, for as
+//	long as the sandbox exists. Every call for one sandbox returns the same
+//	token; it is what the E2B-compatible API hands out as
+//	`envdAccessToken`. Treat it like an API key.
+func (c *Client) SandboxServiceCreateSandboxAccessTokenWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceCreateSandboxAccessTokenRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceCreateSandboxAccessToken performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Returns the sandbox's access token: a bearer credential that opens only
+//
+//	this sandbox's data plane (ProcessService, PtyService, FilesystemService
+//	but CreateFileUrl, and its previews) with the developer role, for as
+//	long as the sandbox exists. Every call for one sandbox returns the same
+//	token; it is what the E2B-compatible API hands out as
+//	`envdAccessToken`. Treat it like an API key.
+func (c *Client) SandboxServiceCreateSandboxAccessToken(ctx context.Context, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceCreateSandboxAccessTokenRequest(c.Server, sandboxId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6493,6 +6574,53 @@ func NewSandboxServiceGetSandboxRequest(server string, sandboxId string) (*http.
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewSandboxServiceCreateSandboxAccessTokenRequest calls the generic SandboxServiceCreateSandboxAccessToken builder with application/json body
+func NewSandboxServiceCreateSandboxAccessTokenRequest(server string, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSandboxServiceCreateSandboxAccessTokenRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewSandboxServiceCreateSandboxAccessTokenRequestWithBody constructs an http.Request for the SandboxServiceCreateSandboxAccessToken method, with any body, and a specified content type
+func NewSandboxServiceCreateSandboxAccessTokenRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/access-token", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -9890,6 +10018,30 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	SandboxServiceGetSandboxWithResponse(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*SandboxServiceGetSandboxResponse, error)
 
+	// SandboxServiceCreateSandboxAccessTokenWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Returns the sandbox's access token: a bearer credential that opens only
+	//  this sandbox's data plane (ProcessService, PtyService, FilesystemService
+	//  but CreateFileUrl, and its previews) with the developer role, for as
+	//  long as the sandbox exists. Every call for one sandbox returns the same
+	//  token; it is what the E2B-compatible API hands out as
+	//  `envdAccessToken`. Treat it like an API key.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceCreateSandboxAccessTokenWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSandboxAccessTokenResponse, error)
+
+	// SandboxServiceCreateSandboxAccessTokenWithResponse performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Returns the sandbox's access token: a bearer credential that opens only
+	//  this sandbox's data plane (ProcessService, PtyService, FilesystemService
+	//  but CreateFileUrl, and its previews) with the developer role, for as
+	//  long as the sandbox exists. Every call for one sandbox returns the same
+	//  token; it is what the E2B-compatible API hands out as
+	//  `envdAccessToken`. Treat it like an API key.
+	SandboxServiceCreateSandboxAccessTokenWithResponse(ctx context.Context, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSandboxAccessTokenResponse, error)
+
 	// SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
 	// Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -11453,6 +11605,54 @@ func (r SandboxServiceGetSandboxResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SandboxServiceGetSandboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SandboxServiceCreateSandboxAccessTokenResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateSandboxAccessTokenResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SandboxServiceCreateSandboxAccessTokenResponse) GetJSON200() *CreateSandboxAccessTokenResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceCreateSandboxAccessTokenResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceCreateSandboxAccessTokenResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceCreateSandboxAccessTokenResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceCreateSandboxAccessTokenResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceCreateSandboxAccessTokenResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14277,6 +14477,44 @@ func (c *ClientWithResponses) SandboxServiceGetSandboxWithResponse(ctx context.C
 	return ParseSandboxServiceGetSandboxResponse(rsp)
 }
 
+// SandboxServiceCreateSandboxAccessTokenWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request,
+// with any type of body and a specified content type.
+//
+// Returns the sandbox's access token: a bearer credential that opens only
+//
+//	this sandbox's data plane (ProcessService, PtyService, FilesystemService
+//	but CreateFileUrl, and its previews) with the developer role, for as
+//	long as the sandbox exists. Every call for one sandbox returns the same
+//	token; it is what the E2B-compatible API hands out as
+//	`envdAccessToken`. Treat it like an API key.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceCreateSandboxAccessTokenWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSandboxAccessTokenResponse, error) {
+	rsp, err := c.SandboxServiceCreateSandboxAccessTokenWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceCreateSandboxAccessTokenResponse(rsp)
+}
+
+// SandboxServiceCreateSandboxAccessTokenWithResponse performs a POST /v1/sandboxes/{sandboxId}/access-token (the `SandboxServiceCreateSandboxAccessToken` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Returns the sandbox's access token: a bearer credential that opens only
+//
+//	this sandbox's data plane (ProcessService, PtyService, FilesystemService
+//	but CreateFileUrl, and its previews) with the developer role, for as
+//	long as the sandbox exists. Every call for one sandbox returns the same
+//	token; it is what the E2B-compatible API hands out as
+//	`envdAccessToken`. Treat it like an API key.
+func (c *ClientWithResponses) SandboxServiceCreateSandboxAccessTokenWithResponse(ctx context.Context, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSandboxAccessTokenResponse, error) {
+	rsp, err := c.SandboxServiceCreateSandboxAccessToken(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceCreateSandboxAccessTokenResponse(rsp)
+}
+
 // SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 //
 // Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -15994,6 +16232,39 @@ func ParseSandboxServiceGetSandboxResponse(rsp *http.Response) (*SandboxServiceG
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest GetSandboxResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxServiceCreateSandboxAccessTokenResponse parses an HTTP response from a SandboxServiceCreateSandboxAccessTokenWithResponse call
+func ParseSandboxServiceCreateSandboxAccessTokenResponse(rsp *http.Response) (*SandboxServiceCreateSandboxAccessTokenResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceCreateSandboxAccessTokenResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateSandboxAccessTokenResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -323,6 +323,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes/{sandboxId}/access-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Returns the sandbox's access token: a bearer credential that opens only
+         *      this sandbox's data plane (ProcessService, PtyService, FilesystemService
+         *      but CreateFileUrl, and its previews) with the developer role, for as
+         *      long as the sandbox exists. Every call for one sandbox returns the same
+         *      token; it is what the E2B-compatible API hands out as
+         *      `envdAccessToken`. Treat it like an API key.
+         */
+        post: operations["SandboxService_CreateSandboxAccessToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandboxes/{sandboxId}/events": {
         parameters: {
             query?: never;
@@ -1378,6 +1402,16 @@ export interface components {
             token?: string;
             /** @description A ready-to-share URL with the token. */
             url?: string;
+        };
+        /** @description Request for CreateSandboxAccessToken. */
+        CreateSandboxAccessTokenRequest: {
+            /** @description The sandbox. */
+            sandboxId?: string;
+        };
+        /** @description Response of CreateSandboxAccessToken. */
+        CreateSandboxAccessTokenResponse: {
+            /** @description `tsb_…`, sent as `authorization: Bearer`. */
+            token?: string;
         };
         /** @description Response of CreateSandbox. */
         CreateSandboxResponse: {
@@ -3276,6 +3310,42 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteSandboxResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    SandboxService_CreateSandboxAccessToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSandboxAccessTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateSandboxAccessTokenResponse"];
                 };
             };
             /** @description Default error response */

@@ -24,6 +24,8 @@ from .create_file_url_request_operation import CreateFileUrlRequestOperation
 from .create_file_url_response import CreateFileUrlResponse
 from .create_preview_token_request import CreatePreviewTokenRequest
 from .create_preview_token_response import CreatePreviewTokenResponse
+from .create_sandbox_access_token_request import CreateSandboxAccessTokenRequest
+from .create_sandbox_access_token_response import CreateSandboxAccessTokenResponse
 from .create_sandbox_response import CreateSandboxResponse
 from .create_tenant_request import CreateTenantRequest
 from .create_tenant_response import CreateTenantResponse
@@ -197,6 +199,8 @@ __all__ = (
     "CreateFileUrlResponse",
     "CreatePreviewTokenRequest",
     "CreatePreviewTokenResponse",
+    "CreateSandboxAccessTokenRequest",
+    "CreateSandboxAccessTokenResponse",
     "CreateSandboxResponse",
     "CreateTenantRequest",
     "CreateTenantResponse",
