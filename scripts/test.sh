@@ -26,6 +26,8 @@ fi
 .venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf \
   openapi-spec-validator==0.7.2 schemathesis==4.32.5 pyyaml pytest==8.4.2 pytest-asyncio==1.2.0
 .venv/bin/pip install --quiet --disable-pip-version-check -e "clients/python[http2]"
+# The unmodified e2b SDK: its test suite, and the bench's E2B figures.
+.venv/bin/pip install --quiet --disable-pip-version-check "e2b==2.63.0"
 # Installing the SDK leaves nothing in the checkout (no build/, no egg-info).
 left=$(git status --porcelain --ignored -- clients/python | grep '^!!' | grep -v '.pytest_cache' || true)
 if [ -n "$left" ]; then
@@ -154,7 +156,6 @@ step "Python SDK (pytest)"
 .venv/bin/pytest -q clients/python/tests
 
 step "the unmodified e2b Python SDK against the E2B-compatible API"
-.venv/bin/pip install --quiet --disable-pip-version-check "e2b==2.63.0"
 E2B_ALT_API_KEY=$(.venv/bin/python - <<'PY'
 import json, os, urllib.request
 base, admin = os.environ["TALON_URL"], os.environ["TALON_API_KEY"]

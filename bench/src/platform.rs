@@ -13,6 +13,9 @@ pub struct Platform {
     pub grpc: String,
     /// The REST gateway, which the SDKs other than Rust's speak.
     pub http: String,
+    /// The E2B-compatible API's two listeners.
+    pub e2b_api: String,
+    pub e2b_sandbox: String,
     pub ops: String,
     pub api_key: String,
     talon: PathBuf,
@@ -50,6 +53,7 @@ impl Platform {
             std::os::unix::fs::PermissionsExt::from_mode(0o711),
         )?;
         let (g, h, p) = (free_port(), free_port(), free_port());
+        let (ea, es) = (free_port(), free_port());
         let log = std::fs::File::create(dir.path().join("talon.log"))?;
         let child = Command::new(o.talon)
             .arg("up")
@@ -60,7 +64,8 @@ impl Platform {
             .args(["--grpc-listen", &format!("127.0.0.1:{g}")])
             .args(["--http-listen", &format!("127.0.0.1:{h}")])
             .args(["--ops-listen", &format!("127.0.0.1:{p}")])
-            .args(["--e2b-api-listen", "off"])
+            .args(["--e2b-api-listen", &format!("127.0.0.1:{ea}")])
+            .args(["--e2b-sandbox-listen", &format!("127.0.0.1:{es}")])
             .args(["--network", "bridge", "--bridge", BRIDGE])
             .args(["--sandbox-cidr", CIDR])
             .args(["--worker-max-sandboxes", &o.max_sandboxes.to_string()])
@@ -74,6 +79,8 @@ impl Platform {
             child,
             grpc: format!("http://127.0.0.1:{g}"),
             http: format!("http://127.0.0.1:{h}"),
+            e2b_api: format!("http://127.0.0.1:{ea}"),
+            e2b_sandbox: format!("http://127.0.0.1:{es}"),
             ops: format!("127.0.0.1:{p}"),
             api_key: String::new(),
             talon: o.talon.to_path_buf(),

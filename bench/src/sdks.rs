@@ -2,7 +2,10 @@
 //! `commands.run(["true"])` and a 10 MiB write+read, driven through the
 //! Python, TypeScript and Go SDKs over REST (`bench/sdk/`,
 //! `clients/go/cmd/talon-sdk-bench`), each beside the same three through
-//! the Rust SDK over gRPC, measured just before it in the same run.
+//! the Rust SDK over gRPC, measured just before it in the same run; and
+//! the unmodified `e2b` Python SDK through the E2B-compatible API
+//! (`bench/sdk/bench_e2b.py`) beside Talon's own Python SDK, measured
+//! just before it.
 
 use crate::platform::Platform;
 use crate::stats::Stats;
@@ -15,6 +18,8 @@ use talon_sdk::{Client, CreateOptions};
 /// The goals, as ratios to gRPC.
 const EXEC_GOAL: f64 = 1.5;
 const CREATE_GOAL: f64 = 1.3;
+/// The E2B facade's goal, as a ratio to Talon's own Python SDK.
+const E2B_GOAL: f64 = 1.3;
 /// The file size of these figures, whatever the mode.
 const FILE_MIB: usize = 10;
 
@@ -113,6 +118,9 @@ fn run_driver(
         .current_dir(d.dir)
         .env("TALON_URL", &p.http)
         .env("TALON_API_KEY", &p.api_key)
+        .env("E2B_API_URL", &p.e2b_api)
+        .env("E2B_SANDBOX_URL", &p.e2b_sandbox)
+        .env("E2B_API_KEY", &p.api_key)
         .env("BENCH_RUNS", runs.to_string())
         .env("BENCH_WARMUP", warm.to_string())
         .env("BENCH_FILE_MIB", FILE_MIB.to_string())
@@ -146,7 +154,7 @@ fn run_driver(
         file: ds("file"),
     };
     anyhow::ensure!(
-        !f.create.is_empty() && !f.exec.is_empty() && !f.file.is_empty(),
+        !f.create.is_empty() && !f.exec.is_empty() && (!f.file.is_empty() || d.key == "e2b"),
         "the {} SDK driver printed no figures",
         d.name
     );
@@ -206,6 +214,52 @@ pub async fn rows(
                 (target.as_deref().unwrap_or(""), goal.map(|g| ratio <= g)),
             ));
         }
+        if d.key == "python" {
+            tokio::time::sleep(settle).await;
+            e2b_rows(p, runs, warm, &sdk, rows)?;
+        }
+    }
+    Ok(())
+}
+
+/// The `e2b` SDK through the facade, against Talon's Python SDK's figures
+/// of a moment before: create and the exec round trip, p50 and p90.
+fn e2b_rows(
+    p: &Platform,
+    runs: usize,
+    warm: usize,
+    python: &Figures,
+    rows: &mut Vec<Row>,
+) -> anyhow::Result<()> {
+    let python_bin = drivers()
+        .into_iter()
+        .find(|d| d.key == "python")
+        .map(|d| d.cmd[0].clone())
+        .unwrap_or_else(|| "python3".into());
+    let d = Driver {
+        key: "e2b",
+        name: "E2B",
+        cmd: vec![python_bin, "bench/sdk/bench_e2b.py".into()],
+        dir: ".",
+    };
+    let e2b = tokio::task::block_in_place(|| run_driver(&d, p, runs, warm, 0))?;
+    for (what, figure, t, b) in [
+        ("create", "Sandbox.create()", &e2b.create, &python.create),
+        ("exec", "commands.run(\"true\")", &e2b.exec, &python.exec),
+    ] {
+        let (t, b) = (Stats::ms(t), Stats::ms(b));
+        let ratio = if b.p50 > 0.0 { t.p50 / b.p50 } else { 0.0 };
+        let p90 = if b.p90 > 0.0 { t.p90 / b.p90 } else { 0.0 };
+        let target = format!("≤ {E2B_GOAL}× (p90 ratio {p90:.2}×)");
+        rows.push(row(
+            &format!("sdk_e2b_{what}"),
+            &format!("e2b Python SDK (E2B API): {figure}"),
+            "ms",
+            t,
+            "Talon Python SDK, same run",
+            b,
+            (&target, Some(ratio <= E2B_GOAL && p90 <= E2B_GOAL)),
+        ));
     }
     Ok(())
 }
