@@ -309,3 +309,28 @@ def test_get_host_reaches_a_server_in_the_sandbox(sbx):
     # A port nothing listens on.
     r = httpx.get(ENVD + "/", headers={**headers, "E2b-Sandbox-Port": "8001", "X-Access-Token": token_of(sbx)})
     assert r.status_code == 502
+
+
+def test_a_viewers_key_can_neither_create_nor_exec(sbx):
+    base, admin = os.environ.get("TALON_URL"), os.environ.get("TALON_API_KEY")
+    if not (base and admin):
+        pytest.skip("needs TALON_URL and TALON_API_KEY to make a viewer's key")
+    r = httpx.post(f"{base}/v1/tenants/-/api-keys", headers={"authorization": f"Bearer {admin}"},
+                   json={"name": f"viewer-{uuid.uuid4().hex[:6]}", "role": "ROLE_VIEWER"})
+    r.raise_for_status()
+    # Written as e2b_ + hex, which every SDK version takes (and the facade reads back).
+    viewer = "e2b_" + r.json()["secret"].encode().hex()
+    with pytest.raises(e2b.SandboxException) as e:
+        Sandbox.create(timeout=60, api_key=viewer)
+    assert "403" in str(e.value) or "may not" in str(e.value)
+    # It may look (the control plane's reads are the viewer's), but it
+    # gets no access token: connecting, where it does not have to extend
+    # the timeout, gives a handle whose data-plane calls are refused.
+    assert Sandbox.get_info(sbx.sandbox_id, api_key=viewer).sandbox_id == sbx.sandbox_id
+    try:
+        handle = Sandbox.connect(sbx.sandbox_id, api_key=viewer)
+    except e2b.SandboxException:
+        return
+    with pytest.raises(Exception) as e:
+        handle.commands.run("true")
+    assert "X-Access-Token" in str(e.value) or "unauthenticated" in str(e.value).lower()
