@@ -17,6 +17,7 @@ mod error;
 mod ids;
 mod model;
 mod network;
+pub mod tls;
 
 use axum::Router;
 use axum::routing::{get, post, put};
@@ -54,6 +55,14 @@ pub struct E2bConfig {
     pub max_list_limit: i32,
     /// The most sandboxes `GET /sandboxes` (which has no paging) answers.
     pub max_v1_list: usize,
+    /// Polling file watchers (sync Python's `watch_dir`): the most open at
+    /// once, the most unread events each keeps (older ones go), and how
+    /// long an unpolled one is kept.
+    pub max_watchers: usize,
+    pub max_watcher_events: usize,
+    pub watcher_idle: Duration,
+    /// TLS on both listeners (`tls::server_config`); None serves plain HTTP.
+    pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
     /// Connections and header timeout, as on every listener.
     pub connections: talon_core::listen::Limits,
     pub header_timeout: Duration,
@@ -69,6 +78,10 @@ impl E2bConfig {
             create_wait_secs: 60,
             max_list_limit: 100,
             max_v1_list: 10_000,
+            tls: None,
+            max_watchers: 1024,
+            max_watcher_events: 10_000,
+            watcher_idle: Duration::from_secs(600),
             connections: talon_core::listen::Limits::default(),
             header_timeout: Duration::from_secs(30),
         }
@@ -88,10 +101,15 @@ impl E2b {
         let channel = tonic::transport::Endpoint::from_shared(config.server_url.clone())?
             .tcp_nodelay(true)
             .connect_lazy();
+        let watchers = envd::filesystem::Watchers::new(
+            config.max_watchers,
+            config.max_watcher_events,
+            config.watcher_idle,
+        );
         Ok(Arc::new(E2b {
             config,
             channel,
-            watchers: Default::default(),
+            watchers,
         }))
     }
 }
@@ -113,9 +131,35 @@ pub fn router(e: Arc<E2b>) -> Router {
         .with_state(e)
 }
 
-/// The sandbox listener's routes: envd's, for every sandbox.
+/// The sandbox listener's routes: envd's, for every sandbox, and, under a
+/// configured domain, the control plane for the host `api.{domain}` (so
+/// one listener on 443 serves an SDK given only `E2B_DOMAIN`).
 pub fn sandbox_router(e: Arc<E2b>) -> Router {
-    Router::new().fallback(envd::dispatch).with_state(e)
+    let control = router(e.clone());
+    let api_host = e.config.domain.as_ref().map(|d| format!("api.{d}"));
+    Router::new()
+        .fallback(
+            move |state: axum::extract::State<Arc<E2b>>, req: axum::extract::Request| {
+                let (control, api_host) = (control.clone(), api_host.clone());
+                async move {
+                    let host = req
+                        .headers()
+                        .get(http::header::HOST)
+                        .and_then(|v| v.to_str().ok())
+                        .map(|h| h.rsplit_once(':').map_or(h, |(h, _)| h).to_string())
+                        .or_else(|| req.uri().host().map(String::from));
+                    if api_host.is_some() && host == api_host {
+                        use axum::response::IntoResponse;
+                        return match tower::ServiceExt::oneshot(control, req).await {
+                            Ok(r) => r.into_response(),
+                            Err(never) => match never {},
+                        };
+                    }
+                    envd::dispatch(state, req).await
+                }
+            },
+        )
+        .with_state(e)
 }
 
 /// Serves the control plane on `listener` until `shutdown` turns true.
@@ -159,18 +203,33 @@ async fn serve_app(
         .keep_alive_interval(Some(Duration::from_secs(30)))
         .max_header_list_size(64 << 10);
     let builder = Arc::new(builder);
+    let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
+    let handshake_timeout = config.header_timeout;
     loop {
         let (io, _peer) = tokio::select! {
             r = admission.accept(&listener) => r?,
             _ = shutdown.wait_for(|s| *s) => return Ok(()),
         };
-        let (app, builder) = (app.clone(), builder.clone());
+        let (app, builder, tls) = (app.clone(), builder.clone(), tls.clone());
         tokio::spawn(async move {
             let svc =
                 hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
                     tower::ServiceExt::oneshot(app.clone(), req.map(axum::body::Body::new))
                 });
-            let _ = builder.serve_connection(TokioIo::new(io), svc).await;
+            match tls {
+                Some(acceptor) => {
+                    // A handshake is held to the header timeout.
+                    let Ok(Ok(io)) =
+                        tokio::time::timeout(handshake_timeout, acceptor.accept(io)).await
+                    else {
+                        return;
+                    };
+                    let _ = builder.serve_connection(TokioIo::new(io), svc).await;
+                }
+                None => {
+                    let _ = builder.serve_connection(TokioIo::new(io), svc).await;
+                }
+            }
         });
     }
 }

@@ -424,12 +424,27 @@ pub struct E2bArgs {
     /// The domain of host-name routing (`{port}-{id}.{domain}` on the sandbox listener), reported to the SDKs as the sandboxes' `domain`.
     #[arg(long, env = "TALON_E2B_DOMAIN")]
     pub e2b_domain: Option<String>,
+    /// A PEM certificate chain: both E2B listeners serve TLS with it (a wildcard certificate for `*.{domain}` with host routing).
+    #[arg(long, env = "TALON_E2B_TLS_CERT", requires = "e2b_tls_key")]
+    pub e2b_tls_cert: Option<PathBuf>,
+    /// The PEM private key of `--e2b-tls-cert`.
+    #[arg(long, env = "TALON_E2B_TLS_KEY", requires = "e2b_tls_cert")]
+    pub e2b_tls_key: Option<PathBuf>,
     /// The image E2B's default template, `base`, stands for.
     #[arg(long, env = "TALON_E2B_DEFAULT_TEMPLATE", default_value = "host")]
     pub e2b_default_template: String,
     /// The most sandboxes one page of `GET /v2/sandboxes` holds (and its default `limit`).
     #[arg(long, default_value_t = 100)]
     pub e2b_max_list_limit: i32,
+    /// The most polling file watchers (sync Python's `watch_dir`) open at once.
+    #[arg(long, default_value_t = 1024)]
+    pub e2b_max_watchers: usize,
+    /// The most unread events one polling watcher keeps (older ones go).
+    #[arg(long, default_value_t = 10_000)]
+    pub e2b_watcher_max_events: usize,
+    /// A polling watcher not polled for this long is removed.
+    #[arg(long, default_value_t = 600)]
+    pub e2b_watcher_idle_secs: u64,
 }
 
 impl E2bArgs {

@@ -110,7 +110,14 @@ async fn start_e2b(
     let mut config = talon_e2b::E2bConfig::new(server_url);
     config.default_template = args.e2b.e2b_default_template.clone();
     config.domain = args.e2b.e2b_domain.clone();
+    if let (Some(cert), Some(key)) = (&args.e2b.e2b_tls_cert, &args.e2b.e2b_tls_key) {
+        config.tls = Some(talon_e2b::tls::server_config(cert, key)?);
+    }
+
     config.max_list_limit = args.e2b.e2b_max_list_limit;
+    config.max_watchers = args.e2b.e2b_max_watchers;
+    config.max_watcher_events = args.e2b.e2b_watcher_max_events;
+    config.watcher_idle = std::time::Duration::from_secs(args.e2b.e2b_watcher_idle_secs);
     config.connections = args.connections.http();
     config.header_timeout =
         std::time::Duration::from_secs(args.connections.http_header_timeout_secs);
@@ -168,6 +175,11 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         anyhow::bail!("--e2b-sandbox-listen needs the E2B control plane (--e2b-api-listen)");
     }
     let e2b_sandbox = e2b_sandbox.filter(|_| e2b_api.is_some());
+    let e2b_scheme = if args.e2b.e2b_tls_cert.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     if let Some(addr) = e2b_api {
         start_e2b(
             format!("http://{}", config.grpc_listen),
@@ -191,10 +203,10 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         config.ops_listen
     );
     if let Some(addr) = e2b_api {
-        println!("  E2B-compatible API (control plane):    E2B_API_URL=http://{addr}");
+        println!("  E2B-compatible API (control plane):    E2B_API_URL={e2b_scheme}://{addr}");
     }
     if let Some(addr) = e2b_sandbox {
-        println!("  E2B-compatible API (sandboxes, envd):  E2B_SANDBOX_URL=http://{addr}");
+        println!("  E2B-compatible API (sandboxes, envd):  E2B_SANDBOX_URL={e2b_scheme}://{addr}");
     }
     println!(
         "  data directory:                        {}",

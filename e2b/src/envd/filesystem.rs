@@ -331,19 +331,17 @@ struct Watcher {
     task: tokio::task::AbortHandle,
 }
 
-impl Default for Watchers {
-    fn default() -> Self {
+impl Watchers {
+    pub fn new(max: usize, max_events: usize, idle: Duration) -> Watchers {
         Watchers {
             map: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
-            max: 1024,
-            max_events: 10_000,
-            idle: Duration::from_secs(600),
+            max,
+            max_events,
+            idle,
         }
     }
-}
 
-impl Watchers {
     /// Drops watchers nobody polls any more.
     fn sweep(&self) {
         let mut m = self.map.lock().expect("watchers");

@@ -84,6 +84,29 @@ describe("e2b (npm) data plane on Talon", { skip: !live && "needs E2B_API_URL, E
     }
   });
 
+  it("signs file URLs and reaches a server's port", async () => {
+    const path = `/home/user/js-signed-${randomUUID().slice(0, 6)}.txt`;
+    const headers = { "E2b-Sandbox-Id": sbx.sandboxId };
+    const form = new FormData();
+    form.append("file", new Blob(["signed by js"]), "ignored");
+    const up = await fetch(await sbx.uploadUrl(path, { useSignatureExpiration: 60 }), { method: "POST", body: form, headers });
+    assert.equal(up.status, 200, await up.text());
+    const down = await fetch(await sbx.downloadUrl(path, { useSignatureExpiration: 60 }), { headers });
+    assert.equal(await down.text(), "signed by js");
+    await sbx.files.write("/tmp/jsw/index.html", "js served");
+    await sbx.commands.run("cd /tmp/jsw && python3 -m http.server 8010 --bind 127.0.0.1", { background: true });
+    assert.ok(sbx.getHost(8010).startsWith(`8010-${sbx.sandboxId}`));
+    let body = "";
+    for (let i = 0; i < 50 && body !== "js served"; i++) {
+      const r = await fetch(`${process.env.E2B_SANDBOX_URL}/index.html`, {
+        headers: { ...headers, "E2b-Sandbox-Port": "8010", "X-Access-Token": sbx.envdAccessToken ?? "" },
+      }).catch(() => null);
+      if (r?.status === 200) body = await r.text();
+      else await new Promise((res) => setTimeout(res, 200));
+    }
+    assert.equal(body, "js served");
+  });
+
   it("drives a PTY: input, resize, kill", async () => {
     let out = "";
     const dec = new TextDecoder();

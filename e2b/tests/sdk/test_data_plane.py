@@ -334,3 +334,13 @@ def test_a_viewers_key_can_neither_create_nor_exec(sbx):
     with pytest.raises(Exception) as e:
         handle.commands.run("true")
     assert "X-Access-Token" in str(e.value) or "unauthenticated" in str(e.value).lower()
+
+
+def test_stream_input_and_close_stdin(sbx):
+    h = sbx.commands.run("cat", background=True, stdin=True)
+    if hasattr(sbx.commands, "stream_input"):
+        sbx.commands.stream_input(h.pid, ["streamed ", b"input\n"])
+    else:
+        sbx.commands.send_stdin(h.pid, "streamed input\n")
+    sbx.commands.close_stdin(h.pid)
+    assert h.wait().stdout == "streamed input\n"
