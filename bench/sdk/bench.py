@@ -1,7 +1,8 @@
 """talon-bench's Python SDK driver: Sandbox.create(), commands.run(["true"])
 and a write+read of BENCH_FILE_MIB MiB, through the SDK as a user calls
 it (REST), each timed in ms. Prints {"create": [...], "exec": [...],
-"file": [...]}. TALON_URL, TALON_API_KEY, BENCH_RUNS, BENCH_WARMUP."""
+"file": [...], "exec_login": [...]} (exec_login: E2B's
+`/bin/bash -l -c true`). TALON_URL, TALON_API_KEY, BENCH_RUNS, BENCH_WARMUP."""
 
 import json
 import os
@@ -19,7 +20,7 @@ def ms(f):
     return (time.perf_counter() - t0) * 1e3, r
 
 
-out = {"create": [], "exec": [], "file": []}
+out = {"create": [], "exec": [], "exec_login": [], "file": []}
 sbx = Sandbox.create()
 try:
     for i in range(warm * 4 + runs * 2):
@@ -27,6 +28,13 @@ try:
         assert r.exit_code == 0, r
         if i >= warm * 4:
             out["exec"].append(t)
+    # What E2B's SDK runs for commands.run("true"): the baseline of the
+    # E2B figure (bench_e2b.py), so that ratio is not bash's.
+    for i in range(warm * 4 + runs * 2):
+        t, r = ms(lambda: sbx.commands.run(["/bin/bash", "-l", "-c", "true"]))
+        assert r.exit_code == 0, r
+        if i >= warm * 4:
+            out["exec_login"].append(t)
     data = bytes((i * 7 + i // 4093) & 0xFF for i in range(mib << 20))
     for i in range(file_runs + 1):
         t, back = ms(lambda: (sbx.files.write("/tmp/sdk.bin", data), sbx.files.read("/tmp/sdk.bin", format="bytes"))[1])
