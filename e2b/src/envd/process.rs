@@ -459,3 +459,49 @@ async fn update(ctx: &Ctx, body: Body) -> Result<Response, ConnectError> {
         .await?;
     Ok(connect::unary(&e::UpdateResponse {}))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test]
+    async fn keepalives_fill_quiet_streams_and_end_with_them() {
+        let s = futures::stream::once(async {
+            tokio::time::sleep(Duration::from_millis(350)).await;
+            Ok::<u8, ConnectError>(1)
+        });
+        let out: Vec<u8> = with_keepalive(s, Some(Duration::from_millis(100)), || 0)
+            .map(|r| r.unwrap())
+            .collect()
+            .await;
+        assert_eq!(out.last(), Some(&1));
+        assert!(out.len() >= 2, "{out:?}");
+        assert!(out[..out.len() - 1].iter().all(|k| *k == 0), "{out:?}");
+        // No interval: the stream as it is.
+        let plain: Vec<u8> = with_keepalive(futures::stream::iter([Ok(7u8)]), None, || 0)
+            .map(|r| r.unwrap())
+            .collect()
+            .await;
+        assert_eq!(plain, [7]);
+    }
+
+    #[test]
+    fn ends_read_like_envds() {
+        let exited = |exit_code, signal| pb::ProcessExited {
+            exit_code,
+            signal,
+            ..Default::default()
+        };
+        let e = end_of(&exited(3, 0));
+        assert_eq!(
+            (e.exit_code, e.exited, e.status.as_str()),
+            (3, true, "exit status 3")
+        );
+        let e = end_of(&exited(0, 9));
+        assert_eq!(
+            (e.exit_code, e.exited, e.status.as_str()),
+            (-1, false, "signal: killed")
+        );
+    }
+}

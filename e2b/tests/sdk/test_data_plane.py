@@ -3,6 +3,7 @@ Talon's E2B sandbox data plane (envd's services on `E2B_SANDBOX_URL`):
 commands, files, watchers, PTY, signed file URLs, and the access token
 that guards them."""
 
+import base64
 import json
 import os
 import time
@@ -344,3 +345,30 @@ def test_stream_input_and_close_stdin(sbx):
         sbx.commands.send_stdin(h.pid, "streamed input\n")
     sbx.commands.close_stdin(h.pid)
     assert h.wait().stdout == "streamed input\n"
+
+
+def test_connect_over_http2_and_health(sbx):
+    import struct
+
+    h = {"E2b-Sandbox-Id": sbx.sandbox_id, "X-Access-Token": token_of(sbx)}
+    assert httpx.get(ENVD + "/health", headers=h).status_code == 204
+    # h2c with prior knowledge: a unary call and a server stream, framed
+    # by Connect's envelopes, ending with the end-of-stream envelope.
+    with httpx.Client(http1=False, http2=True) as c:
+        r = c.post(ENVD + "/process.Process/List", content=b"{}",
+                   headers={**h, "Content-Type": "application/json"})
+        assert r.http_version == "HTTP/2" and r.status_code == 200, r.text
+        body = json.dumps({"process": {"cmd": "/bin/echo", "args": ["over", "h2"]}}).encode()
+        r = c.post(ENVD + "/process.Process/Start", content=struct.pack(">BI", 0, len(body)) + body,
+                   headers={**h, "Content-Type": "application/connect+json", "Keepalive-Ping-Interval": "1"})
+        assert r.http_version == "HTTP/2" and r.status_code == 200
+    frames, raw = [], r.content
+    while raw:
+        flags, n = struct.unpack(">BI", raw[:5])
+        frames.append((flags, json.loads(raw[5:5 + n])))
+        raw = raw[5 + n:]
+    events = [f[1]["event"] for f in frames if f[0] == 0]
+    assert "start" in events[0] and "end" in events[-1]
+    out = b"".join(base64.b64decode(e["data"]["stdout"]) for e in events if "data" in e)
+    assert out == b"over h2\n"
+    assert frames[-1] == (2, {})
