@@ -6,7 +6,7 @@
 
 use super::connect::{self, ConnectError, Envelopes, Named};
 use super::pb::filesystem as e;
-use super::process::with_keepalive;
+use super::process::{with_deadline, with_keepalive};
 use super::{Ctx, unary_body};
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
@@ -299,15 +299,11 @@ async fn watch_dir(ctx: Ctx, body: Body) -> Response {
         .map_err(ConnectError::from)
     });
     let all = start.chain(events);
-    let lifetime = ctx.timeout;
     let all = with_keepalive(all, ctx.keepalive, || e::WatchDirResponse {
         event: Some(Event::Keepalive(KeepAlive {})),
     });
     // `Connect-Timeout-Ms` bounds the stream's life, as in envd.
-    match lifetime {
-        Some(t) => connect::server_stream(all.take_until(tokio::time::sleep(t))),
-        None => connect::server_stream(all),
-    }
+    connect::server_stream(with_deadline(all, ctx.timeout))
 }
 
 /// Polling watchers, kept for sync clients between their polls.

@@ -220,6 +220,29 @@ where
     ))
 }
 
+/// Ends `s` with DEADLINE_EXCEEDED once `t` has passed, as envd's handler
+/// does when `Connect-Timeout-Ms` runs out.
+pub fn with_deadline<T: Send + 'static>(
+    s: Pin<Box<dyn Stream<Item = Result<T, ConnectError>> + Send>>,
+    t: Option<std::time::Duration>,
+) -> Pin<Box<dyn Stream<Item = Result<T, ConnectError>> + Send>> {
+    let Some(t) = t else { return s };
+    let sleep = Box::pin(tokio::time::sleep(t));
+    Box::pin(futures::stream::unfold(
+        Some((s, sleep)),
+        |state| async move {
+            let (mut s, mut sleep) = state?;
+            tokio::select! {
+                item = s.next() => item.map(|i| (i, Some((s, sleep)))),
+                _ = &mut sleep => Some((
+                    Err(ConnectError::new(Code::DeadlineExceeded, "the stream's timeout passed")),
+                    None,
+                )),
+            }
+        },
+    ))
+}
+
 async fn start(ctx: Ctx, body: Body) -> Response {
     let r: Result<Events, ConnectError> = async {
         let req: e::StartRequest = Envelopes::new(body).single().await?;
@@ -294,7 +317,7 @@ async fn connect_to(ctx: Ctx, body: Body) -> Response {
             .await?
             .into_inner();
         let s = s.map(|r| r.map(|m| m.event.unwrap_or_default()));
-        Ok(events(&ctx, s, pid, is_pty))
+        Ok(with_deadline(events(&ctx, s, pid, is_pty), ctx.timeout))
     }
     .await;
     respond(r, |ev| e::ConnectResponse { event: Some(ev) })
@@ -484,6 +507,17 @@ mod tests {
             .collect()
             .await;
         assert_eq!(plain, [7]);
+    }
+
+    #[tokio::test]
+    async fn a_deadline_ends_the_stream_with_its_error() {
+        let forever: Pin<Box<dyn Stream<Item = Result<u8, ConnectError>> + Send>> =
+            Box::pin(futures::stream::pending());
+        let out: Vec<_> = with_deadline(forever, Some(Duration::from_millis(50)))
+            .collect()
+            .await;
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].as_ref().unwrap_err().code, Code::DeadlineExceeded);
     }
 
     #[test]
