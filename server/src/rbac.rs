@@ -131,6 +131,8 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.BrowserService/StopBrowser", DEV, MUT),
     // AgentService
     rule("/talon.v1.AgentService/RunAgent", DEV, MUT),
+    rule("/talon.v1.AgentService/ConnectAgentRun", VIEW, READ),
+    rule("/talon.v1.AgentService/CancelAgentRun", DEV, MUT),
     // AuthService
     rule("/talon.v1.AuthService/Login", Public, READ),
     rule("/talon.v1.AuthService/Refresh", Public, READ),

@@ -69,6 +69,7 @@ pub const SERVED: &[&str] = &[
     "talon.v1.ProcessService",
     "talon.v1.PtyService",
     "talon.v1.FilesystemService",
+    "talon.v1.AgentService",
     "talon.worker.v1.WorkerControlService",
     "talon.gateway.v1.PreviewTunnelService",
     "grpc.reflection.v1.ServerReflection",
@@ -218,6 +219,9 @@ pub async fn start(
         )
         .add_service(ProcessServiceServer::new(proxy.clone()).max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES))
         .add_service(PtyServiceServer::new(proxy.clone()))
+        .add_service(
+            talon_proto::v1::agent_service_server::AgentServiceServer::new(proxy.clone()),
+        )
         .add_service(PreviewServiceServer::new(proxy.clone()))
         .add_service(
             talon_proto::talon::gateway::v1::preview_tunnel_service_server::PreviewTunnelServiceServer::new(

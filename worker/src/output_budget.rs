@@ -60,7 +60,13 @@ pub fn is_output(path: &str) -> bool {
     path.starts_with("/talon.agent.v1.SandboxAgentService/")
         && matches!(
             method,
-            "StartProcess" | "ConnectProcess" | "FollowProcessLogs" | "Attach" | "GetProcessLogs"
+            "StartProcess"
+                | "ConnectProcess"
+                | "FollowProcessLogs"
+                | "Attach"
+                | "GetProcessLogs"
+                | "RunAgent"
+                | "ConnectAgentRun"
         )
 }
 

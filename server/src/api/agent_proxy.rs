@@ -467,6 +467,60 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
 /// layer checked the role) or by a preview token for exactly this sandbox
 /// and port, then forwarded to the agent, which connects inside.
 #[tonic::async_trait]
+impl pb::agent_service_server::AgentService for AgentProxy {
+    type RunAgentStream = Out<pb::RunAgentResponse>;
+    type ConnectAgentRunStream = Out<pb::ConnectAgentRunResponse>;
+
+    /// The named secrets are resolved here, for the caller's tenant, and
+    /// travel to the agent apart from the request, which redacts them.
+    async fn run_agent(
+        &self,
+        req: Request<pb::RunAgentRequest>,
+    ) -> Result<Response<Self::RunAgentStream>, Status> {
+        let p = principal(&req)?;
+        let mut run = req.into_inner();
+        let id = run.sandbox_id.clone();
+        let mut route = self.route(&p, &id).await?;
+        let names = std::mem::take(&mut run.secret_names);
+        let resolved =
+            crate::domain::secrets::resolve(&self.0, &TenantScope::own(&p), &names).await?;
+        if let Some(name) = resolved.files.keys().next() {
+            return Err(Error::FailedPrecondition(format!(
+                "secret {name} is delivered as a file; an agent run takes secrets as environment variables"
+            ))
+            .into());
+        }
+        if let Some(k) = resolved.env.keys().find(|k| run.env.contains_key(*k)) {
+            return Err(Error::InvalidArgument(format!(
+                "{k} is both an environment variable and a secret"
+            ))
+            .into());
+        }
+        let msg = talon_proto::talon::agent::v1::RunAgentRequest {
+            run: Some(run),
+            secret_env: resolved.env.into_iter().collect(),
+        };
+        let resp = route
+            .client
+            .run_agent(route.request(msg, self.token()))
+            .await?;
+        Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
+    }
+    async fn connect_agent_run(
+        &self,
+        req: Request<pb::ConnectAgentRunRequest>,
+    ) -> Result<Response<Self::ConnectAgentRunStream>, Status> {
+        server_stream!(self, req, connect_agent_run)
+    }
+    async fn cancel_agent_run(
+        &self,
+        req: Request<pb::CancelAgentRunRequest>,
+    ) -> Result<Response<pb::CancelAgentRunResponse>, Status> {
+        unary!(self, req, cancel_agent_run, audit)
+    }
+}
+
+#[tonic::async_trait]
 impl gpb::preview_tunnel_service_server::PreviewTunnelService for AgentProxy {
     type OpenPreviewStream = Out<gpb::OpenPreviewResponse>;
 

@@ -20,6 +20,7 @@
 mod files;
 mod logstore;
 mod ports;
+mod runs;
 mod service;
 mod spawn;
 mod supervisor;
@@ -172,7 +173,8 @@ fn main() -> anyhow::Result<()> {
                 tokio::net::UnixListener::bind(&a.socket)?
             }
         };
-        let agent = service::Agent { sup, files, started: std::time::Instant::now() };
+        let runs = runs::Runs::new(sup.clone(), files.clone(), a.workspace.to_string_lossy().into_owned());
+        let agent = service::Agent { sup, files, runs, started: std::time::Instant::now() };
         let svc = talon_proto::talon::agent::v1::sandbox_agent_service_server::SandboxAgentServiceServer::new(agent)
             .max_decoding_message_size(16 << 20);
         let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);

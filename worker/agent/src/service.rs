@@ -19,6 +19,7 @@ use tonic::{Request, Response, Status, Streaming};
 pub struct Agent {
     pub sup: Arc<Supervisor>,
     pub files: Arc<Files>,
+    pub runs: Arc<crate::runs::Runs>,
     pub started: std::time::Instant,
 }
 
@@ -553,5 +554,45 @@ impl SandboxAgentService for Agent {
     ) -> Result<Response<pb::ListPortsResponse>, Status> {
         let ports = crate::threads::blocking(crate::ports::listening).await?;
         Ok(Response::new(pb::ListPortsResponse { ports }))
+    }
+
+    type RunAgentStream = Out<pb::RunAgentResponse>;
+
+    async fn run_agent(
+        &self,
+        req: Request<apb::RunAgentRequest>,
+    ) -> Result<Response<Self::RunAgentStream>, Status> {
+        let r = req.into_inner();
+        let run = r
+            .run
+            .ok_or_else(|| Status::invalid_argument("run is required"))?;
+        let run = self.runs.start(run, r.secret_env.into_iter().collect())?;
+        Ok(Response::new(Box::pin(run.follow(0))))
+    }
+
+    type ConnectAgentRunStream = Out<pb::ConnectAgentRunResponse>;
+
+    async fn connect_agent_run(
+        &self,
+        req: Request<pb::ConnectAgentRunRequest>,
+    ) -> Result<Response<Self::ConnectAgentRunStream>, Status> {
+        let r = req.into_inner();
+        let run = self.runs.get(&r.run_id)?;
+        let s = run
+            .follow(r.after_seq)
+            .map(|e| e.map(|event| pb::ConnectAgentRunResponse { event: Some(event) }));
+        Ok(Response::new(Box::pin(s)))
+    }
+
+    async fn cancel_agent_run(
+        &self,
+        req: Request<pb::CancelAgentRunRequest>,
+    ) -> Result<Response<pb::CancelAgentRunResponse>, Status> {
+        let run = self.runs.get(&req.get_ref().run_id)?;
+        // Its process group; one that has ended already is cancelled.
+        if run.process.running() {
+            run.process.signal(libc::SIGKILL)?;
+        }
+        Ok(Response::new(pb::CancelAgentRunResponse {}))
     }
 }

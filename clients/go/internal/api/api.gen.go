@@ -17,6 +17,36 @@ import (
 	"github.com/oapi-codegen/runtime"
 )
 
+// Defines values for AgentFileChangeKind.
+const (
+	AgentFileChangeKindFILEEVENTTYPECHMOD       AgentFileChangeKind = "FILE_EVENT_TYPE_CHMOD"
+	AgentFileChangeKindFILEEVENTTYPECREATE      AgentFileChangeKind = "FILE_EVENT_TYPE_CREATE"
+	AgentFileChangeKindFILEEVENTTYPEREMOVE      AgentFileChangeKind = "FILE_EVENT_TYPE_REMOVE"
+	AgentFileChangeKindFILEEVENTTYPERENAME      AgentFileChangeKind = "FILE_EVENT_TYPE_RENAME"
+	AgentFileChangeKindFILEEVENTTYPEUNSPECIFIED AgentFileChangeKind = "FILE_EVENT_TYPE_UNSPECIFIED"
+	AgentFileChangeKindFILEEVENTTYPEWRITE       AgentFileChangeKind = "FILE_EVENT_TYPE_WRITE"
+)
+
+// Valid indicates whether the value is a known member of the AgentFileChangeKind enum.
+func (e AgentFileChangeKind) Valid() bool {
+	switch e {
+	case AgentFileChangeKindFILEEVENTTYPECHMOD:
+		return true
+	case AgentFileChangeKindFILEEVENTTYPECREATE:
+		return true
+	case AgentFileChangeKindFILEEVENTTYPEREMOVE:
+		return true
+	case AgentFileChangeKindFILEEVENTTYPERENAME:
+		return true
+	case AgentFileChangeKindFILEEVENTTYPEUNSPECIFIED:
+		return true
+	case AgentFileChangeKindFILEEVENTTYPEWRITE:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for AgentOutputStream.
 const (
 	AgentOutputStreamOUTPUTSTREAMSTDERR      AgentOutputStream = "OUTPUT_STREAM_STDERR"
@@ -445,28 +475,28 @@ func (e UserRole) Valid() bool {
 
 // Defines values for WatchDirResponseType.
 const (
-	FILEEVENTTYPECHMOD       WatchDirResponseType = "FILE_EVENT_TYPE_CHMOD"
-	FILEEVENTTYPECREATE      WatchDirResponseType = "FILE_EVENT_TYPE_CREATE"
-	FILEEVENTTYPEREMOVE      WatchDirResponseType = "FILE_EVENT_TYPE_REMOVE"
-	FILEEVENTTYPERENAME      WatchDirResponseType = "FILE_EVENT_TYPE_RENAME"
-	FILEEVENTTYPEUNSPECIFIED WatchDirResponseType = "FILE_EVENT_TYPE_UNSPECIFIED"
-	FILEEVENTTYPEWRITE       WatchDirResponseType = "FILE_EVENT_TYPE_WRITE"
+	WatchDirResponseTypeFILEEVENTTYPECHMOD       WatchDirResponseType = "FILE_EVENT_TYPE_CHMOD"
+	WatchDirResponseTypeFILEEVENTTYPECREATE      WatchDirResponseType = "FILE_EVENT_TYPE_CREATE"
+	WatchDirResponseTypeFILEEVENTTYPEREMOVE      WatchDirResponseType = "FILE_EVENT_TYPE_REMOVE"
+	WatchDirResponseTypeFILEEVENTTYPERENAME      WatchDirResponseType = "FILE_EVENT_TYPE_RENAME"
+	WatchDirResponseTypeFILEEVENTTYPEUNSPECIFIED WatchDirResponseType = "FILE_EVENT_TYPE_UNSPECIFIED"
+	WatchDirResponseTypeFILEEVENTTYPEWRITE       WatchDirResponseType = "FILE_EVENT_TYPE_WRITE"
 )
 
 // Valid indicates whether the value is a known member of the WatchDirResponseType enum.
 func (e WatchDirResponseType) Valid() bool {
 	switch e {
-	case FILEEVENTTYPECHMOD:
+	case WatchDirResponseTypeFILEEVENTTYPECHMOD:
 		return true
-	case FILEEVENTTYPECREATE:
+	case WatchDirResponseTypeFILEEVENTTYPECREATE:
 		return true
-	case FILEEVENTTYPEREMOVE:
+	case WatchDirResponseTypeFILEEVENTTYPEREMOVE:
 		return true
-	case FILEEVENTTYPERENAME:
+	case WatchDirResponseTypeFILEEVENTTYPERENAME:
 		return true
-	case FILEEVENTTYPEUNSPECIFIED:
+	case WatchDirResponseTypeFILEEVENTTYPEUNSPECIFIED:
 		return true
-	case FILEEVENTTYPEWRITE:
+	case WatchDirResponseTypeFILEEVENTTYPEWRITE:
 		return true
 	default:
 		return false
@@ -635,11 +665,19 @@ type AgentCompleted struct {
 	TimedOut *bool `json:"timedOut,omitempty"`
 }
 
-// AgentFileChange A file under /workspace changed during the task.
+// AgentFileChange A file under /workspace changed during the task (changes to one path
+//
+//	within a short window are reported once, with the last kind).
 type AgentFileChange struct {
+	// Kind What happened to it.
+	Kind *AgentFileChangeKind `json:"kind,omitempty"`
+
 	// Path The path.
 	Path *string `json:"path,omitempty"`
 }
+
+// AgentFileChangeKind What happened to it.
+type AgentFileChangeKind string
 
 // AgentOutput A line of the agent's output.
 type AgentOutput struct {
@@ -657,6 +695,9 @@ type AgentOutputStream string
 type AgentStarted struct {
 	// Pid The agent process's pid.
 	Pid *uint32 `json:"pid,omitempty"`
+
+	// RunId The run, for ConnectAgentRun and CancelAgentRun.
+	RunId *string `json:"runId,omitempty"`
 }
 
 // ApiKey An API key, without its secret.
@@ -752,6 +793,18 @@ type Browser struct {
 // BrowserState State.
 type BrowserState string
 
+// CancelAgentRunRequest Request for CancelAgentRun.
+type CancelAgentRunRequest struct {
+	// RunId The run.
+	RunId *string `json:"runId,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// CancelAgentRunResponse Response of CancelAgentRun.
+type CancelAgentRunResponse = map[string]interface{}
+
 // CloseProcessStdinRequest Request for CloseProcessStdin.
 type CloseProcessStdinRequest struct {
 	// Process The process.
@@ -763,6 +816,12 @@ type CloseProcessStdinRequest struct {
 
 // CloseProcessStdinResponse Response of CloseProcessStdin.
 type CloseProcessStdinResponse = map[string]interface{}
+
+// ConnectAgentRunResponse Response of ConnectAgentRun: one event.
+type ConnectAgentRunResponse struct {
+	// Event The event, as RunAgent streams it.
+	Event *RunAgentResponse `json:"event,omitempty"`
+}
 
 // ConnectProcessResponse Response of ConnectProcess: one event.
 type ConnectProcessResponse struct {
@@ -1625,8 +1684,16 @@ type RunAgentRequest struct {
 	// SandboxId The sandbox.
 	SandboxId *string `json:"sandboxId,omitempty"`
 
+	// SecretNames Names of tenant secrets given to the agent as environment variables
+	//  (the name is the variable). Their values appear in no event, log or
+	//  audit record: output that contains one has it replaced by `***`.
+	SecretNames *[]string `json:"secretNames,omitempty"`
+
 	// Timeout Stop the task after this long; 30 minutes when unset.
 	Timeout *string `json:"timeout,omitempty"`
+
+	// User The user it runs as; the sandbox's default when empty.
+	User *string `json:"user,omitempty"`
 }
 
 // RunAgentResponse Response of RunAgent: one event.
@@ -1642,6 +1709,10 @@ type RunAgentResponse struct {
 
 	// Output Output.
 	Output *AgentOutput `json:"output,omitempty"`
+
+	// Seq Its place in the run's events, from 1: ConnectAgentRun resumes after
+	//  the last one a client saw.
+	Seq *string `json:"seq,omitempty"`
 
 	// Started Started.
 	Started *AgentStarted `json:"started,omitempty"`
@@ -2278,6 +2349,12 @@ type SandboxServiceCreateSandboxParams struct {
 	IdempotencyKey *string `form:"idempotencyKey,omitempty" json:"idempotencyKey,omitempty"`
 }
 
+// AgentServiceConnectAgentRunParams defines parameters for AgentServiceConnectAgentRun.
+type AgentServiceConnectAgentRunParams struct {
+	// AfterSeq Events after this one; 0 for all.
+	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
+}
+
 // FilesystemServiceRemovePathParams defines parameters for FilesystemServiceRemovePath.
 type FilesystemServiceRemovePathParams struct {
 	// Path The path.
@@ -2571,6 +2648,12 @@ type SandboxServiceCreateSandboxJSONRequestBody = Sandbox
 
 // SandboxServiceCreateSandboxAccessTokenJSONRequestBody defines body for SandboxServiceCreateSandboxAccessToken for application/json ContentType.
 type SandboxServiceCreateSandboxAccessTokenJSONRequestBody = CreateSandboxAccessTokenRequest
+
+// AgentServiceCancelAgentRunJSONRequestBody defines body for AgentServiceCancelAgentRun for application/json ContentType.
+type AgentServiceCancelAgentRunJSONRequestBody = CancelAgentRunRequest
+
+// AgentServiceRunAgentJSONRequestBody defines body for AgentServiceRunAgent for application/json ContentType.
+type AgentServiceRunAgentJSONRequestBody = RunAgentRequest
 
 // FilesystemServiceCreateFileUrlJSONRequestBody defines body for FilesystemServiceCreateFileUrl for application/json ContentType.
 type FilesystemServiceCreateFileUrlJSONRequestBody = CreateFileUrlRequest
@@ -3252,6 +3335,42 @@ type ClientInterface interface {
 	//  token; it is what the E2B-compatible API hands out as
 	//  `envdAccessToken`. Treat it like an API key.
 	SandboxServiceCreateSandboxAccessToken(ctx context.Context, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentServiceCancelAgentRunWithBody performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Stops a run: its process tree is killed, and it completes.
+	AgentServiceCancelAgentRunWithBody(ctx context.Context, sandboxId string, runId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentServiceCancelAgentRun performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Stops a run: its process tree is killed, and it completes.
+	AgentServiceCancelAgentRun(ctx context.Context, sandboxId string, runId string, body AgentServiceCancelAgentRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentServiceConnectAgentRun performs a GET /v1/sandboxes/{sandboxId}/agent-runs/{runId}:connect (the `AgentServiceConnectAgentRun` operationId) request.
+	//
+	// Streams a run's events after `after_seq` (all of them from 0), then
+	//  follows it until it completes.
+	AgentServiceConnectAgentRun(ctx context.Context, sandboxId string, runId string, params *AgentServiceConnectAgentRunParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentServiceRunAgentWithBody performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Runs a task: the agent command gets the prompt on stdin and its events
+	//  are streamed until it ends. The run outlives the call: a client that
+	//  drops reattaches with ConnectAgentRun (by the run id of `started`),
+	//  and CancelAgentRun stops it.
+	AgentServiceRunAgentWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AgentServiceRunAgent performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Runs a task: the agent command gets the prompt on stdin and its events
+	//  are streamed until it ends. The run outlives the call: a client that
+	//  drops reattaches with ConnectAgentRun (by the run id of `started`),
+	//  and CancelAgentRun stops it.
+	AgentServiceRunAgent(ctx context.Context, sandboxId string, body AgentServiceRunAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServiceWatchSandboxEvents performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
@@ -4264,6 +4383,95 @@ func (c *Client) SandboxServiceCreateSandboxAccessTokenWithBody(ctx context.Cont
 //	`envdAccessToken`. Treat it like an API key.
 func (c *Client) SandboxServiceCreateSandboxAccessToken(ctx context.Context, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSandboxServiceCreateSandboxAccessTokenRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentServiceCancelAgentRunWithBody performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request,
+// with any type of body and a specified content type.
+//
+// Stops a run: its process tree is killed, and it completes.
+func (c *Client) AgentServiceCancelAgentRunWithBody(ctx context.Context, sandboxId string, runId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentServiceCancelAgentRunRequestWithBody(c.Server, sandboxId, runId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentServiceCancelAgentRun performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Stops a run: its process tree is killed, and it completes.
+func (c *Client) AgentServiceCancelAgentRun(ctx context.Context, sandboxId string, runId string, body AgentServiceCancelAgentRunJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentServiceCancelAgentRunRequest(c.Server, sandboxId, runId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentServiceConnectAgentRun performs a GET /v1/sandboxes/{sandboxId}/agent-runs/{runId}:connect (the `AgentServiceConnectAgentRun` operationId) request.
+//
+// Streams a run's events after `after_seq` (all of them from 0), then
+//
+//	follows it until it completes.
+func (c *Client) AgentServiceConnectAgentRun(ctx context.Context, sandboxId string, runId string, params *AgentServiceConnectAgentRunParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentServiceConnectAgentRunRequest(c.Server, sandboxId, runId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentServiceRunAgentWithBody performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request,
+// with any type of body and a specified content type.
+//
+// Runs a task: the agent command gets the prompt on stdin and its events
+//
+//	are streamed until it ends. The run outlives the call: a client that
+//	drops reattaches with ConnectAgentRun (by the run id of `started`),
+//	and CancelAgentRun stops it.
+func (c *Client) AgentServiceRunAgentWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentServiceRunAgentRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AgentServiceRunAgent performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Runs a task: the agent command gets the prompt on stdin and its events
+//
+//	are streamed until it ends. The run outlives the call: a client that
+//	drops reattaches with ConnectAgentRun (by the run id of `started`),
+//	and CancelAgentRun stops it.
+func (c *Client) AgentServiceRunAgent(ctx context.Context, sandboxId string, body AgentServiceRunAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAgentServiceRunAgentRequest(c.Server, sandboxId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6606,6 +6814,175 @@ func NewSandboxServiceCreateSandboxAccessTokenRequestWithBody(server string, san
 	}
 
 	operationPath := fmt.Sprintf("/v1/sandboxes/%s/access-token", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAgentServiceCancelAgentRunRequest calls the generic AgentServiceCancelAgentRun builder with application/json body
+func NewAgentServiceCancelAgentRunRequest(server string, sandboxId string, runId string, body AgentServiceCancelAgentRunJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentServiceCancelAgentRunRequestWithBody(server, sandboxId, runId, "application/json", bodyReader)
+}
+
+// NewAgentServiceCancelAgentRunRequestWithBody constructs an http.Request for the AgentServiceCancelAgentRun method, with any body, and a specified content type
+func NewAgentServiceCancelAgentRunRequestWithBody(server string, sandboxId string, runId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/agent-runs/%s:cancel", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewAgentServiceConnectAgentRunRequest constructs an http.Request for the AgentServiceConnectAgentRun method
+func NewAgentServiceConnectAgentRunRequest(server string, sandboxId string, runId string, params *AgentServiceConnectAgentRunParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "runId", runId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/agent-runs/%s:connect", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.AfterSeq != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "afterSeq", *params.AfterSeq, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAgentServiceRunAgentRequest calls the generic AgentServiceRunAgent builder with application/json body
+func NewAgentServiceRunAgentRequest(server string, sandboxId string, body AgentServiceRunAgentJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAgentServiceRunAgentRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewAgentServiceRunAgentRequestWithBody constructs an http.Request for the AgentServiceRunAgent method, with any body, and a specified content type
+func NewAgentServiceRunAgentRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/agent:run", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10042,6 +10419,48 @@ type ClientWithResponsesInterface interface {
 	//  `envdAccessToken`. Treat it like an API key.
 	SandboxServiceCreateSandboxAccessTokenWithResponse(ctx context.Context, sandboxId string, body SandboxServiceCreateSandboxAccessTokenJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSandboxAccessTokenResponse, error)
 
+	// AgentServiceCancelAgentRunWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Stops a run: its process tree is killed, and it completes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AgentServiceCancelAgentRunWithBodyWithResponse(ctx context.Context, sandboxId string, runId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentServiceCancelAgentRunResponse, error)
+
+	// AgentServiceCancelAgentRunWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Stops a run: its process tree is killed, and it completes.
+	AgentServiceCancelAgentRunWithResponse(ctx context.Context, sandboxId string, runId string, body AgentServiceCancelAgentRunJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentServiceCancelAgentRunResponse, error)
+
+	// AgentServiceConnectAgentRunWithResponse performs a GET /v1/sandboxes/{sandboxId}/agent-runs/{runId}:connect (the `AgentServiceConnectAgentRun` operationId) request.
+	//
+	// Streams a run's events after `after_seq` (all of them from 0), then
+	//  follows it until it completes.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AgentServiceConnectAgentRunWithResponse(ctx context.Context, sandboxId string, runId string, params *AgentServiceConnectAgentRunParams, reqEditors ...RequestEditorFn) (*AgentServiceConnectAgentRunResponse, error)
+
+	// AgentServiceRunAgentWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Runs a task: the agent command gets the prompt on stdin and its events
+	//  are streamed until it ends. The run outlives the call: a client that
+	//  drops reattaches with ConnectAgentRun (by the run id of `started`),
+	//  and CancelAgentRun stops it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AgentServiceRunAgentWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentServiceRunAgentResponse, error)
+
+	// AgentServiceRunAgentWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Runs a task: the agent command gets the prompt on stdin and its events
+	//  are streamed until it ends. The run outlives the call: a client that
+	//  drops reattaches with ConnectAgentRun (by the run id of `started`),
+	//  and CancelAgentRun stops it.
+	AgentServiceRunAgentWithResponse(ctx context.Context, sandboxId string, body AgentServiceRunAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentServiceRunAgentResponse, error)
+
 	// SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
 	// Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -11653,6 +12072,136 @@ func (r SandboxServiceCreateSandboxAccessTokenResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SandboxServiceCreateSandboxAccessTokenResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentServiceCancelAgentRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CancelAgentRunResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AgentServiceCancelAgentRunResponse) GetJSON200() *CancelAgentRunResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AgentServiceCancelAgentRunResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentServiceCancelAgentRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentServiceCancelAgentRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentServiceCancelAgentRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentServiceCancelAgentRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentServiceConnectAgentRunResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AgentServiceConnectAgentRunResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentServiceConnectAgentRunResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentServiceConnectAgentRunResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentServiceConnectAgentRunResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentServiceConnectAgentRunResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AgentServiceRunAgentResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AgentServiceRunAgentResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AgentServiceRunAgentResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AgentServiceRunAgentResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AgentServiceRunAgentResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AgentServiceRunAgentResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14515,6 +15064,81 @@ func (c *ClientWithResponses) SandboxServiceCreateSandboxAccessTokenWithResponse
 	return ParseSandboxServiceCreateSandboxAccessTokenResponse(rsp)
 }
 
+// AgentServiceCancelAgentRunWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request,
+// with any type of body and a specified content type.
+//
+// Stops a run: its process tree is killed, and it completes.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AgentServiceCancelAgentRunWithBodyWithResponse(ctx context.Context, sandboxId string, runId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentServiceCancelAgentRunResponse, error) {
+	rsp, err := c.AgentServiceCancelAgentRunWithBody(ctx, sandboxId, runId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentServiceCancelAgentRunResponse(rsp)
+}
+
+// AgentServiceCancelAgentRunWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel (the `AgentServiceCancelAgentRun` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Stops a run: its process tree is killed, and it completes.
+func (c *ClientWithResponses) AgentServiceCancelAgentRunWithResponse(ctx context.Context, sandboxId string, runId string, body AgentServiceCancelAgentRunJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentServiceCancelAgentRunResponse, error) {
+	rsp, err := c.AgentServiceCancelAgentRun(ctx, sandboxId, runId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentServiceCancelAgentRunResponse(rsp)
+}
+
+// AgentServiceConnectAgentRunWithResponse performs a GET /v1/sandboxes/{sandboxId}/agent-runs/{runId}:connect (the `AgentServiceConnectAgentRun` operationId) request.
+//
+// Streams a run's events after `after_seq` (all of them from 0), then
+//
+//	follows it until it completes.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AgentServiceConnectAgentRunWithResponse(ctx context.Context, sandboxId string, runId string, params *AgentServiceConnectAgentRunParams, reqEditors ...RequestEditorFn) (*AgentServiceConnectAgentRunResponse, error) {
+	rsp, err := c.AgentServiceConnectAgentRun(ctx, sandboxId, runId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentServiceConnectAgentRunResponse(rsp)
+}
+
+// AgentServiceRunAgentWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request,
+// with any type of body and a specified content type.
+//
+// Runs a task: the agent command gets the prompt on stdin and its events
+//
+//	are streamed until it ends. The run outlives the call: a client that
+//	drops reattaches with ConnectAgentRun (by the run id of `started`),
+//	and CancelAgentRun stops it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AgentServiceRunAgentWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AgentServiceRunAgentResponse, error) {
+	rsp, err := c.AgentServiceRunAgentWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentServiceRunAgentResponse(rsp)
+}
+
+// AgentServiceRunAgentWithResponse performs a POST /v1/sandboxes/{sandboxId}/agent:run (the `AgentServiceRunAgent` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Runs a task: the agent command gets the prompt on stdin and its events
+//
+//	are streamed until it ends. The run outlives the call: a client that
+//	drops reattaches with ConnectAgentRun (by the run id of `started`),
+//	and CancelAgentRun stops it.
+func (c *ClientWithResponses) AgentServiceRunAgentWithResponse(ctx context.Context, sandboxId string, body AgentServiceRunAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentServiceRunAgentResponse, error) {
+	rsp, err := c.AgentServiceRunAgent(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAgentServiceRunAgentResponse(rsp)
+}
+
 // SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 //
 // Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -16270,6 +16894,91 @@ func ParseSandboxServiceCreateSandboxAccessTokenResponse(rsp *http.Response) (*S
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentServiceCancelAgentRunResponse parses an HTTP response from a AgentServiceCancelAgentRunWithResponse call
+func ParseAgentServiceCancelAgentRunResponse(rsp *http.Response) (*AgentServiceCancelAgentRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentServiceCancelAgentRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CancelAgentRunResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentServiceConnectAgentRunResponse parses an HTTP response from a AgentServiceConnectAgentRunWithResponse call
+func ParseAgentServiceConnectAgentRunResponse(rsp *http.Response) (*AgentServiceConnectAgentRunResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentServiceConnectAgentRunResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAgentServiceRunAgentResponse parses an HTTP response from a AgentServiceRunAgentWithResponse call
+func ParseAgentServiceRunAgentResponse(rsp *http.Response) (*AgentServiceRunAgentResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AgentServiceRunAgentResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

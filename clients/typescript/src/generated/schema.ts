@@ -347,6 +347,65 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes/{sandboxId}/agent-runs/{runId}:cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops a run: its process tree is killed, and it completes. */
+        post: operations["AgentService_CancelAgentRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/agent-runs/{runId}:connect": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Streams a run's events after `after_seq` (all of them from 0), then
+         *      follows it until it completes.
+         */
+        get: operations["AgentService_ConnectAgentRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/agent:run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Runs a task: the agent command gets the prompt on stdin and its events
+         *      are streamed until it ends. The run outlives the call: a client that
+         *      drops reattaches with ConnectAgentRun (by the run id of `started`),
+         *      and CancelAgentRun stops it.
+         */
+        post: operations["AgentService_RunAgent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandboxes/{sandboxId}/events": {
         parameters: {
             query?: never;
@@ -1169,8 +1228,17 @@ export interface components {
             /** @description Ended because the timeout passed. */
             timedOut?: boolean;
         };
-        /** @description A file under /workspace changed during the task. */
+        /**
+         * @description A file under /workspace changed during the task (changes to one path
+         *      within a short window are reported once, with the last kind).
+         */
         AgentFileChange: {
+            /**
+             * Format: enum
+             * @description What happened to it.
+             * @enum {string}
+             */
+            kind?: "FILE_EVENT_TYPE_UNSPECIFIED" | "FILE_EVENT_TYPE_CREATE" | "FILE_EVENT_TYPE_WRITE" | "FILE_EVENT_TYPE_REMOVE" | "FILE_EVENT_TYPE_RENAME" | "FILE_EVENT_TYPE_CHMOD";
             /** @description The path. */
             path?: string;
         };
@@ -1192,6 +1260,8 @@ export interface components {
              * @description The agent process's pid.
              */
             pid?: number;
+            /** @description The run, for ConnectAgentRun and CancelAgentRun. */
+            runId?: string;
         };
         /** @description An API key, without its secret. */
         ApiKey: {
@@ -1281,6 +1351,15 @@ export interface components {
             /** @description The browser-level DevTools WebSocket URL. */
             websocketDebuggerUrl?: string;
         };
+        /** @description Request for CancelAgentRun. */
+        CancelAgentRunRequest: {
+            /** @description The run. */
+            runId?: string;
+            /** @description The sandbox. */
+            sandboxId?: string;
+        };
+        /** @description Response of CancelAgentRun. */
+        CancelAgentRunResponse: Record<string, never>;
         /** @description Request for CloseProcessStdin. */
         CloseProcessStdinRequest: {
             /** @description The process. */
@@ -1290,6 +1369,11 @@ export interface components {
         };
         /** @description Response of CloseProcessStdin. */
         CloseProcessStdinResponse: Record<string, never>;
+        /** @description Response of ConnectAgentRun: one event. */
+        ConnectAgentRunResponse: {
+            /** @description The event, as RunAgent streams it. */
+            event?: components["schemas"]["RunAgentResponse"];
+        };
         /** @description Response of ConnectProcess: one event. */
         ConnectProcessResponse: {
             /** @description The event. */
@@ -2066,8 +2150,16 @@ export interface components {
             prompt?: string;
             /** @description The sandbox. */
             sandboxId?: string;
+            /**
+             * @description Names of tenant secrets given to the agent as environment variables
+             *      (the name is the variable). Their values appear in no event, log or
+             *      audit record: output that contains one has it replaced by `***`.
+             */
+            secretNames?: string[];
             /** @description Stop the task after this long; 30 minutes when unset. */
             timeout?: string;
+            /** @description The user it runs as; the sandbox's default when empty. */
+            user?: string;
         };
         /** @description Response of RunAgent: one event. */
         RunAgentResponse: {
@@ -2082,6 +2174,11 @@ export interface components {
             fileChange?: components["schemas"]["AgentFileChange"];
             /** @description Output. */
             output?: components["schemas"]["AgentOutput"];
+            /**
+             * @description Its place in the run's events, from 1: ConnectAgentRun resumes after
+             *      the last one a client saw.
+             */
+            seq?: string;
             /** @description Started. */
             started?: components["schemas"]["AgentStarted"];
         };
@@ -3346,6 +3443,119 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreateSandboxAccessTokenResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AgentService_CancelAgentRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+                /** @description The run. */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelAgentRunRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CancelAgentRunResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AgentService_ConnectAgentRun: {
+        parameters: {
+            query?: {
+                /** @description Events after this one; 0 for all. */
+                afterSeq?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+                /** @description The run. */
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A stream: one message per NDJSON line (an `{"error": …}` line ends a stream that fails) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["ConnectAgentRunResponse"];
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AgentService_RunAgent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunAgentRequest"];
+            };
+        };
+        responses: {
+            /** @description A stream: one message per NDJSON line (an `{"error": …}` line ends a stream that fails) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["RunAgentResponse"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Default error response */

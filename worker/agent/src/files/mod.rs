@@ -575,7 +575,7 @@ impl Files {
 
 mod stream;
 mod tree;
-use stream::rand_suffix;
+pub(crate) use stream::rand_suffix;
 pub use stream::{Reader, Writer};
 pub use tree::entries;
 use tree::{remove_tree, unlink, walk};

@@ -2,7 +2,7 @@
 
 use super::*;
 
-pub(super) fn rand_suffix() -> u64 {
+pub(crate) fn rand_suffix() -> u64 {
     let mut b = [0u8; 8];
     // SAFETY: getrandom into a local buffer.
     unsafe { libc::getrandom(b.as_mut_ptr().cast(), b.len(), 0) };

@@ -76,6 +76,8 @@ pub struct Proc {
     progress: watch::Sender<Progress>,
     timed_out: AtomicBool,
     open_streams: AtomicU32,
+    /// Not found or listed by the process calls (see `spawn_as`).
+    hidden: bool,
 }
 
 impl Proc {
@@ -316,11 +318,16 @@ impl Supervisor {
     pub fn get(&self, sel: &Option<pb::ProcessSelector>) -> Result<Arc<Proc>, Status> {
         let procs = self.procs.lock().expect("procs");
         let found = match sel.as_ref().and_then(|s| s.selector.as_ref()) {
-            Some(pb::process_selector::Selector::Pid(pid)) => procs.get(pid).cloned(),
+            Some(pb::process_selector::Selector::Pid(pid)) => {
+                procs.get(pid).filter(|p| !p.hidden).cloned()
+            }
             Some(pb::process_selector::Selector::Tag(tag)) => {
                 // The running one with the tag, else the newest that ran.
-                let mut with_tag: Vec<_> =
-                    procs.values().filter(|p| &p.tag == tag).cloned().collect();
+                let mut with_tag: Vec<_> = procs
+                    .values()
+                    .filter(|p| &p.tag == tag && !p.hidden)
+                    .cloned()
+                    .collect();
                 with_tag.sort_by_key(|p| (p.running(), p.start_ms));
                 with_tag.pop()
             }
@@ -339,7 +346,7 @@ impl Supervisor {
             .lock()
             .expect("procs")
             .values()
-            .filter(|p| include_exited || p.running())
+            .filter(|p| !p.hidden && (include_exited || p.running()))
             .map(|p| p.info())
             .collect();
         v.sort_by_key(|p| p.pid);
@@ -383,6 +390,17 @@ impl Supervisor {
     }
 
     pub fn spawn(&self, req: &pb::StartProcessRequest) -> Result<Arc<Proc>, Status> {
+        self.spawn_as(req, false)
+    }
+
+    /// `spawn`; a hidden process (an agent run's, whose output may hold
+    /// secrets until the run redacts it) is its owner's alone: the process
+    /// calls neither find nor list it.
+    pub fn spawn_as(
+        &self,
+        req: &pb::StartProcessRequest,
+        hidden: bool,
+    ) -> Result<Arc<Proc>, Status> {
         const MAX_TAG_BYTES: usize = 256;
         // Room for output on a full disk (see logstore), if it was used.
         crate::logstore::keep_reserve(&self.log_dir);
@@ -478,6 +496,7 @@ impl Supervisor {
             progress,
             timed_out: AtomicBool::new(false),
             open_streams: AtomicU32::new(readers.len() as u32),
+            hidden,
         });
         procs.insert(pid, proc.clone());
         self.evict(&mut procs);

@@ -2,6 +2,7 @@
 
 from .agent_completed import AgentCompleted
 from .agent_file_change import AgentFileChange
+from .agent_file_change_kind import AgentFileChangeKind
 from .agent_output import AgentOutput
 from .agent_output_stream import AgentOutputStream
 from .agent_started import AgentStarted
@@ -11,8 +12,11 @@ from .attach_response import AttachResponse
 from .audit_event import AuditEvent
 from .browser import Browser
 from .browser_state import BrowserState
+from .cancel_agent_run_request import CancelAgentRunRequest
+from .cancel_agent_run_response import CancelAgentRunResponse
 from .close_process_stdin_request import CloseProcessStdinRequest
 from .close_process_stdin_response import CloseProcessStdinResponse
+from .connect_agent_run_response import ConnectAgentRunResponse
 from .connect_process_response import ConnectProcessResponse
 from .create_api_key_request import CreateApiKeyRequest
 from .create_api_key_request_role import CreateApiKeyRequestRole
@@ -177,6 +181,7 @@ from .write_file_response import WriteFileResponse
 __all__ = (
     "AgentCompleted",
     "AgentFileChange",
+    "AgentFileChangeKind",
     "AgentOutput",
     "AgentOutputStream",
     "AgentStarted",
@@ -186,8 +191,11 @@ __all__ = (
     "AuditEvent",
     "Browser",
     "BrowserState",
+    "CancelAgentRunRequest",
+    "CancelAgentRunResponse",
     "CloseProcessStdinRequest",
     "CloseProcessStdinResponse",
+    "ConnectAgentRunResponse",
     "ConnectProcessResponse",
     "CreateApiKeyRequest",
     "CreateApiKeyRequestRole",

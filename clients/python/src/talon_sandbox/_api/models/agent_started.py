@@ -17,19 +17,25 @@ class AgentStarted:
 
     Attributes:
         pid (int | Unset): The agent process's pid.
+        run_id (str | Unset): The run, for ConnectAgentRun and CancelAgentRun.
     """
 
     pid: int | Unset = UNSET
+    run_id: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         pid = self.pid
+
+        run_id = self.run_id
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
         if pid is not UNSET:
             field_dict["pid"] = pid
+        if run_id is not UNSET:
+            field_dict["runId"] = run_id
 
         return field_dict
 
@@ -38,8 +44,11 @@ class AgentStarted:
         d = dict(src_dict)
         pid = d.pop("pid", UNSET)
 
+        run_id = d.pop("runId", UNSET)
+
         agent_started = cls(
             pid=pid,
+            run_id=run_id,
         )
 
         agent_started.additional_properties = d

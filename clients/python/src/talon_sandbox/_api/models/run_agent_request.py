@@ -25,7 +25,11 @@ class RunAgentRequest:
         env (RunAgentRequestEnv | Unset): Extra environment.
         prompt (str | Unset): The task, written to the agent's stdin.
         sandbox_id (str | Unset): The sandbox.
+        secret_names (list[str] | Unset): Names of tenant secrets given to the agent as environment variables
+             (the name is the variable). Their values appear in no event, log or
+             audit record: output that contains one has it replaced by `***`.
         timeout (str | Unset): Stop the task after this long; 30 minutes when unset.
+        user (str | Unset): The user it runs as; the sandbox's default when empty.
     """
 
     command: list[str] | Unset = UNSET
@@ -33,7 +37,9 @@ class RunAgentRequest:
     env: RunAgentRequestEnv | Unset = UNSET
     prompt: str | Unset = UNSET
     sandbox_id: str | Unset = UNSET
+    secret_names: list[str] | Unset = UNSET
     timeout: str | Unset = UNSET
+    user: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -51,7 +57,13 @@ class RunAgentRequest:
 
         sandbox_id = self.sandbox_id
 
+        secret_names: list[str] | Unset = UNSET
+        if not isinstance(self.secret_names, Unset):
+            secret_names = self.secret_names
+
         timeout = self.timeout
+
+        user = self.user
 
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
@@ -66,8 +78,12 @@ class RunAgentRequest:
             field_dict["prompt"] = prompt
         if sandbox_id is not UNSET:
             field_dict["sandboxId"] = sandbox_id
+        if secret_names is not UNSET:
+            field_dict["secretNames"] = secret_names
         if timeout is not UNSET:
             field_dict["timeout"] = timeout
+        if user is not UNSET:
+            field_dict["user"] = user
 
         return field_dict
 
@@ -91,7 +107,11 @@ class RunAgentRequest:
 
         sandbox_id = d.pop("sandboxId", UNSET)
 
+        secret_names = cast(list[str], d.pop("secretNames", UNSET))
+
         timeout = d.pop("timeout", UNSET)
+
+        user = d.pop("user", UNSET)
 
         run_agent_request = cls(
             command=command,
@@ -99,7 +119,9 @@ class RunAgentRequest:
             env=env,
             prompt=prompt,
             sandbox_id=sandbox_id,
+            secret_names=secret_names,
             timeout=timeout,
+            user=user,
         )
 
         run_agent_request.additional_properties = d

@@ -26,8 +26,11 @@ class RunAgentResponse:
     Attributes:
         completed (AgentCompleted | Unset): The task ended.
         event_time (datetime.datetime | Unset): When it happened.
-        file_change (AgentFileChange | Unset): A file under /workspace changed during the task.
+        file_change (AgentFileChange | Unset): A file under /workspace changed during the task (changes to one path
+             within a short window are reported once, with the last kind).
         output (AgentOutput | Unset): A line of the agent's output.
+        seq (str | Unset): Its place in the run's events, from 1: ConnectAgentRun resumes after
+             the last one a client saw.
         started (AgentStarted | Unset): The task started.
     """
 
@@ -35,6 +38,7 @@ class RunAgentResponse:
     event_time: datetime.datetime | Unset = UNSET
     file_change: AgentFileChange | Unset = UNSET
     output: AgentOutput | Unset = UNSET
+    seq: str | Unset = UNSET
     started: AgentStarted | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -55,6 +59,8 @@ class RunAgentResponse:
         if not isinstance(self.output, Unset):
             output = self.output.to_dict()
 
+        seq = self.seq
+
         started: dict[str, Any] | Unset = UNSET
         if not isinstance(self.started, Unset):
             started = self.started.to_dict()
@@ -70,6 +76,8 @@ class RunAgentResponse:
             field_dict["fileChange"] = file_change
         if output is not UNSET:
             field_dict["output"] = output
+        if seq is not UNSET:
+            field_dict["seq"] = seq
         if started is not UNSET:
             field_dict["started"] = started
 
@@ -111,6 +119,8 @@ class RunAgentResponse:
         else:
             output = AgentOutput.from_dict(_output)
 
+        seq = d.pop("seq", UNSET)
+
         _started = d.pop("started", UNSET)
         started: AgentStarted | Unset
         if isinstance(_started, Unset):
@@ -123,6 +133,7 @@ class RunAgentResponse:
             event_time=event_time,
             file_change=file_change,
             output=output,
+            seq=seq,
             started=started,
         )
 
