@@ -14,7 +14,7 @@ default).
 """
 
 from . import errors
-from ._core import CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from ._core import AgentEvent, AgentRun, CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
 from .async_sandbox import AsyncCommandHandle, AsyncSandbox, AsyncWatchHandle
 from .errors import (
     AuthenticationError,
@@ -32,6 +32,8 @@ from .errors import (
 from .sandbox import CommandHandle, PtyHandle, Sandbox, WatchHandle
 
 __all__ = [
+    "AgentEvent",
+    "AgentRun",
     "AsyncCommandHandle",
     "AsyncSandbox",
     "AsyncWatchHandle",

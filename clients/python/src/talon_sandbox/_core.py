@@ -543,3 +543,116 @@ class either:
         if obj is None:
             return self._c.__func__ if isinstance(self._c, staticmethod) else self._c
         return self._i.__get__(obj, cls)
+
+
+@dataclass
+class AgentEvent:
+    """One event of an agent run, numbered from 1 (`seq`): `kind` is
+    "started" (`pid`, `run_id`), "output" (`stream`, `text`: one line),
+    "file_change" (`path`, `change`: "create", "write", "remove", "rename"
+    or "chmod") or "completed" (`exit_code`, `timed_out`, `duration` s)."""
+
+    kind: str
+    seq: int = 0
+    pid: int = 0
+    run_id: str = ""
+    stream: str = ""
+    text: str = ""
+    path: str = ""
+    change: str = ""
+    exit_code: int = 0
+    timed_out: bool = False
+    duration: float = 0.0
+
+
+@dataclass
+class AgentRun:
+    """A run that has completed: its id, how it ended, and every event."""
+
+    run_id: str
+    exit_code: int
+    timed_out: bool
+    duration: float
+    events: list = field(default_factory=list)
+
+    @property
+    def output(self) -> str:
+        return "".join(e.text + "\n" for e in self.events if e.kind == "output")
+
+    @property
+    def file_changes(self) -> list:
+        return [e for e in self.events if e.kind == "file_change"]
+
+
+def agent_event(line: bytes | str) -> AgentEvent:
+    """Parses one NDJSON line of RunAgent/ConnectAgentRun; an error line
+    raises."""
+    d = json.loads(line)
+    if "error" in d:
+        raise errors.from_body(0, d["error"])
+    ev = d.get("event", d)
+    seq = int(ev.get("seq", 0))
+    if "started" in ev:
+        s = ev["started"]
+        return AgentEvent("started", seq, pid=int(s.get("pid", 0)), run_id=s.get("runId", ""))
+    if "output" in ev:
+        o = ev["output"]
+        stream = "stderr" if o.get("stream") == "OUTPUT_STREAM_STDERR" else "stdout"
+        return AgentEvent("output", seq, stream=stream, text=o.get("text", ""))
+    if "fileChange" in ev:
+        c = ev["fileChange"]
+        change = c.get("kind", "").removeprefix("FILE_EVENT_TYPE_").lower()
+        return AgentEvent("file_change", seq, path=c.get("path", ""), change=change)
+    if "completed" in ev:
+        c = ev["completed"]
+        dur = str(c.get("duration", "0s")).rstrip("s") or "0"
+        return AgentEvent("completed", seq, exit_code=int(c.get("exitCode", 0)),
+                          timed_out=bool(c.get("timedOut", False)), duration=float(dur))
+    return AgentEvent("unknown", seq)
+
+
+def agent_body(command: str | list[str], prompt: str, envs: Optional[dict], cwd: Optional[str],
+               user: Optional[str], secrets: Optional[list[str]], timeout: Optional[float]) -> dict:
+    argv = ["/bin/bash", "-lc", command] if isinstance(command, str) else list(command)
+    body: dict = {"command": argv, "prompt": prompt}
+    if envs:
+        body["env"] = dict(envs)
+    if cwd:
+        body["cwd"] = cwd
+    if user:
+        body["user"] = user
+    if secrets:
+        body["secretNames"] = list(secrets)
+    if timeout:
+        body["timeout"] = f"{float(timeout)}s"
+    return body
+
+
+class AgentFollower:
+    """Folds a run's events into an AgentRun, remembering the last seq (to
+    reattach after a dropped connection) and calling `on_event`."""
+
+    def __init__(self, on_event: Optional[Callable[[AgentEvent], Any]] = None) -> None:
+        self.on_event = on_event
+        self.events: list = []
+        self.run_id = ""
+        self.last_seq = 0
+        self.done: Optional[AgentEvent] = None
+
+    def add(self, e: AgentEvent) -> None:
+        if e.seq and e.seq <= self.last_seq:
+            return  # already seen (a reattach replays from the cursor)
+        self.last_seq = e.seq or self.last_seq
+        if e.kind == "started":
+            self.run_id = e.run_id
+        if e.kind == "completed":
+            self.done = e
+        self.events.append(e)
+        if self.on_event:
+            self.on_event(e)
+
+    def result(self) -> AgentRun:
+        d = self.done
+        if d is None:
+            raise errors.TalonError(f"agent run {self.run_id} ended without completing")
+        return AgentRun(self.run_id, d.exit_code, d.timed_out, d.duration, self.events)
