@@ -166,6 +166,10 @@ impl Client {
     pub fn preview(&self) -> pb::preview_service_client::PreviewServiceClient<Svc> {
         pb::preview_service_client::PreviewServiceClient::new(self.svc())
     }
+    pub fn agents(&self) -> pb::agent_service_client::AgentServiceClient<Svc> {
+        pb::agent_service_client::AgentServiceClient::new(self.svc())
+            .max_decoding_message_size(64 << 20)
+    }
     pub fn auth(&self) -> pb::auth_service_client::AuthServiceClient<Svc> {
         pb::auth_service_client::AuthServiceClient::new(self.svc())
     }
@@ -454,9 +458,16 @@ impl Sandbox {
     pub fn files(&self) -> Files<'_> {
         Files { s: self }
     }
+
+    /// Agent runs in this sandbox.
+    pub fn agent(&self) -> Agent<'_> {
+        Agent { s: self }
+    }
 }
 
+mod agent;
 mod commands;
 mod files;
+pub use agent::*;
 pub use commands::*;
 pub use files::*;

@@ -42,3 +42,50 @@ fn exec_says_when_a_process_timed_out() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("timed out"));
     assert!(ctl(&["rm", &id]).status.success());
 }
+
+/// `agent run` streams a run (output on stdout and stderr, file changes
+/// on stderr), exits with the agent's code, and `agent connect` replays
+/// it by id through the Rust SDK's reattach.
+#[test]
+fn agent_run_streams_and_exits_with_the_agents_code() {
+    let Some(_) = live() else {
+        eprintln!("skipped: needs TALON_GRPC_URL and TALON_API_KEY (scripts/test.sh sets them)");
+        return;
+    };
+    let created = ctl(&["create"]);
+    assert!(created.status.success(), "{created:?}");
+    let id = String::from_utf8(created.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let script = "read t; echo \"got $t\"; echo err >&2; echo x > /workspace/ctl.txt; exit 3";
+    let out = ctl(&[
+        "agent", "run", &id, "--prompt", "a task", "--", "/bin/sh", "-c", script,
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert_eq!(stdout, "got a task\n");
+    assert!(
+        stderr.contains("err") && stderr.contains("~ /workspace/ctl.txt (create)"),
+        "{stderr}"
+    );
+    let run_id = stderr
+        .lines()
+        .find_map(|l| l.strip_prefix("run ")?.split_whitespace().next())
+        .expect("the run id")
+        .to_string();
+    let again = ctl(&[
+        "-o", "json", "agent", "connect", &id, &run_id, "--after", "1",
+    ]);
+    let lines = String::from_utf8_lossy(&again.stdout);
+    assert_eq!(again.status.code(), Some(3));
+    assert!(!lines.contains("\"started\""), "{lines}");
+    assert!(
+        lines.lines().last().unwrap().contains("\"completed\""),
+        "{lines}"
+    );
+    let _ = ctl(&["rm", &id]);
+}
