@@ -177,6 +177,39 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 			return nil, err
 		}
 		return map[string]any{"state": s.Info.State}, nil
+	case "agent_run":
+		s, err := r.sandbox(a)
+		if err != nil {
+			return nil, err
+		}
+		prompt := str(a, "prompt")
+		run, err := s.Agent().Run(ctx, argv(a["cmd"]), talon.AgentOptions{Prompt: prompt})
+		if err != nil {
+			return nil, err
+		}
+		again, err := s.Agent().Connect(ctx, run.RunID, 1, nil)
+		if err != nil {
+			return nil, err
+		}
+		kinds, changes, out := []string{}, []string{}, ""
+		for _, e := range run.Events {
+			switch e.Kind {
+			case "fileChange":
+				kinds = append(kinds, "file_change")
+				changes = append(changes, e.Change+" "+e.Path)
+			case "output":
+				kinds = append(kinds, e.Kind)
+				out += e.Text + "\n"
+			default:
+				kinds = append(kinds, e.Kind)
+			}
+		}
+		matches := len(again.Events) == len(run.Events)-1
+		for i := 0; matches && i < len(again.Events); i++ {
+			matches = again.Events[i].Seq == run.Events[i+1].Seq
+		}
+		return map[string]any{"kinds": kinds, "output": out, "file_changes": changes,
+			"exit_code": run.ExitCode, "replay_matches": matches}, nil
 	case "metrics":
 		s, err := r.sandbox(a)
 		if err != nil {

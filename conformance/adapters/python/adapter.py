@@ -68,6 +68,14 @@ class Case:
         if op == "connect":
             sid = self.slots[a.get("slot", "a")].sandbox_id
             return {"state": Sandbox.connect(sid, api_key=key).get_info().state}
+        if op == "agent_run":
+            s = self.sandbox(a)
+            run = s.agent.run(a["cmd"], a.get("prompt", ""))
+            again = s.agent.connect(run.run_id, after_seq=1)
+            return {"kinds": [e.kind for e in run.events], "output": run.output,
+                    "file_changes": [f"{e.change} {e.path}" for e in run.file_changes],
+                    "exit_code": run.exit_code,
+                    "replay_matches": [e.seq for e in again.events] == [e.seq for e in run.events[1:]]}
         if op == "metrics":
             m = self.sandbox(a).get_metrics()[0]
             return {"cpu_count": m.cpu_count, "mem_total_mib": m.mem_total >> 20,

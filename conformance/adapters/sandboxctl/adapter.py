@@ -117,6 +117,22 @@ class Case:
             return {"slots": sorted(n for n, o in self.slots.items() if o in ids)}
         if op == "connect":
             return {"state": ctl(["connect", self.sid(a)], k)["state"]}
+        if op == "agent_run":
+            sid = self.sid(a)
+            p = ctl(["agent", "run", sid, "--prompt", a.get("prompt", ""), "--", *a["cmd"]], k, raw=True)
+            evs = [json.loads(line) for line in p.stdout.decode().splitlines() if line.strip()]
+            if not evs:
+                raise Failed("ADAPTER", p.stderr.decode(errors="replace")[-300:])
+            run_id = evs[0]["started"]["run_id"]
+            q = ctl(["agent", "connect", sid, run_id, "--after", "1"], k, raw=True)
+            again = [json.loads(line) for line in q.stdout.decode().splitlines() if line.strip()]
+            kind = lambda e: next(x for x in ("started", "output", "file_change", "completed") if x in e)
+            return {"kinds": [kind(e) for e in evs],
+                    "output": "".join(e["output"]["text"] + "\n" for e in evs if "output" in e),
+                    "file_changes": [f'{e["file_change"]["kind"]} {e["file_change"]["path"]}'
+                                     for e in evs if "file_change" in e],
+                    "exit_code": evs[-1]["completed"]["exit_code"],
+                    "replay_matches": [e["seq"] for e in again] == [e["seq"] for e in evs[1:]]}
         if op == "metrics":
             m = ctl(["metrics", self.sid(a)], k)
             return {"cpu_count": m["cpu_count"], "mem_total_mib": int(m["mem_total_bytes"]) >> 20,

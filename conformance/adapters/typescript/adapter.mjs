@@ -67,6 +67,19 @@ class Case {
         const s = await Sandbox.connect(this.slots[a.slot ?? "a"].sandboxId, { apiKey });
         return { state: (await s.getInfo()).state };
       }
+      case "agent_run": {
+        const s = await this.sandbox(a);
+        const run = await s.agent.run(a.cmd, { prompt: a.prompt ?? "" });
+        const again = await s.agent.connect(run.runId, { afterSeq: 1 });
+        const kinds = run.events.map((e) => (e.kind === "fileChange" ? "file_change" : e.kind));
+        return {
+          kinds,
+          output: run.events.filter((e) => e.kind === "output").map((e) => e.text + "\n").join(""),
+          file_changes: run.events.filter((e) => e.kind === "fileChange").map((e) => `${e.change} ${e.path}`),
+          exit_code: run.exitCode,
+          replay_matches: JSON.stringify(again.events.map((e) => e.seq)) === JSON.stringify(run.events.slice(1).map((e) => e.seq)),
+        };
+      }
       case "metrics": {
         const [m] = await (await this.sandbox(a)).getMetrics();
         return {

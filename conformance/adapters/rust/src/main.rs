@@ -143,6 +143,60 @@ impl Case {
                 let id = self.slots[&Self::slot(a)].id().to_string();
                 json!({"state": self.client(a).await?.connect_sandbox(&id).await?.state()})
             }
+            "agent_run" => {
+                use talon_proto::v1::run_agent_response::Event;
+                let sb = self.sandbox(a).await?;
+                let o = talon_sdk::AgentOptions {
+                    prompt: s(a, "prompt").to_string(),
+                    ..Default::default()
+                };
+                let events = sb
+                    .agent()
+                    .run(argv(a.get("cmd")), o)
+                    .await?
+                    .collect()
+                    .await?;
+                let run_id = match events.first().and_then(|e| e.event.as_ref()) {
+                    Some(Event::Started(st)) => st.run_id.clone(),
+                    _ => String::new(),
+                };
+                let again = sb.agent().connect(&run_id, 1).await?.collect().await?;
+                let (mut kinds, mut changes, mut out, mut code) =
+                    (vec![], vec![], String::new(), -1);
+                for e in &events {
+                    match &e.event {
+                        Some(Event::Started(_)) => kinds.push("started"),
+                        Some(Event::Output(o)) => {
+                            kinds.push("output");
+                            out.push_str(&o.text);
+                            out.push('\n');
+                        }
+                        Some(Event::FileChange(c)) => {
+                            kinds.push("file_change");
+                            let k = talon_proto::v1::FileEventType::try_from(c.kind)
+                                .map(|k| {
+                                    k.as_str_name()
+                                        .trim_start_matches("FILE_EVENT_TYPE_")
+                                        .to_lowercase()
+                                })
+                                .unwrap_or_default();
+                            changes.push(format!("{k} {}", c.path));
+                        }
+                        Some(Event::Completed(c)) => {
+                            kinds.push("completed");
+                            code = c.exit_code;
+                        }
+                        None => {}
+                    }
+                }
+                let seqs = |v: &[talon_proto::v1::RunAgentResponse]| {
+                    v.iter().map(|e| e.seq).collect::<Vec<_>>()
+                };
+                json!({
+                    "kinds": kinds, "output": out, "file_changes": changes, "exit_code": code,
+                    "replay_matches": seqs(&again) == seqs(&events[1..]),
+                })
+            }
             "metrics" => {
                 let m = self.sandbox(a).await?.metrics().await?;
                 json!({
