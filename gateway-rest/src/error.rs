@@ -64,13 +64,24 @@ pub fn body(pool: &DescriptorPool, s: &Status) -> serde_json::Value {
 /// An error response: status, JSON body, and the metadata that names
 /// things (request id, sandbox id) as headers.
 pub fn response(pool: &DescriptorPool, s: &Status) -> Response {
-    let status = if s.metadata().contains_key(TOO_LARGE) {
+    let too_large = s.metadata().contains_key(TOO_LARGE);
+    let status = if too_large {
         http::StatusCode::PAYLOAD_TOO_LARGE
     } else {
         http_status(s.code())
     };
     let mut r = (status, axum::Json(body(pool, s))).into_response();
     crate::copy_metadata(s.metadata(), r.headers_mut());
+    if too_large {
+        // The rest of the body was never read, so this connection ends
+        // with the answer: say so, or the client may send its next
+        // request on it while it closes (HTTP/1.1; HTTP/2 streams reset
+        // on their own).
+        r.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
     r
 }
 

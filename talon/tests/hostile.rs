@@ -573,6 +573,9 @@ async fn user_errors_are_4xx_with_a_reason_and_invalid_values_are_refused() {
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 413);
+    // The unread rest of the body ends the connection: the answer says
+    // so, or the client's next request may go out on it as it closes.
+    assert_eq!(r.headers()["connection"], "close");
     assert!(r.text().await.unwrap().contains("16777216 bytes"));
     let (st, body) = rest_json(
         &c,
