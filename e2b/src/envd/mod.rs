@@ -158,20 +158,24 @@ pub fn sandbox_not_found(e2b_id: &str) -> Response {
 pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
     let Some(t) = target(e.config.domain.as_deref(), &parts.headers) else {
-        return ConnectError::invalid(
-            "name the sandbox with the E2b-Sandbox-Id header or a {port}-{id} host name",
+        return refuse(
+            body,
+            ConnectError::invalid(
+                "name the sandbox with the E2b-Sandbox-Id header or a {port}-{id} host name",
+            )
+            .into_response(),
         )
-        .into_response();
+        .await;
     };
     let Some(sandbox_id) = crate::ids::to_talon(&t.e2b_id) else {
-        return sandbox_not_found(&t.e2b_id);
+        return refuse(body, sandbox_not_found(&t.e2b_id)).await;
     };
     let header = |n: &str| parts.headers.get(n).and_then(|v| v.to_str().ok());
     // On another port, `Authorization` is the application's own.
     let user = if t.port == ENVD_PORT {
         match basic_user(&parts.headers) {
             Ok(u) => u,
-            Err(err) => return err.into_response(),
+            Err(err) => return refuse(body, err.into_response()).await,
         }
     } else {
         String::new()
@@ -204,13 +208,14 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
         };
     }
     if ctx.token.is_empty() {
-        return ConnectError::new(Code::Unauthenticated, "missing X-Access-Token").into_response();
+        let no = ConnectError::new(Code::Unauthenticated, "missing X-Access-Token");
+        return refuse(body, no.into_response()).await;
     }
     if path == "/health" {
         return files::health(ctx).await;
     }
     if parts.method != Method::POST {
-        return StatusCode::METHOD_NOT_ALLOWED.into_response();
+        return refuse(body, StatusCode::METHOD_NOT_ALLOWED.into_response()).await;
     }
     let stream = header("content-type").is_some_and(|c| c.starts_with("application/connect+"));
     if let Some(m) = path.strip_prefix("/process.Process/") {
@@ -219,11 +224,30 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
     if let Some(m) = path.strip_prefix("/filesystem.Filesystem/") {
         return filesystem::call(ctx, m, stream, body).await;
     }
-    ConnectError::new(
+    let no = ConnectError::new(
         Code::Unimplemented,
         format!("{path} is not an envd procedure"),
+    );
+    refuse(body, no.into_response()).await
+}
+
+/// An answer given before the request's body was read: the body is read
+/// first (up to a message's size, for a moment), so the client is not
+/// still writing it when the connection closes under it (it would see a
+/// broken pipe, not the answer); past that the connection is closed.
+pub(crate) async fn refuse(body: Body, mut answer: Response) -> Response {
+    let drained = tokio::time::timeout(
+        Duration::from_secs(2),
+        axum::body::to_bytes(body, connect::MAX_MESSAGE),
     )
-    .into_response()
+    .await;
+    if !matches!(drained, Ok(Ok(_))) {
+        answer.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+    answer
 }
 
 /// A unary call's body, held to the message limit.

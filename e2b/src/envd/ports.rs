@@ -35,13 +35,15 @@ pub async fn forward(ctx: Ctx, port: u16, mut req: http::Request<Body>) -> Respo
         })
         .filter(|t| !t.is_empty());
     let Some(token) = token else {
-        return plain(
+        let no = plain(
             StatusCode::UNAUTHORIZED,
             "a sandbox port needs the sandbox's access token (X-Access-Token)",
         );
+        return super::refuse(req.into_body(), no).await;
     };
     let Ok(bearer) = format!("Bearer {token}").parse() else {
-        return plain(StatusCode::UNAUTHORIZED, "invalid access token");
+        let no = plain(StatusCode::UNAUTHORIZED, "invalid access token");
+        return super::refuse(req.into_body(), no).await;
     };
     let io = match talon_gateway::preview::open_tunnel(
         ctx.channel(),
