@@ -8,6 +8,17 @@ use std::collections::HashMap;
 use std::time::Duration;
 use talon_proto::v1 as pb;
 
+/// A file change's kind as a word: "create", "write", "remove", …
+pub fn change_kind(kind: i32) -> String {
+    pb::FileEventType::try_from(kind)
+        .map(|k| {
+            k.as_str_name()
+                .trim_start_matches("FILE_EVENT_TYPE_")
+                .to_lowercase()
+        })
+        .unwrap_or_default()
+}
+
 #[derive(Clone, Debug, Default)]
 pub struct AgentOptions {
     /// Written to the agent's stdin, which is then closed.

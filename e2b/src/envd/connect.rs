@@ -118,6 +118,14 @@ pub trait Named: prost::Message + Default {
     const NAME: &'static str;
 }
 
+/// Implements `Named` for generated types: `named! { T => "pkg.T", … }`.
+macro_rules! named {
+    ($($t:ty => $n:literal),* $(,)?) => {
+        $(impl $crate::envd::connect::Named for $t { const NAME: &'static str = $n; })*
+    };
+}
+pub(crate) use named;
+
 /// Reads one message from JSON (an empty body is the empty message).
 pub fn from_json<T: Named>(body: &[u8]) -> Result<T, ConnectError> {
     let desc = pool()

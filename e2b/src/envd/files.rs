@@ -4,7 +4,7 @@
 //! WriteFile. `/files` takes the sandbox's token or an E2B signature
 //! (`signature`, `signature_expiration`), which the server checks.
 
-use super::Ctx;
+use super::{Ctx, plain};
 use crate::error::status_of;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
@@ -25,12 +25,6 @@ fn client(ctx: &Ctx) -> FilesystemServiceClient<tonic::transport::Channel> {
     FilesystemServiceClient::new(ctx.channel())
         .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES)
         .max_encoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES)
-}
-
-/// A plain error as envd writes it: `{"code": status, "message": …}`.
-fn plain(status: StatusCode, message: impl Into<String>) -> Response {
-    let body = serde_json::json!({"code": status.as_u16(), "message": message.into()});
-    (status, axum::Json(body)).into_response()
 }
 
 fn from_status(s: &tonic::Status) -> Response {

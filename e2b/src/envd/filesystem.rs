@@ -4,7 +4,7 @@
 //! RemoveWatcher) is a Talon WatchDir stream held here, its events kept
 //! until polled; a watcher is bound to the sandbox and token that made it.
 
-use super::connect::{self, ConnectError, Envelopes, Named};
+use super::connect::{self, ConnectError, Envelopes, named};
 use super::pb::filesystem as e;
 use super::process::{with_deadline, with_keepalive};
 use super::{Ctx, unary_body};
@@ -18,12 +18,6 @@ use std::time::{Duration, Instant};
 use talon_proto::v1 as pb;
 use talon_proto::v1::filesystem_service_client::FilesystemServiceClient;
 use tonic::Code;
-
-macro_rules! named {
-    ($($t:ty => $n:literal),* $(,)?) => {
-        $(impl Named for $t { const NAME: &'static str = $n; })*
-    };
-}
 
 named! {
     e::StatRequest => "filesystem.StatRequest",

@@ -140,6 +140,13 @@ fn basic_user(h: &HeaderMap) -> Result<String, ConnectError> {
     })
 }
 
+/// A plain (non-Connect) error as envd and E2B's proxy write it:
+/// `{"code": status, "message": …}`.
+pub(crate) fn plain(status: StatusCode, message: impl Into<String>) -> Response {
+    let body = serde_json::json!({"code": status.as_u16(), "message": message.into()});
+    (status, axum::Json(body)).into_response()
+}
+
 /// E2B's proxy answer for a sandbox that is not there: the SDKs read
 /// "was not found" in a 502 as "the sandbox is not running".
 pub fn sandbox_not_found(e2b_id: &str) -> Response {

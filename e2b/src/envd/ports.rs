@@ -5,9 +5,9 @@
 //! carry the sandbox's access token (`X-Access-Token`, or E2B's
 //! `e2b-traffic-access-token`). Neither reaches the sandbox's server.
 
-use super::Ctx;
+use super::{Ctx, plain};
 use axum::body::Body;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use http::{HeaderValue, StatusCode, header};
 use hyper_util::rt::TokioIo;
 
@@ -18,11 +18,6 @@ const OURS: &[&str] = &[
     "e2b-sandbox-id",
     "e2b-sandbox-port",
 ];
-
-fn plain(status: StatusCode, message: impl Into<String>) -> Response {
-    let body = serde_json::json!({"code": status.as_u16(), "message": message.into()});
-    (status, axum::Json(body)).into_response()
-}
 
 pub async fn forward(ctx: Ctx, port: u16, mut req: http::Request<Body>) -> Response {
     let token = Some(ctx.token.clone())

@@ -4,7 +4,7 @@
 //! adds is ordering (`start` first, `end` last) and keepalives, which
 //! this module produces; a process outlives its request in both.
 
-use super::connect::{self, ConnectError, Envelopes, Named};
+use super::connect::{self, ConnectError, Envelopes, Named, named};
 use super::pb::process as e;
 use super::{Ctx, unary_body};
 use axum::body::Body;
@@ -14,12 +14,6 @@ use std::pin::Pin;
 use talon_proto::v1 as pb;
 use talon_proto::v1::process_service_client::ProcessServiceClient;
 use tonic::Code;
-
-macro_rules! named {
-    ($($t:ty => $n:literal),* $(,)?) => {
-        $(impl Named for $t { const NAME: &'static str = $n; })*
-    };
-}
 
 named! {
     e::ListRequest => "process.ListRequest",
@@ -99,62 +93,49 @@ fn events(
     use e::process_event::Event as Ev;
     let mut started = false;
     let talon = talon.filter_map(move |item| {
-        let out = match item {
-            Err(s) => Some(vec![Err(ConnectError::from(s))]),
-            Ok(ev) => match ev.event {
-                Some(pb::process_event::Event::Started(s)) => {
-                    if started {
-                        None
-                    } else {
-                        started = true;
-                        Some(vec![Ok(Ev::Start(e::process_event::StartEvent {
-                            pid: s.pid,
-                        }))])
-                    }
-                }
-                Some(pb::process_event::Event::Output(o)) => {
-                    use e::process_event::data_event::Output;
-                    let data = if pty {
-                        Output::Pty(o.data)
-                    } else if o.stream == pb::OutputStream::Stderr as i32 {
-                        Output::Stderr(o.data)
-                    } else {
-                        Output::Stdout(o.data)
-                    };
-                    let mut v = Vec::new();
-                    if !started {
-                        started = true;
-                        v.push(Ok(Ev::Start(e::process_event::StartEvent {
-                            pid: pid.unwrap_or_default(),
-                        })));
-                    }
-                    v.push(Ok(Ev::Data(e::process_event::DataEvent {
-                        output: Some(data),
-                    })));
-                    Some(v)
-                }
-                Some(pb::process_event::Event::Exited(x)) => {
-                    let mut v = Vec::new();
-                    if !started {
-                        started = true;
-                        v.push(Ok(Ev::Start(e::process_event::StartEvent {
-                            pid: pid.unwrap_or_default(),
-                        })));
-                    }
-                    if x.timed_out {
-                        // envd's deadline ends the call, not the stream.
-                        v.push(Err(ConnectError::new(
-                            Code::DeadlineExceeded,
-                            "the command ran past its timeout and was killed",
-                        )));
-                    } else {
-                        v.push(Ok(Ev::End(end_of(&x))));
-                    }
-                    Some(v)
-                }
-                None => None,
-            },
+        let ev = match item {
+            Err(s) => {
+                return futures::future::ready(Some(futures::stream::iter(vec![Err(s.into())])));
+            }
+            Ok(pb::ProcessEvent { event: None }) => return futures::future::ready(None),
+            Ok(pb::ProcessEvent { event: Some(ev) }) => ev,
         };
+        let mut out = Vec::new();
+        // `start` once, first: Talon's own, or made from `pid`.
+        match (&ev, started) {
+            (pb::process_event::Event::Started(_), true) => {
+                return futures::future::ready(None);
+            }
+            (pb::process_event::Event::Started(_), false) => {}
+            (_, false) => out.push(Ok(Ev::Start(e::process_event::StartEvent {
+                pid: pid.unwrap_or_default(),
+            }))),
+            (_, true) => {}
+        }
+        started = true;
+        out.push(match ev {
+            pb::process_event::Event::Started(s) => {
+                Ok(Ev::Start(e::process_event::StartEvent { pid: s.pid }))
+            }
+            pb::process_event::Event::Output(o) => {
+                use e::process_event::data_event::Output;
+                let data = if pty {
+                    Output::Pty(o.data)
+                } else if o.stream == pb::OutputStream::Stderr as i32 {
+                    Output::Stderr(o.data)
+                } else {
+                    Output::Stdout(o.data)
+                };
+                Ok(Ev::Data(e::process_event::DataEvent { output: Some(data) }))
+            }
+            // envd's deadline ends the call, not the stream.
+            pb::process_event::Event::Exited(x) if x.timed_out => Err(ConnectError::new(
+                Code::DeadlineExceeded,
+                "the command ran past its timeout and was killed",
+            )),
+            pb::process_event::Event::Exited(x) => Ok(Ev::End(end_of(&x))),
+        });
+        let out = Some(out);
         futures::future::ready(out.map(futures::stream::iter))
     });
     let talon = talon

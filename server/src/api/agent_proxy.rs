@@ -482,23 +482,12 @@ impl pb::agent_service_server::AgentService for AgentProxy {
         let id = run.sandbox_id.clone();
         let mut route = self.route(&p, &id).await?;
         let names = std::mem::take(&mut run.secret_names);
-        let resolved =
-            crate::domain::secrets::resolve(&self.0, &TenantScope::own(&p), &names).await?;
-        if let Some(name) = resolved.files.keys().next() {
-            return Err(Error::FailedPrecondition(format!(
-                "secret {name} is delivered as a file; an agent run takes secrets as environment variables"
-            ))
-            .into());
-        }
-        if let Some(k) = resolved.env.keys().find(|k| run.env.contains_key(*k)) {
-            return Err(Error::InvalidArgument(format!(
-                "{k} is both an environment variable and a secret"
-            ))
-            .into());
-        }
+        let secret_env =
+            crate::domain::secrets::for_run(&self.0, &TenantScope::own(&p), &names, &run.env)
+                .await?;
         let msg = talon_proto::talon::agent::v1::RunAgentRequest {
             run: Some(run),
-            secret_env: resolved.env.into_iter().collect(),
+            secret_env: secret_env.into_iter().collect(),
         };
         let resp = route
             .client

@@ -195,6 +195,33 @@ pub async fn purge_expired(app: &App) -> Result<u64> {
         .rows_affected)
 }
 
+/// A name given both as an environment variable and as a secret.
+pub fn set_twice(name: &str) -> Error {
+    Error::InvalidArgument(format!(
+        "{name} is both an environment variable and a secret"
+    ))
+}
+
+/// The named secrets of an agent run, as variables: each delivered as an
+/// environment variable (a file secret is refused), none also in `env`.
+pub async fn for_run(
+    app: &App,
+    scope: &TenantScope,
+    names: &[String],
+    env: &std::collections::HashMap<String, String>,
+) -> Result<BTreeMap<String, String>> {
+    let resolved = resolve(app, scope, names).await?;
+    if let Some(name) = resolved.files.keys().next() {
+        return Err(Error::FailedPrecondition(format!(
+            "secret {name} is delivered as a file; an agent run takes secrets as environment variables"
+        )));
+    }
+    if let Some(k) = resolved.env.keys().find(|k| env.contains_key(*k)) {
+        return Err(set_twice(k));
+    }
+    Ok(resolved.env)
+}
+
 /// Decrypts the named secrets of a tenant for a sandbox spec. A name that
 /// does not exist (or has expired) is a precondition failure.
 pub async fn resolve(app: &App, scope: &TenantScope, names: &[String]) -> Result<Resolved> {

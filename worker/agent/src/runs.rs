@@ -45,7 +45,7 @@ impl Run {
         }
         let seq = ev.len() as u64 + 1;
         ev.push(pb::RunAgentResponse {
-            event_time: Some(now()),
+            event_time: Some(crate::watch::now()),
             event: Some(event),
             seq,
         });
@@ -80,14 +80,6 @@ impl Run {
                 }
             },
         )
-    }
-}
-
-fn now() -> prost_types::Timestamp {
-    let ms = crate::supervisor::now_ms();
-    prost_types::Timestamp {
-        seconds: ms.div_euclid(1000),
-        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
     }
 }
 

@@ -36,7 +36,7 @@ fn add(ino: i32, dir: &OwnedFd) -> Result<i32, Status> {
     Ok(wd)
 }
 
-fn now() -> prost_types::Timestamp {
+pub(crate) fn now() -> prost_types::Timestamp {
     let ms = crate::supervisor::now_ms();
     prost_types::Timestamp {
         seconds: ms / 1000,

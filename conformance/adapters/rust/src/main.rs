@@ -173,13 +173,7 @@ impl Case {
                         }
                         Some(Event::FileChange(c)) => {
                             kinds.push("file_change");
-                            let k = talon_proto::v1::FileEventType::try_from(c.kind)
-                                .map(|k| {
-                                    k.as_str_name()
-                                        .trim_start_matches("FILE_EVENT_TYPE_")
-                                        .to_lowercase()
-                                })
-                                .unwrap_or_default();
+                            let k = talon_sdk::change_kind(c.kind);
                             changes.push(format!("{k} {}", c.path));
                         }
                         Some(Event::Completed(c)) => {

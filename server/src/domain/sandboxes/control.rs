@@ -42,9 +42,7 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
     .await?;
     for (k, v) in resolved.env {
         if env.insert(k.clone(), v).is_some() {
-            return Err(Error::InvalidArgument(format!(
-                "{k} is both an environment variable and a secret"
-            )));
+            return Err(crate::domain::secrets::set_twice(&k));
         }
     }
     Ok(wpb::SandboxSpec {

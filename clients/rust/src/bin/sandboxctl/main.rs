@@ -593,9 +593,7 @@ async fn follow_agent(fmt: Format, mut run: talon_sdk::AgentRun) -> anyhow::Resu
                 Some(Event::Output(o)) => json!({"seq": e.seq, "output": {
                     "stream": if o.stream == 2 { "stderr" } else { "stdout" }, "text": o.text}}),
                 Some(Event::FileChange(c)) => json!({"seq": e.seq, "file_change": {"path": c.path,
-                    "kind": talon_proto::v1::FileEventType::try_from(c.kind)
-                        .map(|k| k.as_str_name().trim_start_matches("FILE_EVENT_TYPE_").to_lowercase())
-                        .unwrap_or_default()}}),
+                    "kind": talon_sdk::change_kind(c.kind)}}),
                 Some(Event::Completed(c)) => {
                     json!({"seq": e.seq, "completed": {"exit_code": c.exit_code,
                     "timed_out": c.timed_out,
@@ -616,16 +614,9 @@ async fn follow_agent(fmt: Format, mut run: talon_sdk::AgentRun) -> anyhow::Resu
                     println!("{}", o.text)
                 }
             }
-            Some(Event::FileChange(c)) if fmt != Format::Json => eprintln!(
-                "~ {} ({})",
-                c.path,
-                talon_proto::v1::FileEventType::try_from(c.kind)
-                    .map(|k| k
-                        .as_str_name()
-                        .trim_start_matches("FILE_EVENT_TYPE_")
-                        .to_lowercase())
-                    .unwrap_or_default()
-            ),
+            Some(Event::FileChange(c)) if fmt != Format::Json => {
+                eprintln!("~ {} ({})", c.path, talon_sdk::change_kind(c.kind))
+            }
             Some(Event::Completed(c)) => {
                 code = c.exit_code;
                 if fmt != Format::Json && c.timed_out {
