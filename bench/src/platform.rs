@@ -31,10 +31,7 @@ pub struct Options<'a> {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    talon_core::listen::spare_port().expect("a free port")
 }
 
 /// The bench's bridge and pool, apart from `talon0` and the tests'.
@@ -111,6 +108,9 @@ impl Platform {
         }
         // Sandboxes need the embedded worker registered.
         while me.metric("talon_workers_connected").await.unwrap_or(0.0) < 1.0 {
+            if let Some(st) = me.child.try_wait()? {
+                anyhow::bail!("talon up exited ({st}): {}", me.log_tail());
+            }
             anyhow::ensure!(
                 t0.elapsed() < Duration::from_secs(60),
                 "the embedded worker did not register in 60 s: {}",
@@ -121,9 +121,11 @@ impl Platform {
         Ok(me)
     }
 
+    /// The log's last lines, without backtrace frames: a panic's frames
+    /// would otherwise push its message out of the tail.
     pub fn log_tail(&self) -> String {
         let s = std::fs::read_to_string(self.dir.path().join("talon.log")).unwrap_or_default();
-        let lines: Vec<&str> = s.lines().collect();
+        let lines: Vec<&str> = s.lines().filter(|l| !is_frame(l)).collect();
         lines[lines.len().saturating_sub(20)..].join("\n")
     }
 
@@ -157,6 +159,15 @@ impl Platform {
             .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
             .sum())
     }
+}
+
+/// A line of a Rust backtrace: `  12: path::fn` or `      at file:line`.
+fn is_frame(l: &str) -> bool {
+    let t = l.trim_start();
+    t.len() < l.len()
+        && (t.starts_with("at ")
+            || t.split_once(": ")
+                .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())))
 }
 
 impl Drop for Platform {

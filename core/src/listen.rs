@@ -249,9 +249,54 @@ pub fn raise_fd_limit() -> u64 {
     r.rlim_cur
 }
 
+/// A loopback TCP port that is free now and lies below the kernel's
+/// ephemeral range, for a harness that hands ports to a child process to
+/// bind. A port the kernel picked for `bind(0)` may be given to an
+/// outgoing connection before the child binds it (CI saw `talon up` exit
+/// with "address in use" that way); ports below the range never are. Each
+/// port is handed out once per process.
+pub fn spare_port() -> io::Result<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    let (lo, hi) = (20_000u32, ephemeral_low().clamp(20_001, 65_535));
+    let span = hi - lo;
+    // Processes started together start at different places.
+    let seed = std::process::id().wrapping_mul(2_654_435_761) % span;
+    for _ in 0..span {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let port = (lo + (seed + n.wrapping_mul(7_919)) % span) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AddrInUse,
+        "no spare port below the ephemeral range",
+    ))
+}
+
+/// The kernel's first ephemeral port (32768 unless configured).
+fn ephemeral_low() -> u32 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse().ok())
+        .unwrap_or(32_768)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spare_ports_are_distinct_bindable_and_below_the_ephemeral_range() {
+        let a = spare_port().unwrap();
+        let b = spare_port().unwrap();
+        assert_ne!(a, b);
+        for p in [a, b] {
+            assert!((20_000..ephemeral_low() as u16).contains(&p), "{p}");
+            std::net::TcpListener::bind(("127.0.0.1", p)).unwrap();
+        }
+    }
 
     #[test]
     fn counts_per_peer_and_in_all() {

@@ -179,11 +179,7 @@ fn worker_address() -> String {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    talon_core::listen::spare_port().unwrap()
 }
 
 type Row = BTreeMap<String, (bool, bool, bool)>;

@@ -16,11 +16,7 @@ use tonic::service::interceptor::InterceptedService;
 use tonic::transport::Channel;
 
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    talon_core::listen::spare_port().unwrap()
 }
 
 #[derive(serde::Deserialize, Clone, Debug)]
