@@ -18,6 +18,7 @@
 
 pub mod aliases;
 mod calls;
+pub mod cdp;
 pub mod codec;
 pub mod error;
 pub mod framing;
@@ -209,6 +210,12 @@ async fn handle(
             .map(|c| c.0);
         return match t {
             Ok(t) => preview::handle(&gw, t, client, req).await,
+            Err(s) => error::response(&gw.pool, &s),
+        };
+    }
+    if let Some(t) = cdp::target(req.uri().path()) {
+        return match t {
+            Ok(t) => cdp::handle(&gw, t, req).await,
             Err(s) => error::response(&gw.pool, &s),
         };
     }

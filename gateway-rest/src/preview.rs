@@ -293,26 +293,33 @@ pub async fn handle(
         }
     }
 
+    let mut resp = match forward(io, req).await {
+        Ok(r) => r,
+        Err(s) => return crate::error::response(&gw.pool, &s),
+    };
+    confine_response(&target, resp.headers_mut());
+    resp.map(Body::new)
+}
+
+/// Sends one request over a tunnel as HTTP/1.1 and gives the answer; a
+/// WebSocket (or other) upgrade the server accepts is spliced to the
+/// client's connection.
+pub(crate) async fn forward(
+    io: tokio::io::DuplexStream,
+    mut req: http::Request<Body>,
+) -> Result<http::Response<hyper::body::Incoming>, Status> {
     let upgrade = req.headers().contains_key(header::UPGRADE);
     let client_upgrade = upgrade.then(|| hyper::upgrade::on(&mut req));
-    let (mut sender, conn) = match hyper::client::conn::http1::handshake(TokioIo::new(io)).await {
-        Ok(x) => x,
-        Err(e) => {
-            return crate::error::response(&gw.pool, &Status::unavailable(format!("preview: {e}")));
-        }
-    };
+    let (mut sender, conn) = hyper::client::conn::http1::handshake(TokioIo::new(io))
+        .await
+        .map_err(|e| Status::unavailable(format!("preview: {e}")))?;
     tokio::spawn(async move {
         let _ = conn.with_upgrades().await;
     });
-    let mut resp = match sender.send_request(req).await {
-        Ok(r) => r,
-        Err(e) => {
-            return crate::error::response(
-                &gw.pool,
-                &Status::unavailable(format!("the sandbox's server: {e}")),
-            );
-        }
-    };
+    let mut resp = sender
+        .send_request(req)
+        .await
+        .map_err(|e| Status::unavailable(format!("the sandbox's server: {e}")))?;
     if resp.status() == StatusCode::SWITCHING_PROTOCOLS
         && let Some(client_upgrade) = client_upgrade
     {
@@ -324,8 +331,7 @@ pub async fn handle(
             }
         });
     }
-    confine_response(&target, resp.headers_mut());
-    resp.map(Body::new)
+    Ok(resp)
 }
 
 /// The sandbox flags a path-mode preview document runs with: everything a
@@ -414,7 +420,7 @@ fn confine_cookie(value: &str, prefix: &str) -> Option<String> {
 /// host, path-mode previews' cookies all have Path=/ and go with a visit
 /// to any of them: another sandbox's server would read their tokens), and
 /// the browser session, which is for the API only.
-fn strip_credentials(h: &mut HeaderMap) {
+pub(crate) fn strip_credentials(h: &mut HeaderMap) {
     strip_cookies(h, |k| {
         k == crate::session::COOKIE
             || k.starts_with("__Host-talon-preview-")

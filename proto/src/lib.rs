@@ -33,6 +33,10 @@ pub mod talon {
 
 pub use talon::v1;
 
+/// The DevTools port of a sandbox's browser on the sandbox's loopback:
+/// the agent starts Chromium on it and the gateway's CDP proxy opens it.
+pub const BROWSER_CDP_PORT: u16 = 9222;
+
 /// The encoded `FileDescriptorSet` of every Talon proto and its imports,
 /// with options kept. Serves gRPC reflection and the REST gateway's routes.
 pub const FILE_DESCRIPTOR_SET: &[u8] =

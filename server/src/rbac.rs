@@ -129,6 +129,8 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.BrowserService/StartBrowser", DEV, MUT),
     rule("/talon.v1.BrowserService/GetBrowser", VIEW, READ),
     rule("/talon.v1.BrowserService/StopBrowser", DEV, MUT),
+    // A screenshot reads the screen; GetBrowser gives a viewer no URLs.
+    rule("/talon.v1.BrowserService/TakeScreenshot", VIEW, READ),
     // AgentService
     rule("/talon.v1.AgentService/RunAgent", DEV, MUT),
     rule("/talon.v1.AgentService/ConnectAgentRun", VIEW, READ),

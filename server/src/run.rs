@@ -70,6 +70,7 @@ pub const SERVED: &[&str] = &[
     "talon.v1.PtyService",
     "talon.v1.FilesystemService",
     "talon.v1.AgentService",
+    "talon.v1.BrowserService",
     "talon.worker.v1.WorkerControlService",
     "talon.gateway.v1.PreviewTunnelService",
     "grpc.reflection.v1.ServerReflection",
@@ -221,6 +222,9 @@ pub async fn start(
         .add_service(PtyServiceServer::new(proxy.clone()))
         .add_service(
             talon_proto::v1::agent_service_server::AgentServiceServer::new(proxy.clone()),
+        )
+        .add_service(
+            talon_proto::v1::browser_service_server::BrowserServiceServer::new(proxy.clone()),
         )
         .add_service(PreviewServiceServer::new(proxy.clone()))
         .add_service(

@@ -192,6 +192,10 @@ pub const HOST_ETC: &[&str] = &[
     "/etc/ca-certificates",
     "/etc/ld.so.cache",
     "/etc/localtime",
+    // Fonts for anything that renders text (a browser's pages, plots).
+    "/etc/fonts",
+    // Debian's chromium wrapper reads its flags from here.
+    "/etc/chromium.d",
 ];
 
 /// The default search path of every sandbox.

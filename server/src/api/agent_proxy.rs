@@ -28,20 +28,21 @@ pub struct AgentProxy(pub Arc<App>);
 type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// Where one call goes, and the metadata that names the sandbox there.
-struct Route {
-    client: SandboxAgentServiceClient<Channel>,
-    sandbox_id: String,
+pub(super) struct Route {
+    pub(super) client: SandboxAgentServiceClient<Channel>,
+    pub(super) sandbox_id: String,
+    pub(super) tenant_id: String,
     generation: i64,
 }
 
 impl Route {
-    fn request<T>(&self, msg: T, token: &str) -> Request<T> {
+    pub(super) fn request<T>(&self, msg: T, token: &str) -> Request<T> {
         crate::workers::data_request(msg, token, &self.sandbox_id, self.generation)
     }
 }
 
 impl AgentProxy {
-    async fn route(&self, p: &Principal, sandbox_id: &str) -> Result<Route, Status> {
+    pub(super) async fn route(&self, p: &Principal, sandbox_id: &str) -> Result<Route, Status> {
         let row = sandboxes::get_cached(&self.0, &TenantScope::own(p), sandbox_id).await?;
         self.route_to(row)
     }
@@ -69,11 +70,12 @@ impl AgentProxy {
         Ok(Route {
             client,
             sandbox_id: row.id,
+            tenant_id: row.tenant_id,
             generation: row.generation,
         })
     }
 
-    fn token(&self) -> &str {
+    pub(super) fn token(&self) -> &str {
         &self.0.worker_token
     }
 

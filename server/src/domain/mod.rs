@@ -3,6 +3,7 @@
 //! `Principal`, never from the request.
 
 pub mod audit_events;
+pub mod browser;
 pub mod images;
 pub mod policy;
 pub mod preview;

@@ -82,7 +82,7 @@ pub fn link(
 }
 
 /// A link's lifetime: the default when unset, else 1 s to `max`.
-fn ttl_within(asked: Option<u64>, default: u64, max: u64) -> Result<u64> {
+pub(crate) fn ttl_within(asked: Option<u64>, default: u64, max: u64) -> Result<u64> {
     let ttl = asked.unwrap_or(default);
     if ttl == 0 || ttl > max {
         return Err(Error::InvalidArgument(format!(

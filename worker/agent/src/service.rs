@@ -20,6 +20,7 @@ pub struct Agent {
     pub sup: Arc<Supervisor>,
     pub files: Arc<Files>,
     pub runs: Arc<crate::runs::Runs>,
+    pub browser: Arc<crate::browser::Browser>,
     pub started: std::time::Instant,
 }
 
@@ -27,7 +28,7 @@ type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 const PAGE: usize = 256;
 
-fn ts(ms: i64) -> prost_types::Timestamp {
+pub(crate) fn ts(ms: i64) -> prost_types::Timestamp {
     prost_types::Timestamp {
         seconds: ms.div_euclid(1000),
         nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
@@ -594,5 +595,42 @@ impl SandboxAgentService for Agent {
             run.process.signal(libc::SIGKILL)?;
         }
         Ok(Response::new(pb::CancelAgentRunResponse {}))
+    }
+
+    async fn start_browser(
+        &self,
+        req: Request<pb::StartBrowserRequest>,
+    ) -> Result<Response<pb::StartBrowserResponse>, Status> {
+        let browser = self.browser.start(req.get_ref()).await?;
+        Ok(Response::new(pb::StartBrowserResponse {
+            browser: Some(browser),
+        }))
+    }
+
+    async fn get_browser(
+        &self,
+        _req: Request<pb::GetBrowserRequest>,
+    ) -> Result<Response<pb::GetBrowserResponse>, Status> {
+        Ok(Response::new(pb::GetBrowserResponse {
+            browser: Some(self.browser.get().await),
+        }))
+    }
+
+    async fn stop_browser(
+        &self,
+        _req: Request<pb::StopBrowserRequest>,
+    ) -> Result<Response<pb::StopBrowserResponse>, Status> {
+        Ok(Response::new(pb::StopBrowserResponse {
+            browser: Some(self.browser.stop().await),
+        }))
+    }
+
+    async fn take_screenshot(
+        &self,
+        req: Request<pb::TakeScreenshotRequest>,
+    ) -> Result<Response<pb::TakeScreenshotResponse>, Status> {
+        Ok(Response::new(
+            self.browser.screenshot(req.get_ref().full_page).await?,
+        ))
     }
 }

@@ -94,6 +94,7 @@ func (e ApiKeyRole) Valid() bool {
 
 // Defines values for BrowserState.
 const (
+	BROWSERSTATECRASHED     BrowserState = "BROWSER_STATE_CRASHED"
 	BROWSERSTATERUNNING     BrowserState = "BROWSER_STATE_RUNNING"
 	BROWSERSTATESTARTING    BrowserState = "BROWSER_STATE_STARTING"
 	BROWSERSTATESTOPPED     BrowserState = "BROWSER_STATE_STOPPED"
@@ -103,6 +104,8 @@ const (
 // Valid indicates whether the value is a known member of the BrowserState enum.
 func (e BrowserState) Valid() bool {
 	switch e {
+	case BROWSERSTATECRASHED:
+		return true
 	case BROWSERSTATERUNNING:
 		return true
 	case BROWSERSTATESTARTING:
@@ -774,8 +777,27 @@ type AuditEvent struct {
 
 // Browser A browser.
 type Browser struct {
-	// CdpUrl The CDP HTTP endpoint, through the gateway.
+	// CdpPort The DevTools port on the sandbox's loopback.
+	CdpPort *int32 `json:"cdpPort,omitempty"`
+
+	// CdpUrl The CDP HTTP endpoint, through the gateway, with a token for this
+	//  sandbox in its path (empty unless running). `/json/version` and
+	//  `/json/list` under it name WebSocket URLs through the gateway too.
 	CdpUrl *string `json:"cdpUrl,omitempty"`
+
+	// Error How a crashed browser ended (exit code or signal, and the last lines
+	//  it wrote), or why it could not start.
+	Error *string `json:"error,omitempty"`
+
+	// ExpireTime When the token in the URLs expires; GetBrowser issues fresh ones.
+	ExpireTime *time.Time `json:"expireTime,omitempty"`
+
+	// LiveViewUrl A page that shows the browser's screen as it changes (CDP screencast
+	//  frames), for a person watching what an agent does.
+	LiveViewUrl *string `json:"liveViewUrl,omitempty"`
+
+	// Pid The browser's pid inside the sandbox.
+	Pid *int32 `json:"pid,omitempty"`
 
 	// SandboxId The sandbox it runs in.
 	SandboxId *string `json:"sandboxId,omitempty"`
@@ -786,8 +808,11 @@ type Browser struct {
 	// State State.
 	State *BrowserState `json:"state,omitempty"`
 
-	// WebsocketDebuggerUrl The browser-level DevTools WebSocket URL.
+	// WebsocketDebuggerUrl The browser-level DevTools WebSocket URL, through the gateway.
 	WebsocketDebuggerUrl *string `json:"websocketDebuggerUrl,omitempty"`
+
+	// WindowSize The window size it runs with, e.g. "1280,720".
+	WindowSize *string `json:"windowSize,omitempty"`
 }
 
 // BrowserState State.
@@ -1901,7 +1926,10 @@ type StartBrowserRequest struct {
 	// SandboxId The sandbox.
 	SandboxId *string `json:"sandboxId,omitempty"`
 
-	// WindowSize Window size, e.g. "1280,720"; the browser's default when empty.
+	// UrlTtl How long the URLs' token lasts: 1 h when unset, at most 24 h.
+	UrlTtl *string `json:"urlTtl,omitempty"`
+
+	// WindowSize Window size "W,H" (each 100-7680), 1280,720 when empty.
 	WindowSize *string `json:"windowSize,omitempty"`
 }
 
@@ -1999,6 +2027,18 @@ type StopSandboxRequest struct {
 type StopSandboxResponse struct {
 	// Sandbox The sandbox.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// TakeScreenshotResponse Response of TakeScreenshot.
+type TakeScreenshotResponse struct {
+	// Png The PNG.
+	Png *string `json:"png,omitempty"`
+
+	// Title The page's title.
+	Title *string `json:"title,omitempty"`
+
+	// Url The page's URL.
+	Url *string `json:"url,omitempty"`
 }
 
 // Tenant A tenant.
@@ -2355,6 +2395,18 @@ type AgentServiceConnectAgentRunParams struct {
 	AfterSeq *string `form:"afterSeq,omitempty" json:"afterSeq,omitempty"`
 }
 
+// BrowserServiceGetBrowserParams defines parameters for BrowserServiceGetBrowser.
+type BrowserServiceGetBrowserParams struct {
+	// UrlTtl How long the URLs' token lasts: 1 h when unset, at most 24 h.
+	UrlTtl *string `form:"urlTtl,omitempty" json:"urlTtl,omitempty"`
+}
+
+// BrowserServiceTakeScreenshotParams defines parameters for BrowserServiceTakeScreenshot.
+type BrowserServiceTakeScreenshotParams struct {
+	// FullPage The whole scrollable page rather than the viewport.
+	FullPage *bool `form:"fullPage,omitempty" json:"fullPage,omitempty"`
+}
+
 // FilesystemServiceRemovePathParams defines parameters for FilesystemServiceRemovePath.
 type FilesystemServiceRemovePathParams struct {
 	// Path The path.
@@ -2654,6 +2706,12 @@ type AgentServiceCancelAgentRunJSONRequestBody = CancelAgentRunRequest
 
 // AgentServiceRunAgentJSONRequestBody defines body for AgentServiceRunAgent for application/json ContentType.
 type AgentServiceRunAgentJSONRequestBody = RunAgentRequest
+
+// BrowserServiceStartBrowserJSONRequestBody defines body for BrowserServiceStartBrowser for application/json ContentType.
+type BrowserServiceStartBrowserJSONRequestBody = StartBrowserRequest
+
+// BrowserServiceStopBrowserJSONRequestBody defines body for BrowserServiceStopBrowser for application/json ContentType.
+type BrowserServiceStopBrowserJSONRequestBody = StopBrowserRequest
 
 // FilesystemServiceCreateFileUrlJSONRequestBody defines body for FilesystemServiceCreateFileUrl for application/json ContentType.
 type FilesystemServiceCreateFileUrlJSONRequestBody = CreateFileUrlRequest
@@ -3371,6 +3429,40 @@ type ClientInterface interface {
 	//  drops reattaches with ConnectAgentRun (by the run id of `started`),
 	//  and CancelAgentRun stops it.
 	AgentServiceRunAgent(ctx context.Context, sandboxId string, body AgentServiceRunAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BrowserServiceGetBrowser performs a GET /v1/sandboxes/{sandboxId}/browser (the `BrowserServiceGetBrowser` operationId) request.
+	//
+	// Describes the browser.
+	BrowserServiceGetBrowser(ctx context.Context, sandboxId string, params *BrowserServiceGetBrowserParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BrowserServiceTakeScreenshot performs a GET /v1/sandboxes/{sandboxId}/browser/screenshot (the `BrowserServiceTakeScreenshot` operationId) request.
+	//
+	// A PNG of the browser's active page (the first page target).
+	BrowserServiceTakeScreenshot(ctx context.Context, sandboxId string, params *BrowserServiceTakeScreenshotParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BrowserServiceStartBrowserWithBody performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts the browser; returns the running one if there is one.
+	BrowserServiceStartBrowserWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BrowserServiceStartBrowser performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Starts the browser; returns the running one if there is one.
+	BrowserServiceStartBrowser(ctx context.Context, sandboxId string, body BrowserServiceStartBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BrowserServiceStopBrowserWithBody performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Stops the browser.
+	BrowserServiceStopBrowserWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// BrowserServiceStopBrowser performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Stops the browser.
+	BrowserServiceStopBrowser(ctx context.Context, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServiceWatchSandboxEvents performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
@@ -4472,6 +4564,100 @@ func (c *Client) AgentServiceRunAgentWithBody(ctx context.Context, sandboxId str
 //	and CancelAgentRun stops it.
 func (c *Client) AgentServiceRunAgent(ctx context.Context, sandboxId string, body AgentServiceRunAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAgentServiceRunAgentRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BrowserServiceGetBrowser performs a GET /v1/sandboxes/{sandboxId}/browser (the `BrowserServiceGetBrowser` operationId) request.
+//
+// Describes the browser.
+func (c *Client) BrowserServiceGetBrowser(ctx context.Context, sandboxId string, params *BrowserServiceGetBrowserParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBrowserServiceGetBrowserRequest(c.Server, sandboxId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BrowserServiceTakeScreenshot performs a GET /v1/sandboxes/{sandboxId}/browser/screenshot (the `BrowserServiceTakeScreenshot` operationId) request.
+//
+// A PNG of the browser's active page (the first page target).
+func (c *Client) BrowserServiceTakeScreenshot(ctx context.Context, sandboxId string, params *BrowserServiceTakeScreenshotParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBrowserServiceTakeScreenshotRequest(c.Server, sandboxId, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BrowserServiceStartBrowserWithBody performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts the browser; returns the running one if there is one.
+func (c *Client) BrowserServiceStartBrowserWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBrowserServiceStartBrowserRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BrowserServiceStartBrowser performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Starts the browser; returns the running one if there is one.
+func (c *Client) BrowserServiceStartBrowser(ctx context.Context, sandboxId string, body BrowserServiceStartBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBrowserServiceStartBrowserRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BrowserServiceStopBrowserWithBody performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request,
+// with any type of body and a specified content type.
+//
+// Stops the browser.
+func (c *Client) BrowserServiceStopBrowserWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBrowserServiceStopBrowserRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// BrowserServiceStopBrowser performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Stops the browser.
+func (c *Client) BrowserServiceStopBrowser(ctx context.Context, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewBrowserServiceStopBrowserRequest(c.Server, sandboxId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -6983,6 +7169,222 @@ func NewAgentServiceRunAgentRequestWithBody(server string, sandboxId string, con
 	}
 
 	operationPath := fmt.Sprintf("/v1/sandboxes/%s/agent:run", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBrowserServiceGetBrowserRequest constructs an http.Request for the BrowserServiceGetBrowser method
+func NewBrowserServiceGetBrowserRequest(server string, sandboxId string, params *BrowserServiceGetBrowserParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/browser", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.UrlTtl != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "urlTtl", *params.UrlTtl, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBrowserServiceTakeScreenshotRequest constructs an http.Request for the BrowserServiceTakeScreenshot method
+func NewBrowserServiceTakeScreenshotRequest(server string, sandboxId string, params *BrowserServiceTakeScreenshotParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/browser/screenshot", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.FullPage != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "fullPage", *params.FullPage, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "boolean", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewBrowserServiceStartBrowserRequest calls the generic BrowserServiceStartBrowser builder with application/json body
+func NewBrowserServiceStartBrowserRequest(server string, sandboxId string, body BrowserServiceStartBrowserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBrowserServiceStartBrowserRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewBrowserServiceStartBrowserRequestWithBody constructs an http.Request for the BrowserServiceStartBrowser method, with any body, and a specified content type
+func NewBrowserServiceStartBrowserRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/browser:start", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewBrowserServiceStopBrowserRequest calls the generic BrowserServiceStopBrowser builder with application/json body
+func NewBrowserServiceStopBrowserRequest(server string, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewBrowserServiceStopBrowserRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewBrowserServiceStopBrowserRequestWithBody constructs an http.Request for the BrowserServiceStopBrowser method, with any body, and a specified content type
+func NewBrowserServiceStopBrowserRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/browser:stop", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10461,6 +10863,48 @@ type ClientWithResponsesInterface interface {
 	//  and CancelAgentRun stops it.
 	AgentServiceRunAgentWithResponse(ctx context.Context, sandboxId string, body AgentServiceRunAgentJSONRequestBody, reqEditors ...RequestEditorFn) (*AgentServiceRunAgentResponse, error)
 
+	// BrowserServiceGetBrowserWithResponse performs a GET /v1/sandboxes/{sandboxId}/browser (the `BrowserServiceGetBrowser` operationId) request.
+	//
+	// Describes the browser.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	BrowserServiceGetBrowserWithResponse(ctx context.Context, sandboxId string, params *BrowserServiceGetBrowserParams, reqEditors ...RequestEditorFn) (*BrowserServiceGetBrowserResponse, error)
+
+	// BrowserServiceTakeScreenshotWithResponse performs a GET /v1/sandboxes/{sandboxId}/browser/screenshot (the `BrowserServiceTakeScreenshot` operationId) request.
+	//
+	// A PNG of the browser's active page (the first page target).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	BrowserServiceTakeScreenshotWithResponse(ctx context.Context, sandboxId string, params *BrowserServiceTakeScreenshotParams, reqEditors ...RequestEditorFn) (*BrowserServiceTakeScreenshotResponse, error)
+
+	// BrowserServiceStartBrowserWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts the browser; returns the running one if there is one.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	BrowserServiceStartBrowserWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BrowserServiceStartBrowserResponse, error)
+
+	// BrowserServiceStartBrowserWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Starts the browser; returns the running one if there is one.
+	BrowserServiceStartBrowserWithResponse(ctx context.Context, sandboxId string, body BrowserServiceStartBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*BrowserServiceStartBrowserResponse, error)
+
+	// BrowserServiceStopBrowserWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Stops the browser.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	BrowserServiceStopBrowserWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BrowserServiceStopBrowserResponse, error)
+
+	// BrowserServiceStopBrowserWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Stops the browser.
+	BrowserServiceStopBrowserWithResponse(ctx context.Context, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*BrowserServiceStopBrowserResponse, error)
+
 	// SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
 	// Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -12202,6 +12646,198 @@ func (r AgentServiceRunAgentResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AgentServiceRunAgentResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BrowserServiceGetBrowserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetBrowserResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BrowserServiceGetBrowserResponse) GetJSON200() *GetBrowserResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r BrowserServiceGetBrowserResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r BrowserServiceGetBrowserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BrowserServiceGetBrowserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BrowserServiceGetBrowserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BrowserServiceGetBrowserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BrowserServiceTakeScreenshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *TakeScreenshotResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BrowserServiceTakeScreenshotResponse) GetJSON200() *TakeScreenshotResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r BrowserServiceTakeScreenshotResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r BrowserServiceTakeScreenshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BrowserServiceTakeScreenshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BrowserServiceTakeScreenshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BrowserServiceTakeScreenshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BrowserServiceStartBrowserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StartBrowserResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BrowserServiceStartBrowserResponse) GetJSON200() *StartBrowserResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r BrowserServiceStartBrowserResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r BrowserServiceStartBrowserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BrowserServiceStartBrowserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BrowserServiceStartBrowserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BrowserServiceStartBrowserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type BrowserServiceStopBrowserResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *StopBrowserResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r BrowserServiceStopBrowserResponse) GetJSON200() *StopBrowserResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r BrowserServiceStopBrowserResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r BrowserServiceStopBrowserResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r BrowserServiceStopBrowserResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r BrowserServiceStopBrowserResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r BrowserServiceStopBrowserResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15139,6 +15775,84 @@ func (c *ClientWithResponses) AgentServiceRunAgentWithResponse(ctx context.Conte
 	return ParseAgentServiceRunAgentResponse(rsp)
 }
 
+// BrowserServiceGetBrowserWithResponse performs a GET /v1/sandboxes/{sandboxId}/browser (the `BrowserServiceGetBrowser` operationId) request.
+//
+// Describes the browser.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) BrowserServiceGetBrowserWithResponse(ctx context.Context, sandboxId string, params *BrowserServiceGetBrowserParams, reqEditors ...RequestEditorFn) (*BrowserServiceGetBrowserResponse, error) {
+	rsp, err := c.BrowserServiceGetBrowser(ctx, sandboxId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBrowserServiceGetBrowserResponse(rsp)
+}
+
+// BrowserServiceTakeScreenshotWithResponse performs a GET /v1/sandboxes/{sandboxId}/browser/screenshot (the `BrowserServiceTakeScreenshot` operationId) request.
+//
+// A PNG of the browser's active page (the first page target).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) BrowserServiceTakeScreenshotWithResponse(ctx context.Context, sandboxId string, params *BrowserServiceTakeScreenshotParams, reqEditors ...RequestEditorFn) (*BrowserServiceTakeScreenshotResponse, error) {
+	rsp, err := c.BrowserServiceTakeScreenshot(ctx, sandboxId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBrowserServiceTakeScreenshotResponse(rsp)
+}
+
+// BrowserServiceStartBrowserWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts the browser; returns the running one if there is one.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) BrowserServiceStartBrowserWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BrowserServiceStartBrowserResponse, error) {
+	rsp, err := c.BrowserServiceStartBrowserWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBrowserServiceStartBrowserResponse(rsp)
+}
+
+// BrowserServiceStartBrowserWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:start (the `BrowserServiceStartBrowser` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Starts the browser; returns the running one if there is one.
+func (c *ClientWithResponses) BrowserServiceStartBrowserWithResponse(ctx context.Context, sandboxId string, body BrowserServiceStartBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*BrowserServiceStartBrowserResponse, error) {
+	rsp, err := c.BrowserServiceStartBrowser(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBrowserServiceStartBrowserResponse(rsp)
+}
+
+// BrowserServiceStopBrowserWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request,
+// with any type of body and a specified content type.
+//
+// Stops the browser.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) BrowserServiceStopBrowserWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*BrowserServiceStopBrowserResponse, error) {
+	rsp, err := c.BrowserServiceStopBrowserWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBrowserServiceStopBrowserResponse(rsp)
+}
+
+// BrowserServiceStopBrowserWithResponse performs a POST /v1/sandboxes/{sandboxId}/browser:stop (the `BrowserServiceStopBrowser` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Stops the browser.
+func (c *ClientWithResponses) BrowserServiceStopBrowserWithResponse(ctx context.Context, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*BrowserServiceStopBrowserResponse, error) {
+	rsp, err := c.BrowserServiceStopBrowser(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseBrowserServiceStopBrowserResponse(rsp)
+}
+
 // SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 //
 // Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -16979,6 +17693,138 @@ func ParseAgentServiceRunAgentResponse(rsp *http.Response) (*AgentServiceRunAgen
 	}
 
 	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBrowserServiceGetBrowserResponse parses an HTTP response from a BrowserServiceGetBrowserWithResponse call
+func ParseBrowserServiceGetBrowserResponse(rsp *http.Response) (*BrowserServiceGetBrowserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BrowserServiceGetBrowserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetBrowserResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBrowserServiceTakeScreenshotResponse parses an HTTP response from a BrowserServiceTakeScreenshotWithResponse call
+func ParseBrowserServiceTakeScreenshotResponse(rsp *http.Response) (*BrowserServiceTakeScreenshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BrowserServiceTakeScreenshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest TakeScreenshotResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBrowserServiceStartBrowserResponse parses an HTTP response from a BrowserServiceStartBrowserWithResponse call
+func ParseBrowserServiceStartBrowserResponse(rsp *http.Response) (*BrowserServiceStartBrowserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BrowserServiceStartBrowserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StartBrowserResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseBrowserServiceStopBrowserResponse parses an HTTP response from a BrowserServiceStopBrowserWithResponse call
+func ParseBrowserServiceStopBrowserResponse(rsp *http.Response) (*BrowserServiceStopBrowserResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &BrowserServiceStopBrowserResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest StopBrowserResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

@@ -406,6 +406,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes/{sandboxId}/browser": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Describes the browser. */
+        get: operations["BrowserService_GetBrowser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/browser/screenshot": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A PNG of the browser's active page (the first page target). */
+        get: operations["BrowserService_TakeScreenshot"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/browser:start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Starts the browser; returns the running one if there is one. */
+        post: operations["BrowserService_StartBrowser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/browser:stop": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Stops the browser. */
+        post: operations["BrowserService_StopBrowser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandboxes/{sandboxId}/events": {
         parameters: {
             query?: never;
@@ -1333,8 +1401,37 @@ export interface components {
         };
         /** @description A browser. */
         Browser: {
-            /** @description The CDP HTTP endpoint, through the gateway. */
+            /**
+             * Format: int32
+             * @description The DevTools port on the sandbox's loopback.
+             */
+            cdpPort?: number;
+            /**
+             * @description The CDP HTTP endpoint, through the gateway, with a token for this
+             *      sandbox in its path (empty unless running). `/json/version` and
+             *      `/json/list` under it name WebSocket URLs through the gateway too.
+             */
             cdpUrl?: string;
+            /**
+             * @description How a crashed browser ended (exit code or signal, and the last lines
+             *      it wrote), or why it could not start.
+             */
+            error?: string;
+            /**
+             * Format: date-time
+             * @description When the token in the URLs expires; GetBrowser issues fresh ones.
+             */
+            expireTime?: string;
+            /**
+             * @description A page that shows the browser's screen as it changes (CDP screencast
+             *      frames), for a person watching what an agent does.
+             */
+            liveViewUrl?: string;
+            /**
+             * Format: int32
+             * @description The browser's pid inside the sandbox.
+             */
+            pid?: number;
             /** @description The sandbox it runs in. */
             sandboxId?: string;
             /**
@@ -1347,9 +1444,11 @@ export interface components {
              * @description State.
              * @enum {string}
              */
-            state?: "BROWSER_STATE_UNSPECIFIED" | "BROWSER_STATE_STARTING" | "BROWSER_STATE_RUNNING" | "BROWSER_STATE_STOPPED";
-            /** @description The browser-level DevTools WebSocket URL. */
+            state?: "BROWSER_STATE_UNSPECIFIED" | "BROWSER_STATE_STARTING" | "BROWSER_STATE_RUNNING" | "BROWSER_STATE_STOPPED" | "BROWSER_STATE_CRASHED";
+            /** @description The browser-level DevTools WebSocket URL, through the gateway. */
             websocketDebuggerUrl?: string;
+            /** @description The window size it runs with, e.g. "1280,720". */
+            windowSize?: string;
         };
         /** @description Request for CancelAgentRun. */
         CancelAgentRunRequest: {
@@ -2368,7 +2467,9 @@ export interface components {
         StartBrowserRequest: {
             /** @description The sandbox. */
             sandboxId?: string;
-            /** @description Window size, e.g. "1280,720"; the browser's default when empty. */
+            /** @description How long the URLs' token lasts: 1 h when unset, at most 24 h. */
+            urlTtl?: string;
+            /** @description Window size "W,H" (each 100-7680), 1280,720 when empty. */
             windowSize?: string;
         };
         /** @description Response of StartBrowser. */
@@ -2450,6 +2551,15 @@ export interface components {
         StopSandboxResponse: {
             /** @description The sandbox. */
             sandbox?: components["schemas"]["Sandbox"];
+        };
+        /** @description Response of TakeScreenshot. */
+        TakeScreenshotResponse: {
+            /** @description The PNG. */
+            png?: string;
+            /** @description The page's title. */
+            title?: string;
+            /** @description The page's URL. */
+            url?: string;
         };
         /** @description A tenant. */
         Tenant: {
@@ -3556,6 +3666,148 @@ export interface operations {
                 content: {
                     "application/x-ndjson": components["schemas"]["RunAgentResponse"];
                     "text/event-stream": string;
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    BrowserService_GetBrowser: {
+        parameters: {
+            query?: {
+                /** @description How long the URLs' token lasts: 1 h when unset, at most 24 h. */
+                urlTtl?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetBrowserResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    BrowserService_TakeScreenshot: {
+        parameters: {
+            query?: {
+                /** @description The whole scrollable page rather than the viewport. */
+                fullPage?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TakeScreenshotResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    BrowserService_StartBrowser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StartBrowserRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StartBrowserResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    BrowserService_StopBrowser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["StopBrowserRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StopBrowserResponse"];
                 };
             };
             /** @description Default error response */

@@ -154,6 +154,7 @@ from .stop_browser_request import StopBrowserRequest
 from .stop_browser_response import StopBrowserResponse
 from .stop_sandbox_request import StopSandboxRequest
 from .stop_sandbox_response import StopSandboxResponse
+from .take_screenshot_response import TakeScreenshotResponse
 from .tenant import Tenant
 from .token_pair import TokenPair
 from .update_network_policy_response import UpdateNetworkPolicyResponse
@@ -327,6 +328,7 @@ __all__ = (
     "StopBrowserResponse",
     "StopSandboxRequest",
     "StopSandboxResponse",
+    "TakeScreenshotResponse",
     "Tenant",
     "TokenPair",
     "UpdateNetworkPolicyResponse",

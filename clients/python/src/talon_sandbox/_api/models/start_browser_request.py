@@ -17,15 +17,19 @@ class StartBrowserRequest:
 
     Attributes:
         sandbox_id (str | Unset): The sandbox.
-        window_size (str | Unset): Window size, e.g. "1280,720"; the browser's default when empty.
+        url_ttl (str | Unset): How long the URLs' token lasts: 1 h when unset, at most 24 h.
+        window_size (str | Unset): Window size "W,H" (each 100-7680), 1280,720 when empty.
     """
 
     sandbox_id: str | Unset = UNSET
+    url_ttl: str | Unset = UNSET
     window_size: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         sandbox_id = self.sandbox_id
+
+        url_ttl = self.url_ttl
 
         window_size = self.window_size
 
@@ -34,6 +38,8 @@ class StartBrowserRequest:
         field_dict.update({})
         if sandbox_id is not UNSET:
             field_dict["sandboxId"] = sandbox_id
+        if url_ttl is not UNSET:
+            field_dict["urlTtl"] = url_ttl
         if window_size is not UNSET:
             field_dict["windowSize"] = window_size
 
@@ -44,10 +50,13 @@ class StartBrowserRequest:
         d = dict(src_dict)
         sandbox_id = d.pop("sandboxId", UNSET)
 
+        url_ttl = d.pop("urlTtl", UNSET)
+
         window_size = d.pop("windowSize", UNSET)
 
         start_browser_request = cls(
             sandbox_id=sandbox_id,
+            url_ttl=url_ttl,
             window_size=window_size,
         )
 
