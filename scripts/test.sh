@@ -24,7 +24,8 @@ if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
 .venv/bin/pip install --quiet --disable-pip-version-check grpcio==1.76.0 grpcio-reflection==1.76.0 protobuf \
-  openapi-spec-validator==0.7.2 schemathesis==4.32.5 pyyaml pytest==8.4.2 pytest-asyncio==1.2.0
+  openapi-spec-validator==0.7.2 schemathesis==4.32.5 pyyaml pytest==8.4.2 pytest-asyncio==1.2.0 \
+  playwright==1.65.3
 .venv/bin/pip install --quiet --disable-pip-version-check -e "clients/python[http2]"
 # The unmodified e2b SDK: its test suite, and the bench's E2B figures.
 .venv/bin/pip install --quiet --disable-pip-version-check "e2b==2.63.0"

@@ -2,9 +2,12 @@
 //! and the WebSocket), through the preview tunnel to the browser's port,
 //! under `/cdp/{sandbox}/{token}/…`. The token is a preview token for that
 //! sandbox and the browser's port (BrowserService hands it out inside the
-//! URLs); it sits in the path because Playwright's `connect_over_cdp` and
-//! Puppeteer's `browserURL` append `/json/version` to the URL they are
-//! given and keep no query. The server checks it, as for any preview.
+//! URLs); it sits in the path because Playwright's `connect_over_cdp`
+//! appends `/json/version/` to the URL it is given and keeps no query.
+//! (Puppeteer's `browserURL` asks for `/json/version` at the host's root,
+//! dropping any path: Puppeteer connects by `browserWSEndpoint`, the
+//! `websocket_debugger_url` BrowserService gives.) The server checks the
+//! token, as for any preview.
 //!
 //! Chromium answers only requests whose `Host` is an address or localhost,
 //! and refuses a WebSocket with an `Origin` unless told otherwise: both are

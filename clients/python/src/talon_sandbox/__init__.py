@@ -14,7 +14,7 @@ default).
 """
 
 from . import errors
-from ._core import AgentEvent, AgentRun, CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from ._core import AgentEvent, AgentRun, BrowserInfo, CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
 from .async_sandbox import AsyncCommandHandle, AsyncSandbox, AsyncWatchHandle
 from .errors import (
     AuthenticationError,
@@ -34,6 +34,7 @@ from .sandbox import CommandHandle, PtyHandle, Sandbox, WatchHandle
 __all__ = [
     "AgentEvent",
     "AgentRun",
+    "BrowserInfo",
     "AsyncCommandHandle",
     "AsyncSandbox",
     "AsyncWatchHandle",

@@ -656,3 +656,45 @@ class AgentFollower:
         if d is None:
             raise errors.TalonError(f"agent run {self.run_id} ended without completing")
         return AgentRun(self.run_id, d.exit_code, d.timed_out, d.duration, self.events)
+
+
+@dataclass
+class BrowserInfo:
+    """The sandbox's browser. `cdp_url` is what Playwright's
+    `chromium.connect_over_cdp` takes (Puppeteer connects by
+    `websocket_debugger_url`, its `browserWSEndpoint`); `live_view_url` is a page that shows its screen as it changes.
+    Both carry a token that expires at `expire_time` (`browser.get()`
+    gives fresh ones); they are empty unless the browser runs and the
+    caller may drive it. `state` is "starting", "running", "stopped" or
+    "crashed" (then `error` says how it ended)."""
+
+    state: str
+    cdp_url: str = ""
+    websocket_debugger_url: str = ""
+    live_view_url: str = ""
+    expire_time: str = ""
+    pid: int = 0
+    window_size: str = ""
+    error: str = ""
+
+
+def browser_info(body: Any) -> BrowserInfo:
+    b = (body or {}).get("browser") or {}
+    state = str(b.get("state") or "BROWSER_STATE_STOPPED").removeprefix("BROWSER_STATE_").lower()
+    return BrowserInfo(state=state, cdp_url=b.get("cdpUrl", ""),
+                       websocket_debugger_url=b.get("websocketDebuggerUrl", ""),
+                       live_view_url=b.get("liveViewUrl", ""), expire_time=b.get("expireTime", ""),
+                       pid=int(b.get("pid") or 0), window_size=b.get("windowSize", ""), error=b.get("error", ""))
+
+
+def browser_start_body(window_size: Optional[str], url_ttl: Optional[float]) -> dict:
+    body: dict = {}
+    if window_size:
+        body["windowSize"] = window_size
+    if url_ttl is not None:
+        body["urlTtl"] = f"{int(url_ttl)}s"
+    return body
+
+
+def screenshot_png(body: Any) -> bytes:
+    return base64.b64decode((body or {}).get("png") or "")
