@@ -170,6 +170,10 @@ impl Client {
         pb::agent_service_client::AgentServiceClient::new(self.svc())
             .max_decoding_message_size(64 << 20)
     }
+    pub fn browsers(&self) -> pb::browser_service_client::BrowserServiceClient<Svc> {
+        pb::browser_service_client::BrowserServiceClient::new(self.svc())
+            .max_decoding_message_size(64 << 20)
+    }
     pub fn auth(&self) -> pb::auth_service_client::AuthServiceClient<Svc> {
         pb::auth_service_client::AuthServiceClient::new(self.svc())
     }
@@ -463,11 +467,18 @@ impl Sandbox {
     pub fn agent(&self) -> Agent<'_> {
         Agent { s: self }
     }
+
+    /// The sandbox's browser.
+    pub fn browser(&self) -> Browser<'_> {
+        Browser { s: self }
+    }
 }
 
 mod agent;
+mod browser;
 mod commands;
 mod files;
 pub use agent::*;
+pub use browser::*;
 pub use commands::*;
 pub use files::*;

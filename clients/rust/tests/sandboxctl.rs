@@ -89,3 +89,47 @@ fn agent_run_streams_and_exits_with_the_agents_code() {
     );
     let _ = ctl(&["rm", &id]);
 }
+
+/// `browser start` prints the CDP URL (json: every field), `cdp-url` a
+/// fresh one, `screenshot -O -` writes the PNG to stdout, and after
+/// `stop` `cdp-url` fails saying why.
+#[test]
+fn browser_start_screenshot_cdp_url_and_stop() {
+    let Some(_) = live() else {
+        eprintln!("skipped: needs TALON_GRPC_URL and TALON_API_KEY (scripts/test.sh sets them)");
+        return;
+    };
+    let created = ctl(&["create", "--memory-mib", "1024"]);
+    assert!(created.status.success(), "{created:?}");
+    let id = String::from_utf8(created.stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let out = ctl(&[
+        "-o",
+        "json",
+        "browser",
+        "start",
+        &id,
+        "--window-size",
+        "900,600",
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["state"], "running");
+    assert_eq!(v["window_size"], "900,600");
+    assert!(v["cdp_url"].as_str().unwrap().contains("/cdp/"), "{v}");
+    let url = ctl(&["browser", "cdp-url", &id]);
+    assert!(url.status.success());
+    assert!(String::from_utf8_lossy(&url.stdout).contains(&format!("/cdp/{id}/")));
+    let shot = ctl(&["browser", "screenshot", &id, "-O", "-"]);
+    assert!(shot.status.success(), "{shot:?}");
+    assert!(shot.stdout.starts_with(b"\x89PNG\r\n\x1a\n"));
+    let stop = ctl(&["browser", "stop", &id]);
+    assert!(stop.status.success());
+    assert_eq!(String::from_utf8_lossy(&stop.stdout).trim(), "stopped");
+    let url = ctl(&["browser", "cdp-url", &id]);
+    assert!(!url.status.success());
+    assert!(String::from_utf8_lossy(&url.stderr).contains("not running"));
+    let _ = ctl(&["rm", &id]);
+}

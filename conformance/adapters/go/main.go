@@ -210,6 +210,39 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		}
 		return map[string]any{"kinds": kinds, "output": out, "file_changes": changes,
 			"exit_code": run.ExitCode, "replay_matches": matches}, nil
+	case "browser":
+		s, err := r.sandbox(a)
+		if err != nil {
+			return nil, err
+		}
+		b, err := s.Browser().Start(ctx, talon.BrowserOptions{WindowSize: str(a, "window_size")})
+		if err != nil {
+			return nil, err
+		}
+		resp, err := http.Get(b.CDPURL + "/json/version")
+		if err != nil {
+			return nil, err
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var version map[string]any
+		if err := json.Unmarshal(raw, &version); err != nil {
+			return nil, err
+		}
+		png, err := s.Browser().Screenshot(ctx, false)
+		if err != nil {
+			return nil, err
+		}
+		stopped, err := s.Browser().Stop(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return map[string]any{"state": b.State, "window_size": b.WindowSize,
+			"cdp_url_names_sandbox": strings.Contains(b.CDPURL, "/cdp/"+s.ID()+"/"),
+			"version_ws_matches":    version["webSocketDebuggerUrl"] == b.WebSocketDebuggerURL,
+			"loopback_hidden":       !strings.Contains(string(raw), "127.0.0.1:9222"),
+			"png":                   strings.HasPrefix(string(png), "\x89PNG\r\n\x1a\n"),
+			"stopped_state":         stopped.State, "stopped_cdp_url": stopped.CDPURL}, nil
 	case "metrics":
 		s, err := r.sandbox(a)
 		if err != nil {

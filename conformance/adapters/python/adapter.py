@@ -76,6 +76,19 @@ class Case:
                     "file_changes": [f"{e.change} {e.path}" for e in run.file_changes],
                     "exit_code": run.exit_code,
                     "replay_matches": [e.seq for e in again.events] == [e.seq for e in run.events[1:]]}
+        if op == "browser":
+            s = self.sandbox(a)
+            b = s.browser.start(window_size=a.get("window_size"))
+            with urllib.request.urlopen(b.cdp_url + "/json/version", timeout=60) as r:
+                version = json.loads(r.read())
+            png = s.browser.screenshot()
+            stopped = s.browser.stop()
+            return {"state": b.state, "window_size": b.window_size,
+                    "cdp_url_names_sandbox": f"/cdp/{s.sandbox_id}/" in b.cdp_url,
+                    "version_ws_matches": version.get("webSocketDebuggerUrl") == b.websocket_debugger_url,
+                    "loopback_hidden": "127.0.0.1:9222" not in json.dumps(version),
+                    "png": png.startswith(b"\x89PNG\r\n\x1a\n"),
+                    "stopped_state": stopped.state, "stopped_cdp_url": stopped.cdp_url}
         if op == "metrics":
             m = self.sandbox(a).get_metrics()[0]
             return {"cpu_count": m.cpu_count, "mem_total_mib": m.mem_total >> 20,

@@ -133,6 +133,19 @@ class Case:
                                      for e in evs if "file_change" in e],
                     "exit_code": evs[-1]["completed"]["exit_code"],
                     "replay_matches": [e["seq"] for e in again] == [e["seq"] for e in evs[1:]]}
+        if op == "browser":
+            sid = self.sid(a)
+            b = ctl(["browser", "start", sid] + (["--window-size", a["window_size"]] if a.get("window_size") else []), k)
+            with urllib.request.urlopen(b["cdp_url"] + "/json/version", timeout=60) as r:
+                version = json.loads(r.read())
+            png = ctl(["browser", "screenshot", sid, "-O", "-"], k, raw=True).stdout
+            stopped = ctl(["browser", "stop", sid], k)
+            return {"state": b["state"], "window_size": b["window_size"],
+                    "cdp_url_names_sandbox": f"/cdp/{sid}/" in b["cdp_url"],
+                    "version_ws_matches": version.get("webSocketDebuggerUrl") == b["websocket_debugger_url"],
+                    "loopback_hidden": "127.0.0.1:9222" not in json.dumps(version),
+                    "png": png.startswith(b"\x89PNG\r\n\x1a\n"),
+                    "stopped_state": stopped["state"], "stopped_cdp_url": stopped["cdp_url"]}
         if op == "metrics":
             m = ctl(["metrics", self.sid(a)], k)
             return {"cpu_count": m["cpu_count"], "mem_total_mib": int(m["mem_total_bytes"]) >> 20,

@@ -80,6 +80,23 @@ class Case {
           replay_matches: JSON.stringify(again.events.map((e) => e.seq)) === JSON.stringify(run.events.slice(1).map((e) => e.seq)),
         };
       }
+      case "browser": {
+        const s = await this.sandbox(a);
+        const b = await s.browser.start({ windowSize: a.window_size });
+        const version = await (await fetch(b.cdpUrl + "/json/version")).json();
+        const png = await s.browser.screenshot();
+        const stopped = await s.browser.stop();
+        return {
+          state: b.state,
+          window_size: b.windowSize,
+          cdp_url_names_sandbox: b.cdpUrl.includes(`/cdp/${s.sandboxId}/`),
+          version_ws_matches: version.webSocketDebuggerUrl === b.websocketDebuggerUrl,
+          loopback_hidden: !JSON.stringify(version).includes("127.0.0.1:9222"),
+          png: [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a].every((x, i) => png[i] === x),
+          stopped_state: stopped.state,
+          stopped_cdp_url: stopped.cdpUrl,
+        };
+      }
       case "metrics": {
         const [m] = await (await this.sandbox(a)).getMetrics();
         return {

@@ -191,6 +191,41 @@ impl Case {
                     "replay_matches": seqs(&again) == seqs(&events[1..]),
                 })
             }
+            "browser" => {
+                let sb = self.sandbox(a).await?;
+                let ws = s(a, "window_size");
+                let b = sb
+                    .browser()
+                    .start((!ws.is_empty()).then_some(ws), None)
+                    .await?;
+                let raw = reqwest::get(format!("{}/json/version", b.cdp_url))
+                    .await
+                    .map_err(|e| Error::Config(e.to_string()))?
+                    .text()
+                    .await
+                    .map_err(|e| Error::Config(e.to_string()))?;
+                let version: Value =
+                    serde_json::from_str(&raw).map_err(|e| Error::Config(e.to_string()))?;
+                let png = sb.browser().screenshot(false).await?;
+                let stopped = sb.browser().stop().await?;
+                let state = |v: i32| {
+                    talon_proto::v1::BrowserState::try_from(v)
+                        .map(|s| {
+                            s.as_str_name()
+                                .trim_start_matches("BROWSER_STATE_")
+                                .to_lowercase()
+                        })
+                        .unwrap_or_default()
+                };
+                json!({
+                    "state": state(b.state), "window_size": b.window_size,
+                    "cdp_url_names_sandbox": b.cdp_url.contains(&format!("/cdp/{}/", sb.id())),
+                    "version_ws_matches": version["webSocketDebuggerUrl"] == b.websocket_debugger_url.as_str(),
+                    "loopback_hidden": !raw.contains("127.0.0.1:9222"),
+                    "png": png.starts_with(b"\x89PNG\r\n\x1a\n"),
+                    "stopped_state": state(stopped.state), "stopped_cdp_url": stopped.cdp_url,
+                })
+            }
             "metrics" => {
                 let m = self.sandbox(a).await?.metrics().await?;
                 json!({
