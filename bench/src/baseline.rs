@@ -6,6 +6,7 @@
 use anyhow::Context;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -321,4 +322,60 @@ impl Meminfo {
             .unwrap_or(0)
             * 1024
     }
+}
+
+/// Debian's Chromium, as the sandbox's browser runs it.
+pub const CHROMIUM: &str = "/usr/lib/chromium/chromium";
+
+/// The baseline of the browser figure: Chromium started on the host with
+/// the flags the agent gives it (talon-agent's `browser`), timed until
+/// its DevTools answer `/json/version`, then killed. The profile is
+/// reused between runs, as the sandbox's is.
+pub fn chromium_until_cdp(profile: &Path) -> anyhow::Result<Duration> {
+    let port = talon_core::listen::spare_port()?;
+    let t0 = Instant::now();
+    let mut child = Command::new(CHROMIUM)
+        .args([
+            "--headless=new",
+            "--no-sandbox",
+            "--disable-dev-shm-usage",
+            "--disable-gpu",
+            "--no-first-run",
+            "--no-default-browser-check",
+            "--disable-background-networking",
+            "--log-level=3",
+            "--remote-debugging-address=127.0.0.1",
+            "--window-size=1280,720",
+        ])
+        .arg(format!("--remote-debugging-port={port}"))
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg("about:blank")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0)
+        .spawn()
+        .context("starting chromium")?;
+    let answered = loop {
+        if let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) {
+            let _ = s.set_read_timeout(Some(Duration::from_secs(2)));
+            let req = format!("GET /json/version HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n");
+            let mut buf = [0u8; 16];
+            if s.write_all(req.as_bytes()).is_ok()
+                && s.read(&mut buf)
+                    .is_ok_and(|n| buf[..n].starts_with(b"HTTP/1.1 200"))
+            {
+                break Ok(t0.elapsed());
+            }
+        }
+        if t0.elapsed() > Duration::from_secs(30) {
+            break Err(anyhow::anyhow!(
+                "chromium's DevTools did not answer in 30 s"
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    // SAFETY: kill(2) on the process group of our own child.
+    unsafe { libc::kill(-(child.id() as i32), libc::SIGTERM) };
+    let _ = child.wait();
+    answered
 }

@@ -99,7 +99,7 @@ pub async fn run_all(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Row>> {
     const FIGURES: &[&str] = &[
-        "create", "pool", "exec", "pty", "file", "get", "density", "sdk",
+        "create", "pool", "exec", "pty", "file", "get", "browser", "density", "sdk",
     ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
@@ -392,6 +392,51 @@ pub async fn run_all(
         );
         x.ratio = if rps > 0.0 { brps / rps } else { 0.0 };
         rows.push(x);
+    }
+
+    // -- the sandbox's browser: start until its DevTools answer
+    if want("browser") && std::path::Path::new(crate::baseline::CHROMIUM).exists() {
+        let n = if args.short { 5 } else { 20 };
+        // Chromium's start is a burst of processes: the sandbox gets the
+        // host's cores, as the baseline has them (under a 1-core quota it
+        // takes about twice as long).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as i64;
+        let bsb = c
+            .create(CreateOptions {
+                cpu_millis: Some(cores * 1000),
+                memory_mib: Some(1024),
+                ..Default::default()
+            })
+            .await?;
+        let v = timed(1, n, || async {
+            let t0 = Instant::now();
+            bsb.browser().start(None, None).await?;
+            let t = t0.elapsed();
+            bsb.browser().stop().await?;
+            Ok(t)
+        })
+        .await?;
+        bsb.kill().await?;
+        let base = blocking(move || {
+            let profile = tempfile::tempdir()?;
+            let mut v = Vec::new();
+            for i in 0..=n {
+                let t = crate::baseline::chromium_until_cdp(profile.path())?;
+                if i > 0 {
+                    v.push(t);
+                }
+            }
+            Ok(v)
+        })?;
+        rows.push(row(
+            "browser_start",
+            "browser start until its DevTools answer",
+            "ms",
+            Stats::ms(&v),
+            "the same Chromium on the host, same flags",
+            Stats::ms(&base),
+            ("", None),
+        ));
     }
     sb.kill().await?;
 

@@ -148,7 +148,7 @@ impl Browser {
                     START_TIMEOUT.as_secs()
                 )));
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
