@@ -11,10 +11,20 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use tokio::sync::broadcast;
 
-/// A sandbox after a state change, as WatchSandboxEvents sends it.
+/// A sandbox after a state change, or with something that happened in
+/// it, as WatchSandboxEvents sends it.
 #[derive(Clone, Debug)]
 pub struct SandboxEvent {
     pub sandbox: sandbox::Model,
+    pub kind: EventKind,
+    /// Details (how a browser ended).
+    pub message: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EventKind {
+    StateChanged,
+    BrowserCrashed,
 }
 
 pub struct App {
@@ -42,6 +52,8 @@ pub struct App {
     pub running: ShortCache<sandbox::Model>,
     /// Failed sign-ins per email (see `auth::throttle`).
     pub logins: crate::auth::throttle::LoginThrottle,
+    /// Browsers watched for a crash, as "sandbox/pid" (domain::browser).
+    pub browser_watches: Mutex<std::collections::HashSet<String>>,
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -71,6 +83,7 @@ impl App {
             principals: Arc::new(ShortCache::new(config.auth_cache_ttl)),
             running: ShortCache::new(config.sandbox_cache_ttl),
             logins: crate::auth::throttle::LoginThrottle::new(config.login_throttle),
+            browser_watches: Mutex::new(Default::default()),
             tenant_locks: Mutex::new(HashMap::new()),
             config,
         })

@@ -17,6 +17,8 @@ pub struct Metrics {
     /// Preview tokens by outcome: signed, verified, expired, invalid, or
     /// denied (a good token for another sandbox or port).
     pub preview_tokens: IntCounterVec,
+    /// Sandbox browsers that ended on their own.
+    pub browser_crashes: prometheus::IntCounter,
     /// Password sign-ins by outcome: ok, failed, throttled.
     pub logins: IntCounterVec,
     pool_ready: IntGaugeVec,
@@ -72,6 +74,14 @@ impl Metrics {
         .expect("metric");
         registry
             .register(Box::new(orphans_removed.clone()))
+            .expect("register");
+        let browser_crashes = prometheus::IntCounter::new(
+            "talon_browser_crashes_total",
+            "Sandbox browsers that ended on their own (killed, out of memory)",
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(browser_crashes.clone()))
             .expect("register");
         let preview_tokens = IntCounterVec::new(
             prometheus::Opts::new(
@@ -142,6 +152,7 @@ impl Metrics {
             stale_events,
             orphans_removed,
             preview_tokens,
+            browser_crashes,
             logins,
         }
     }

@@ -355,7 +355,18 @@ async fn browser_through_the_gateway_screenshot_crash_profile_and_token_scope() 
         .unwrap_err();
     assert_eq!(e.code(), tonic::Code::NotFound);
 
-    // A crash (the workload kills the browser) is reported, with how.
+    // A crash (the workload kills the browser) is reported, with how, in
+    // GetBrowser and in the sandbox's events.
+    let mut events = dev
+        .sandboxes
+        .watch_sandbox_events(pb::WatchSandboxEventsRequest {
+            sandbox_id: id.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = events.message().await.unwrap().unwrap();
+    assert_eq!(first.kind, pb::SandboxEventKind::StateChanged as i32);
     let ch = s.channel().await;
     let mut procs = procs_client(
         ch,
@@ -385,6 +396,18 @@ async fn browser_through_the_gateway_screenshot_crash_profile_and_token_scope() 
     let crashed = crashed.expect("the browser is reported crashed");
     assert!(crashed.error.contains("signal 9"), "{}", crashed.error);
     assert!(crashed.cdp_url.is_empty());
+    let ev = tokio::time::timeout(Duration::from_secs(10), async {
+        loop {
+            let e = events.message().await.unwrap().unwrap();
+            if e.kind == pb::SandboxEventKind::BrowserCrashed as i32 {
+                return e;
+            }
+        }
+    })
+    .await
+    .expect("a browser-crashed event");
+    assert!(ev.message.contains("signal 9"), "{}", ev.message);
+    assert_eq!(ev.sandbox.unwrap().sandbox_id, id);
 
     // The profile lives in the workspace: a persistent cookie set before a
     // clean stop is there after the sandbox stops and starts again.
@@ -427,6 +450,20 @@ async fn browser_through_the_gateway_screenshot_crash_profile_and_token_scope() 
         .browser
         .unwrap();
     assert_eq!(stopped.state, pb::BrowserState::Stopped as i32);
+    // A stop is no crash: no event for it.
+    let quiet = tokio::time::timeout(Duration::from_millis(500), async {
+        loop {
+            let e = events.message().await.unwrap().unwrap();
+            if e.kind == pb::SandboxEventKind::BrowserCrashed as i32 {
+                return e;
+            }
+        }
+    })
+    .await;
+    assert!(
+        quiet.is_err(),
+        "a stopped browser is not reported crashed: {quiet:?}"
+    );
     let r = http
         .get(format!("{}/json/version", b.cdp_url))
         .send()

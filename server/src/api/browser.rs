@@ -25,6 +25,28 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
             .await?
             .into_inner();
         let b = resp.browser.unwrap_or_default();
+        if b.state == pb::BrowserState::Running as i32
+            && crate::domain::browser::begin_watch(&self.0, &route.sandbox_id, b.pid)
+        {
+            // Held until the browser ends: a crash becomes a sandbox event.
+            let (app, id, pid) = (self.0.clone(), route.sandbox_id.clone(), b.pid);
+            let mut client = route.client.clone();
+            let wait = route.request(
+                pb::GetBrowserRequest {
+                    sandbox_id: id.clone(),
+                    url_ttl: None,
+                },
+                self.token(),
+            );
+            tokio::spawn(async move {
+                let ended = client
+                    .wait_browser(wait)
+                    .await
+                    .ok()
+                    .and_then(|r| r.into_inner().browser);
+                crate::domain::browser::end_watch(&app, &id, pid, ended).await;
+            });
+        }
         let b = with_urls(&self.0, &p, &route.sandbox_id, &route.tenant_id, ttl, b)?;
         Ok(with_resource(
             Response::new(pb::StartBrowserResponse { browser: Some(b) }),

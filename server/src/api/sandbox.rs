@@ -269,9 +269,17 @@ impl SandboxService for SandboxApi {
         let id = Some(req.into_inner().sandbox_id).filter(|id| !id.is_empty());
         let changes = sandboxes::watch(&self.0, &TenantScope::own(&p), id).await?;
         let stream = changes.map(|change| match change {
-            Ok(row) => Ok(pb::WatchSandboxEventsResponse {
-                sandbox: Some(sandbox_to_pb(&row)?),
-                event_time: Some(ts(row.updated_at)),
+            Ok(ev) => Ok(pb::WatchSandboxEventsResponse {
+                sandbox: Some(sandbox_to_pb(&ev.sandbox)?),
+                event_time: Some(match ev.kind {
+                    crate::app::EventKind::StateChanged => ts(ev.sandbox.updated_at),
+                    _ => prost_types::Timestamp::from(std::time::SystemTime::now()),
+                }),
+                kind: match ev.kind {
+                    crate::app::EventKind::StateChanged => pb::SandboxEventKind::StateChanged,
+                    crate::app::EventKind::BrowserCrashed => pb::SandboxEventKind::BrowserCrashed,
+                } as i32,
+                message: ev.message,
             }),
             Err(sandboxes::Lagged) => Err(Status::data_loss(
                 "event stream lagged; reconnect to resume",

@@ -66,3 +66,34 @@ pub fn with_urls(
     });
     Ok(b)
 }
+
+/// Claims the crash watch of the browser `pid` of `sandbox_id`: false
+/// when one is already watching it (every StartBrowser of a running
+/// browser would otherwise add a watcher and an event).
+pub fn begin_watch(app: &App, sandbox_id: &str, pid: i32) -> bool {
+    app.browser_watches
+        .lock()
+        .expect("browser watches")
+        .insert(format!("{sandbox_id}/{pid}"))
+}
+
+/// Ends a watch; `ended` is the browser as it ended, when the agent said:
+/// a crash is published as a sandbox event (WatchSandboxEvents) and
+/// counted.
+pub async fn end_watch(app: &App, sandbox_id: &str, pid: i32, ended: Option<pb::Browser>) {
+    app.browser_watches
+        .lock()
+        .expect("browser watches")
+        .remove(&format!("{sandbox_id}/{pid}"));
+    let Some(b) = ended.filter(|b| b.state == pb::BrowserState::Crashed as i32) else {
+        return;
+    };
+    app.metrics.browser_crashes.inc();
+    if let Ok(Some(row)) = crate::domain::sandboxes::find(app, sandbox_id).await {
+        let _ = app.events.send(crate::app::SandboxEvent {
+            sandbox: row,
+            kind: crate::app::EventKind::BrowserCrashed,
+            message: b.error,
+        });
+    }
+}

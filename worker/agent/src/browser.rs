@@ -164,6 +164,20 @@ impl Browser {
         describe(&st)
     }
 
+    /// Waits until the running browser ends, then describes it (at once
+    /// when none runs). A stop holds the state until it is done, so a
+    /// browser it ends is seen stopped, never crashed.
+    pub async fn wait(&self) -> pb::Browser {
+        let proc = self.state.lock().await.proc.clone();
+        if let Some(p) = proc
+            && p.running()
+        {
+            let mut rx = p.subscribe();
+            let _ = rx.wait_for(|s| s.exit.is_some()).await;
+        }
+        self.get().await
+    }
+
     /// Stops the browser: `Browser.close` over DevTools (Chromium then
     /// writes its profile out: cookies live in its network process, which
     /// a signal to the whole group would kill first), SIGTERM to the main

@@ -625,6 +625,15 @@ impl SandboxAgentService for Agent {
         }))
     }
 
+    async fn wait_browser(
+        &self,
+        _req: Request<pb::GetBrowserRequest>,
+    ) -> Result<Response<pb::GetBrowserResponse>, Status> {
+        Ok(Response::new(pb::GetBrowserResponse {
+            browser: Some(self.browser.wait().await),
+        }))
+    }
+
     async fn take_screenshot(
         &self,
         req: Request<pb::TakeScreenshotRequest>,

@@ -506,6 +506,27 @@ func (e WatchDirResponseType) Valid() bool {
 	}
 }
 
+// Defines values for WatchSandboxEventsResponseKind.
+const (
+	SANDBOXEVENTKINDBROWSERCRASHED WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_BROWSER_CRASHED"
+	SANDBOXEVENTKINDSTATECHANGED   WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_STATE_CHANGED"
+	SANDBOXEVENTKINDUNSPECIFIED    WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the WatchSandboxEventsResponseKind enum.
+func (e WatchSandboxEventsResponseKind) Valid() bool {
+	switch e {
+	case SANDBOXEVENTKINDBROWSERCRASHED:
+		return true
+	case SANDBOXEVENTKINDSTATECHANGED:
+		return true
+	case SANDBOXEVENTKINDUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for WhoAmIResponseCredentialKind.
 const (
 	CREDENTIALKINDACCESSTOKEN WhoAmIResponseCredentialKind = "CREDENTIAL_KIND_ACCESS_TOKEN"
@@ -2168,14 +2189,25 @@ type WatchDirResponse struct {
 // WatchDirResponseType The kind.
 type WatchDirResponseType string
 
-// WatchSandboxEventsResponse One state change.
+// WatchSandboxEventsResponse One event of a sandbox: a state change, or something that happened in
+//
+//	it.
 type WatchSandboxEventsResponse struct {
-	// EventTime When the change happened.
+	// EventTime When it happened.
 	EventTime *time.Time `json:"eventTime,omitempty"`
 
-	// Sandbox The sandbox after the change.
+	// Kind What happened.
+	Kind *WatchSandboxEventsResponseKind `json:"kind,omitempty"`
+
+	// Message Details, e.g. how the browser ended.
+	Message *string `json:"message,omitempty"`
+
+	// Sandbox The sandbox after the change (as it is, for other kinds).
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
+
+// WatchSandboxEventsResponseKind What happened.
+type WatchSandboxEventsResponseKind string
 
 // WhoAmIResponse Response of WhoAmI.
 type WhoAmIResponse struct {

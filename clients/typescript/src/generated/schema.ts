@@ -2678,14 +2678,25 @@ export interface components {
              */
             type?: "FILE_EVENT_TYPE_UNSPECIFIED" | "FILE_EVENT_TYPE_CREATE" | "FILE_EVENT_TYPE_WRITE" | "FILE_EVENT_TYPE_REMOVE" | "FILE_EVENT_TYPE_RENAME" | "FILE_EVENT_TYPE_CHMOD";
         };
-        /** @description One state change. */
+        /**
+         * @description One event of a sandbox: a state change, or something that happened in
+         *      it.
+         */
         WatchSandboxEventsResponse: {
             /**
              * Format: date-time
-             * @description When the change happened.
+             * @description When it happened.
              */
             eventTime?: string;
-            /** @description The sandbox after the change. */
+            /**
+             * Format: enum
+             * @description What happened.
+             * @enum {string}
+             */
+            kind?: "SANDBOX_EVENT_KIND_UNSPECIFIED" | "SANDBOX_EVENT_KIND_STATE_CHANGED" | "SANDBOX_EVENT_KIND_BROWSER_CRASHED";
+            /** @description Details, e.g. how the browser ended. */
+            message?: string;
+            /** @description The sandbox after the change (as it is, for other kinds). */
             sandbox?: components["schemas"]["Sandbox"];
         };
         /** @description Response of WhoAmI. */

@@ -70,6 +70,8 @@ pub fn publish(app: &App, row: &sandbox::Model) {
     app.running.forget(&row.id);
     let _ = app.events.send(SandboxEvent {
         sandbox: row.clone(),
+        kind: crate::app::EventKind::StateChanged,
+        message: String::new(),
     });
 }
 

@@ -143,12 +143,18 @@ pub async fn watch(
     app: &App,
     scope: &TenantScope,
     sandbox_id: Option<String>,
-) -> Result<impl futures::Stream<Item = std::result::Result<sandbox::Model, Lagged>> + use<>> {
+) -> Result<
+    impl futures::Stream<Item = std::result::Result<crate::app::SandboxEvent, Lagged>> + use<>,
+> {
     use tokio_stream::StreamExt;
     // Subscribe before reading, so no change between the two is lost.
     let rx = app.events.subscribe();
     let first = match &sandbox_id {
-        Some(id) => Some(get(app, scope, id).await?),
+        Some(id) => Some(crate::app::SandboxEvent {
+            sandbox: get(app, scope, id).await?,
+            kind: crate::app::EventKind::StateChanged,
+            message: String::new(),
+        }),
         None => None,
     };
     let tenant = scope.id().to_string();
@@ -157,7 +163,7 @@ pub async fn watch(
             if ev.sandbox.tenant_id == tenant
                 && sandbox_id.as_ref().is_none_or(|id| *id == ev.sandbox.id) =>
         {
-            Some(Ok(ev.sandbox))
+            Some(Ok(ev))
         }
         Ok(_) => None,
         Err(_) => Some(Err(Lagged)),

@@ -168,6 +168,7 @@ from .user_role import UserRole
 from .watch_dir_response import WatchDirResponse
 from .watch_dir_response_type import WatchDirResponseType
 from .watch_sandbox_events_response import WatchSandboxEventsResponse
+from .watch_sandbox_events_response_kind import WatchSandboxEventsResponseKind
 from .who_am_i_response import WhoAmIResponse
 from .who_am_i_response_credential_kind import WhoAmIResponseCredentialKind
 from .who_am_i_response_role import WhoAmIResponseRole
@@ -342,6 +343,7 @@ __all__ = (
     "WatchDirResponse",
     "WatchDirResponseType",
     "WatchSandboxEventsResponse",
+    "WatchSandboxEventsResponseKind",
     "WhoAmIResponse",
     "WhoAmIResponseCredentialKind",
     "WhoAmIResponseRole",

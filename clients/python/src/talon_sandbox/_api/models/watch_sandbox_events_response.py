@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.watch_sandbox_events_response_kind import WatchSandboxEventsResponseKind
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -18,15 +19,20 @@ T = TypeVar("T", bound="WatchSandboxEventsResponse")
 
 @_attrs_define
 class WatchSandboxEventsResponse:
-    """One state change.
+    """One event of a sandbox: a state change, or something that happened in
+    it.
 
-    Attributes:
-        event_time (datetime.datetime | Unset): When the change happened.
-        sandbox (Sandbox | Unset): A sandbox. Fields marked output-only are set by the server; values sent
-             by a client in them are ignored.
+       Attributes:
+           event_time (datetime.datetime | Unset): When it happened.
+           kind (WatchSandboxEventsResponseKind | Unset): What happened.
+           message (str | Unset): Details, e.g. how the browser ended.
+           sandbox (Sandbox | Unset): A sandbox. Fields marked output-only are set by the server; values sent
+                by a client in them are ignored.
     """
 
     event_time: datetime.datetime | Unset = UNSET
+    kind: WatchSandboxEventsResponseKind | Unset = UNSET
+    message: str | Unset = UNSET
     sandbox: Sandbox | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -34,6 +40,12 @@ class WatchSandboxEventsResponse:
         event_time: str | Unset = UNSET
         if not isinstance(self.event_time, Unset):
             event_time = self.event_time.isoformat()
+
+        kind: str | Unset = UNSET
+        if not isinstance(self.kind, Unset):
+            kind = self.kind.value
+
+        message = self.message
 
         sandbox: dict[str, Any] | Unset = UNSET
         if not isinstance(self.sandbox, Unset):
@@ -44,6 +56,10 @@ class WatchSandboxEventsResponse:
         field_dict.update({})
         if event_time is not UNSET:
             field_dict["eventTime"] = event_time
+        if kind is not UNSET:
+            field_dict["kind"] = kind
+        if message is not UNSET:
+            field_dict["message"] = message
         if sandbox is not UNSET:
             field_dict["sandbox"] = sandbox
 
@@ -61,6 +77,15 @@ class WatchSandboxEventsResponse:
         else:
             event_time = datetime.datetime.fromisoformat(_event_time)
 
+        _kind = d.pop("kind", UNSET)
+        kind: WatchSandboxEventsResponseKind | Unset
+        if isinstance(_kind, Unset):
+            kind = UNSET
+        else:
+            kind = WatchSandboxEventsResponseKind(_kind)
+
+        message = d.pop("message", UNSET)
+
         _sandbox = d.pop("sandbox", UNSET)
         sandbox: Sandbox | Unset
         if isinstance(_sandbox, Unset):
@@ -70,6 +95,8 @@ class WatchSandboxEventsResponse:
 
         watch_sandbox_events_response = cls(
             event_time=event_time,
+            kind=kind,
+            message=message,
             sandbox=sandbox,
         )
 
