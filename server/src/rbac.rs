@@ -131,6 +131,13 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.BrowserService/StopBrowser", DEV, MUT),
     // A screenshot reads the screen; GetBrowser gives a viewer no URLs.
     rule("/talon.v1.BrowserService/TakeScreenshot", VIEW, READ),
+    // CodeService: running code is a developer's; a viewer may list.
+    rule("/talon.v1.CodeService/CreateCodeContext", DEV, MUT),
+    rule("/talon.v1.CodeService/ListCodeContexts", VIEW, READ),
+    rule("/talon.v1.CodeService/DeleteCodeContext", DEV, MUT),
+    rule("/talon.v1.CodeService/RestartCodeContext", DEV, MUT),
+    rule("/talon.v1.CodeService/InterruptCodeContext", DEV, MUT),
+    rule("/talon.v1.CodeService/RunCode", DEV, MUT),
     // AgentService
     rule("/talon.v1.AgentService/RunAgent", DEV, MUT),
     rule("/talon.v1.AgentService/ConnectAgentRun", VIEW, READ),
@@ -198,7 +205,7 @@ pub const METHODS: &[MethodRule] = &[
 ];
 
 /// What a sandbox access token may call: the data plane (processes, PTY,
-/// files, the preview tunnel), and only of its own sandbox, which
+/// files, code contexts, the preview tunnel), and only of its own sandbox, which
 /// `AgentProxy` checks. It may not mint file URLs or touch the sandbox's
 /// lifecycle.
 pub const SANDBOX_TOKEN_METHODS: &[&str] = &[
@@ -220,6 +227,12 @@ pub const SANDBOX_TOKEN_METHODS: &[&str] = &[
     "/talon.v1.FilesystemService/MovePath",
     "/talon.v1.FilesystemService/RemovePath",
     "/talon.v1.FilesystemService/WatchDir",
+    "/talon.v1.CodeService/CreateCodeContext",
+    "/talon.v1.CodeService/ListCodeContexts",
+    "/talon.v1.CodeService/DeleteCodeContext",
+    "/talon.v1.CodeService/RestartCodeContext",
+    "/talon.v1.CodeService/InterruptCodeContext",
+    "/talon.v1.CodeService/RunCode",
     "/talon.gateway.v1.PreviewTunnelService/OpenPreview",
 ];
 

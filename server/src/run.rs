@@ -71,6 +71,7 @@ pub const SERVED: &[&str] = &[
     "talon.v1.FilesystemService",
     "talon.v1.AgentService",
     "talon.v1.BrowserService",
+    "talon.v1.CodeService",
     "talon.worker.v1.WorkerControlService",
     "talon.gateway.v1.PreviewTunnelService",
     "grpc.reflection.v1.ServerReflection",
@@ -225,6 +226,10 @@ pub async fn start(
         )
         .add_service(
             talon_proto::v1::browser_service_server::BrowserServiceServer::new(proxy.clone()),
+        )
+        .add_service(
+            talon_proto::v1::code_service_server::CodeServiceServer::new(proxy.clone())
+                .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES),
         )
         .add_service(PreviewServiceServer::new(proxy.clone()))
         .add_service(

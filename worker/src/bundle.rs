@@ -196,6 +196,8 @@ pub const HOST_ETC: &[&str] = &[
     "/etc/fonts",
     // Debian's chromium wrapper reads its flags from here.
     "/etc/chromium.d",
+    // Debian's matplotlib keeps its defaults here, not beside the package.
+    "/etc/matplotlibrc",
 ];
 
 /// The default search path of every sandbox.

@@ -67,6 +67,7 @@ pub fn is_output(path: &str) -> bool {
                 | "GetProcessLogs"
                 | "RunAgent"
                 | "ConnectAgentRun"
+                | "RunCode"
         )
 }
 

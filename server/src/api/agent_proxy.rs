@@ -25,7 +25,7 @@ use tonic::{Request, Response, Status, Streaming};
 #[derive(Clone)]
 pub struct AgentProxy(pub Arc<App>);
 
-type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+pub(super) type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
 /// Where one call goes, and the metadata that names the sandbox there.
 pub(super) struct Route {
@@ -167,7 +167,7 @@ async fn peek<T: Send + 'static>(
     Ok((first, rest))
 }
 
-fn boxed<T: Send + 'static>(s: Streaming<T>) -> Out<T> {
+pub(super) fn boxed<T: Send + 'static>(s: Streaming<T>) -> Out<T> {
     Box::pin(s)
 }
 

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod agent_proxy;
 pub mod auth;
 pub mod browser;
+pub mod code;
 pub mod convert;
 pub mod image;
 pub mod preview;

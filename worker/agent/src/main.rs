@@ -18,6 +18,7 @@
 //! `agent.log` in its log directory: no host file is ever open in it.
 
 mod browser;
+mod code;
 mod files;
 mod logstore;
 mod ports;
@@ -176,7 +177,8 @@ fn main() -> anyhow::Result<()> {
         };
         let runs = runs::Runs::new(sup.clone(), files.clone(), a.workspace.to_string_lossy().into_owned());
         let browser = browser::Browser::new(sup.clone(), a.workspace.to_string_lossy().into_owned());
-        let agent = service::Agent { sup, files, runs, browser, started: std::time::Instant::now() };
+        let code = code::Contexts::new(sup.clone(), a.workspace.to_string_lossy().into_owned());
+        let agent = service::Agent { sup, files, runs, browser, code, started: std::time::Instant::now() };
         let svc = talon_proto::talon::agent::v1::sandbox_agent_service_server::SandboxAgentServiceServer::new(agent)
             .max_decoding_message_size(16 << 20);
         let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);

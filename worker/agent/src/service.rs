@@ -21,6 +21,7 @@ pub struct Agent {
     pub files: Arc<Files>,
     pub runs: Arc<crate::runs::Runs>,
     pub browser: Arc<crate::browser::Browser>,
+    pub code: Arc<crate::code::Contexts>,
     pub started: std::time::Instant,
 }
 
@@ -632,6 +633,82 @@ impl SandboxAgentService for Agent {
         Ok(Response::new(pb::GetBrowserResponse {
             browser: Some(self.browser.wait().await),
         }))
+    }
+
+    async fn create_code_context(
+        &self,
+        req: Request<pb::CreateCodeContextRequest>,
+    ) -> Result<Response<pb::CreateCodeContextResponse>, Status> {
+        let ctx = self.code.create(req.get_ref()).await?;
+        Ok(Response::new(pb::CreateCodeContextResponse {
+            context: Some(ctx.describe()),
+        }))
+    }
+
+    async fn list_code_contexts(
+        &self,
+        _req: Request<pb::ListCodeContextsRequest>,
+    ) -> Result<Response<pb::ListCodeContextsResponse>, Status> {
+        Ok(Response::new(pb::ListCodeContextsResponse {
+            contexts: self.code.list(),
+        }))
+    }
+
+    async fn delete_code_context(
+        &self,
+        req: Request<pb::DeleteCodeContextRequest>,
+    ) -> Result<Response<pb::DeleteCodeContextResponse>, Status> {
+        self.code.delete(&req.get_ref().context_id).await?;
+        Ok(Response::new(pb::DeleteCodeContextResponse {}))
+    }
+
+    async fn restart_code_context(
+        &self,
+        req: Request<pb::RestartCodeContextRequest>,
+    ) -> Result<Response<pb::RestartCodeContextResponse>, Status> {
+        let ctx = self.code.get(&req.get_ref().context_id)?;
+        self.code.restart(&ctx).await?;
+        Ok(Response::new(pb::RestartCodeContextResponse {
+            context: Some(ctx.describe()),
+        }))
+    }
+
+    async fn interrupt_code_context(
+        &self,
+        req: Request<pb::InterruptCodeContextRequest>,
+    ) -> Result<Response<pb::InterruptCodeContextResponse>, Status> {
+        let ctx = self.code.get(&req.get_ref().context_id)?;
+        self.code.interrupt(&ctx)?;
+        Ok(Response::new(pb::InterruptCodeContextResponse {}))
+    }
+
+    type RunCodeStream = Out<pb::RunCodeResponse>;
+
+    async fn run_code(
+        &self,
+        req: Request<pb::RunCodeRequest>,
+    ) -> Result<Response<Self::RunCodeStream>, Status> {
+        let r = req.into_inner();
+        if r.code.len() > crate::code::MAX_CODE {
+            return Err(Status::invalid_argument(format!(
+                "code is at most {} bytes",
+                crate::code::MAX_CODE
+            )));
+        }
+        let timeout = match r.timeout {
+            Some(t) if t.seconds < 0 || t.nanos < 0 => {
+                return Err(Status::invalid_argument("timeout must not be negative"));
+            }
+            Some(t) if t.seconds > 0 || t.nanos > 0 => {
+                std::time::Duration::new(t.seconds as u64, t.nanos as u32)
+            }
+            _ => crate::code::DEFAULT_TIMEOUT,
+        };
+        let ctx = self.code.for_run(&r).await?;
+        let (tx, rx) = mpsc::channel(64);
+        let code = self.code.clone();
+        tokio::spawn(async move { code.run(ctx, r.code, timeout, tx).await });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 
     async fn take_screenshot(

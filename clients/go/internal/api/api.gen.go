@@ -119,6 +119,30 @@ func (e BrowserState) Valid() bool {
 	}
 }
 
+// Defines values for CodeContextLanguage.
+const (
+	CodeContextLanguageCODELANGUAGEBASH        CodeContextLanguage = "CODE_LANGUAGE_BASH"
+	CodeContextLanguageCODELANGUAGEJAVASCRIPT  CodeContextLanguage = "CODE_LANGUAGE_JAVASCRIPT"
+	CodeContextLanguageCODELANGUAGEPYTHON      CodeContextLanguage = "CODE_LANGUAGE_PYTHON"
+	CodeContextLanguageCODELANGUAGEUNSPECIFIED CodeContextLanguage = "CODE_LANGUAGE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the CodeContextLanguage enum.
+func (e CodeContextLanguage) Valid() bool {
+	switch e {
+	case CodeContextLanguageCODELANGUAGEBASH:
+		return true
+	case CodeContextLanguageCODELANGUAGEJAVASCRIPT:
+		return true
+	case CodeContextLanguageCODELANGUAGEPYTHON:
+		return true
+	case CodeContextLanguageCODELANGUAGEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for CreateApiKeyRequestRole.
 const (
 	CreateApiKeyRequestRoleROLEDEVELOPER   CreateApiKeyRequestRole = "ROLE_DEVELOPER"
@@ -137,6 +161,30 @@ func (e CreateApiKeyRequestRole) Valid() bool {
 	case CreateApiKeyRequestRoleROLEUNSPECIFIED:
 		return true
 	case CreateApiKeyRequestRoleROLEVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for CreateCodeContextRequestLanguage.
+const (
+	CreateCodeContextRequestLanguageCODELANGUAGEBASH        CreateCodeContextRequestLanguage = "CODE_LANGUAGE_BASH"
+	CreateCodeContextRequestLanguageCODELANGUAGEJAVASCRIPT  CreateCodeContextRequestLanguage = "CODE_LANGUAGE_JAVASCRIPT"
+	CreateCodeContextRequestLanguageCODELANGUAGEPYTHON      CreateCodeContextRequestLanguage = "CODE_LANGUAGE_PYTHON"
+	CreateCodeContextRequestLanguageCODELANGUAGEUNSPECIFIED CreateCodeContextRequestLanguage = "CODE_LANGUAGE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the CreateCodeContextRequestLanguage enum.
+func (e CreateCodeContextRequestLanguage) Valid() bool {
+	switch e {
+	case CreateCodeContextRequestLanguageCODELANGUAGEBASH:
+		return true
+	case CreateCodeContextRequestLanguageCODELANGUAGEJAVASCRIPT:
+		return true
+	case CreateCodeContextRequestLanguageCODELANGUAGEPYTHON:
+		return true
+	case CreateCodeContextRequestLanguageCODELANGUAGEUNSPECIFIED:
 		return true
 	default:
 		return false
@@ -320,6 +368,30 @@ func (e PutSecretRequestDelivery) Valid() bool {
 	case PutSecretRequestDeliverySECRETDELIVERYFILE:
 		return true
 	case PutSecretRequestDeliverySECRETDELIVERYUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for RunCodeRequestLanguage.
+const (
+	RunCodeRequestLanguageCODELANGUAGEBASH        RunCodeRequestLanguage = "CODE_LANGUAGE_BASH"
+	RunCodeRequestLanguageCODELANGUAGEJAVASCRIPT  RunCodeRequestLanguage = "CODE_LANGUAGE_JAVASCRIPT"
+	RunCodeRequestLanguageCODELANGUAGEPYTHON      RunCodeRequestLanguage = "CODE_LANGUAGE_PYTHON"
+	RunCodeRequestLanguageCODELANGUAGEUNSPECIFIED RunCodeRequestLanguage = "CODE_LANGUAGE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the RunCodeRequestLanguage enum.
+func (e RunCodeRequestLanguage) Valid() bool {
+	switch e {
+	case RunCodeRequestLanguageCODELANGUAGEBASH:
+		return true
+	case RunCodeRequestLanguageCODELANGUAGEJAVASCRIPT:
+		return true
+	case RunCodeRequestLanguageCODELANGUAGEPYTHON:
+		return true
+	case RunCodeRequestLanguageCODELANGUAGEUNSPECIFIED:
 		return true
 	default:
 		return false
@@ -863,6 +935,72 @@ type CloseProcessStdinRequest struct {
 // CloseProcessStdinResponse Response of CloseProcessStdin.
 type CloseProcessStdinResponse = map[string]interface{}
 
+// CodeCompleted The end of a run.
+type CodeCompleted struct {
+	// Duration How long it ran.
+	Duration *string `json:"duration,omitempty"`
+
+	// ExecutionCount The context's execution count after this run.
+	ExecutionCount *int32 `json:"executionCount,omitempty"`
+
+	// Interrupted Whether it was interrupted (by InterruptCodeContext or its timeout).
+	Interrupted *bool `json:"interrupted,omitempty"`
+
+	// TimedOut Whether its timeout ended it.
+	TimedOut *bool `json:"timedOut,omitempty"`
+}
+
+// CodeContext A code context.
+type CodeContext struct {
+	// ContextId Its id.
+	ContextId *string `json:"contextId,omitempty"`
+
+	// CreateTime When it was created.
+	CreateTime *time.Time `json:"createTime,omitempty"`
+
+	// Cwd Its kernel's working directory.
+	Cwd *string `json:"cwd,omitempty"`
+
+	// ExecutionCount Runs so far (the kernel's execution count).
+	ExecutionCount *int32 `json:"executionCount,omitempty"`
+
+	// Language Its language.
+	Language *CodeContextLanguage `json:"language,omitempty"`
+}
+
+// CodeContextLanguage Its language.
+type CodeContextLanguage string
+
+// CodeError An error raised by the code.
+type CodeError struct {
+	// Name The exception's type, e.g. "ZeroDivisionError".
+	Name *string `json:"name,omitempty"`
+
+	// Traceback The traceback, one entry per frame, as plain text.
+	Traceback *[]string `json:"traceback,omitempty"`
+
+	// Value Its message.
+	Value *string `json:"value,omitempty"`
+}
+
+// CodeOutput Output text.
+type CodeOutput struct {
+	// Text The text, as the kernel sent it.
+	Text *string `json:"text,omitempty"`
+}
+
+// CodeResult A rich result, by MIME type: `text/plain` always when the kernel gives
+//
+//	one; `image/png` and other binary types base64-encoded, as Jupyter sends
+//	them; `application/json` as JSON text.
+type CodeResult struct {
+	// Data MIME type -> representation.
+	Data *map[string]string `json:"data,omitempty"`
+
+	// IsMainResult The run's own value (the last expression), not a display.
+	IsMainResult *bool `json:"isMainResult,omitempty"`
+}
+
 // ConnectAgentRunResponse Response of ConnectAgentRun: one event.
 type ConnectAgentRunResponse struct {
 	// Event The event, as RunAgent streams it.
@@ -923,6 +1061,30 @@ type CreateBrowserSessionResponse struct {
 	// SessionToken The session credential. Empty over REST: it is in the cookie, out of
 	//  reach of scripts.
 	SessionToken *string `json:"sessionToken,omitempty"`
+}
+
+// CreateCodeContextRequest Request for CreateCodeContext.
+type CreateCodeContextRequest struct {
+	// Cwd The working directory; /workspace when empty.
+	Cwd *string `json:"cwd,omitempty"`
+
+	// Env Environment variables of the kernel, over the sandbox's.
+	Env *map[string]string `json:"env,omitempty"`
+
+	// Language The language.
+	Language *CreateCodeContextRequestLanguage `json:"language,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// CreateCodeContextRequestLanguage The language.
+type CreateCodeContextRequestLanguage string
+
+// CreateCodeContextResponse Response of CreateCodeContext.
+type CreateCodeContextResponse struct {
+	// Context The context.
+	Context *CodeContext `json:"context,omitempty"`
 }
 
 // CreateFileUrlRequest Request for CreateFileUrl.
@@ -1053,6 +1215,9 @@ type DeleteApiKeyResponse = map[string]interface{}
 
 // DeleteBrowserSessionResponse Response of DeleteBrowserSession.
 type DeleteBrowserSessionResponse = map[string]interface{}
+
+// DeleteCodeContextResponse Response of DeleteCodeContext.
+type DeleteCodeContextResponse = map[string]interface{}
 
 // DeleteImageResponse Response of DeleteImage.
 type DeleteImageResponse = map[string]interface{}
@@ -1235,6 +1400,18 @@ type ImportImageResponse struct {
 	Image *Image `json:"image,omitempty"`
 }
 
+// InterruptCodeContextRequest Request for InterruptCodeContext.
+type InterruptCodeContextRequest struct {
+	// ContextId The context.
+	ContextId *string `json:"contextId,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// InterruptCodeContextResponse Response of InterruptCodeContext.
+type InterruptCodeContextResponse = map[string]interface{}
+
 // ListApiKeysResponse Response of ListApiKeys.
 type ListApiKeysResponse struct {
 	// ApiKeys One page.
@@ -1251,6 +1428,12 @@ type ListAuditEventsResponse struct {
 
 	// NextPageToken Empty on the last page.
 	NextPageToken *string `json:"nextPageToken,omitempty"`
+}
+
+// ListCodeContextsResponse Response of ListCodeContexts.
+type ListCodeContextsResponse struct {
+	// Contexts The contexts.
+	Contexts *[]CodeContext `json:"contexts,omitempty"`
 }
 
 // ListDirResponse Response of ListDir.
@@ -1701,6 +1884,21 @@ type Resources struct {
 	MemoryMib *string `json:"memoryMib,omitempty"`
 }
 
+// RestartCodeContextRequest Request for RestartCodeContext.
+type RestartCodeContextRequest struct {
+	// ContextId The context.
+	ContextId *string `json:"contextId,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// RestartCodeContextResponse Response of RestartCodeContext.
+type RestartCodeContextResponse struct {
+	// Context The context, its count back at 0.
+	Context *CodeContext `json:"context,omitempty"`
+}
+
 // ResumeSandboxRequest Request for ResumeSandbox.
 type ResumeSandboxRequest struct {
 	// SandboxId The sandbox.
@@ -1762,6 +1960,48 @@ type RunAgentResponse struct {
 
 	// Started Started.
 	Started *AgentStarted `json:"started,omitempty"`
+}
+
+// RunCodeRequest Request for RunCode.
+type RunCodeRequest struct {
+	// Code The code.
+	Code *string `json:"code,omitempty"`
+
+	// ContextId The context; empty runs in the sandbox's default context of
+	//  `language` (made on first use).
+	ContextId *string `json:"contextId,omitempty"`
+
+	// Language The language, when no context is named (Python when unset).
+	Language *RunCodeRequestLanguage `json:"language,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+
+	// Timeout How long it may run before it is interrupted; 5 minutes when unset.
+	Timeout *string `json:"timeout,omitempty"`
+}
+
+// RunCodeRequestLanguage The language, when no context is named (Python when unset).
+type RunCodeRequestLanguage string
+
+// RunCodeResponse One event of a run.
+type RunCodeResponse struct {
+	// CodeError The run raised (or, in Bash, ended with a non-zero status). Not
+	//  `error`: in REST's NDJSON an `error` line is the stream's own
+	//  failure.
+	CodeError *CodeError `json:"codeError,omitempty"`
+
+	// Completed The run ended (always last).
+	Completed *CodeCompleted `json:"completed,omitempty"`
+
+	// Result A rich result: a value displayed, or the run's own value.
+	Result *CodeResult `json:"result,omitempty"`
+
+	// Stderr Text written to stderr.
+	Stderr *CodeOutput `json:"stderr,omitempty"`
+
+	// Stdout Text written to stdout.
+	Stdout *CodeOutput `json:"stdout,omitempty"`
 }
 
 // Sandbox A sandbox. Fields marked output-only are set by the server; values sent
@@ -2745,6 +2985,18 @@ type BrowserServiceStartBrowserJSONRequestBody = StartBrowserRequest
 // BrowserServiceStopBrowserJSONRequestBody defines body for BrowserServiceStopBrowser for application/json ContentType.
 type BrowserServiceStopBrowserJSONRequestBody = StopBrowserRequest
 
+// CodeServiceCreateCodeContextJSONRequestBody defines body for CodeServiceCreateCodeContext for application/json ContentType.
+type CodeServiceCreateCodeContextJSONRequestBody = CreateCodeContextRequest
+
+// CodeServiceInterruptCodeContextJSONRequestBody defines body for CodeServiceInterruptCodeContext for application/json ContentType.
+type CodeServiceInterruptCodeContextJSONRequestBody = InterruptCodeContextRequest
+
+// CodeServiceRestartCodeContextJSONRequestBody defines body for CodeServiceRestartCodeContext for application/json ContentType.
+type CodeServiceRestartCodeContextJSONRequestBody = RestartCodeContextRequest
+
+// CodeServiceRunCodeJSONRequestBody defines body for CodeServiceRunCode for application/json ContentType.
+type CodeServiceRunCodeJSONRequestBody = RunCodeRequest
+
 // FilesystemServiceCreateFileUrlJSONRequestBody defines body for FilesystemServiceCreateFileUrl for application/json ContentType.
 type FilesystemServiceCreateFileUrlJSONRequestBody = CreateFileUrlRequest
 
@@ -3495,6 +3747,70 @@ type ClientInterface interface {
 	//
 	// Stops the browser.
 	BrowserServiceStopBrowser(ctx context.Context, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceListCodeContexts performs a GET /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceListCodeContexts` operationId) request.
+	//
+	// The sandbox's contexts.
+	CodeServiceListCodeContexts(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceCreateCodeContextWithBody performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts a context: a kernel of the language in `cwd`.
+	CodeServiceCreateCodeContextWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceCreateCodeContext performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Starts a context: a kernel of the language in `cwd`.
+	CodeServiceCreateCodeContext(ctx context.Context, sandboxId string, body CodeServiceCreateCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceDeleteCodeContext performs a DELETE /v1/sandboxes/{sandboxId}/code-contexts/{contextId} (the `CodeServiceDeleteCodeContext` operationId) request.
+	//
+	// Stops a context's kernel and forgets it.
+	CodeServiceDeleteCodeContext(ctx context.Context, sandboxId string, contextId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceInterruptCodeContextWithBody performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Interrupts what a context runs (KeyboardInterrupt in Python); its
+	//  state stays.
+	CodeServiceInterruptCodeContextWithBody(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceInterruptCodeContext performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Interrupts what a context runs (KeyboardInterrupt in Python); its
+	//  state stays.
+	CodeServiceInterruptCodeContext(ctx context.Context, sandboxId string, contextId string, body CodeServiceInterruptCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceRestartCodeContextWithBody performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts a context's kernel afresh: its state is gone, its id stays.
+	CodeServiceRestartCodeContextWithBody(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceRestartCodeContext performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Starts a context's kernel afresh: its state is gone, its id stays.
+	CodeServiceRestartCodeContext(ctx context.Context, sandboxId string, contextId string, body CodeServiceRestartCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceRunCodeWithBody performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Runs code in a context (the sandbox's default context of the
+	//  language when none is named) and streams its output, results and
+	//  error, then its completion. Runs in one context are one at a time.
+	CodeServiceRunCodeWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// CodeServiceRunCode performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Runs code in a context (the sandbox's default context of the
+	//  language when none is named) and streams its output, results and
+	//  error, then its completion. Runs in one context are one at a time.
+	CodeServiceRunCode(ctx context.Context, sandboxId string, body CodeServiceRunCodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SandboxServiceWatchSandboxEvents performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
@@ -4690,6 +5006,174 @@ func (c *Client) BrowserServiceStopBrowserWithBody(ctx context.Context, sandboxI
 // Stops the browser.
 func (c *Client) BrowserServiceStopBrowser(ctx context.Context, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewBrowserServiceStopBrowserRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceListCodeContexts performs a GET /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceListCodeContexts` operationId) request.
+//
+// The sandbox's contexts.
+func (c *Client) CodeServiceListCodeContexts(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceListCodeContextsRequest(c.Server, sandboxId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceCreateCodeContextWithBody performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts a context: a kernel of the language in `cwd`.
+func (c *Client) CodeServiceCreateCodeContextWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceCreateCodeContextRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceCreateCodeContext performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Starts a context: a kernel of the language in `cwd`.
+func (c *Client) CodeServiceCreateCodeContext(ctx context.Context, sandboxId string, body CodeServiceCreateCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceCreateCodeContextRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceDeleteCodeContext performs a DELETE /v1/sandboxes/{sandboxId}/code-contexts/{contextId} (the `CodeServiceDeleteCodeContext` operationId) request.
+//
+// Stops a context's kernel and forgets it.
+func (c *Client) CodeServiceDeleteCodeContext(ctx context.Context, sandboxId string, contextId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceDeleteCodeContextRequest(c.Server, sandboxId, contextId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceInterruptCodeContextWithBody performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request,
+// with any type of body and a specified content type.
+//
+// Interrupts what a context runs (KeyboardInterrupt in Python); its
+//
+//	state stays.
+func (c *Client) CodeServiceInterruptCodeContextWithBody(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceInterruptCodeContextRequestWithBody(c.Server, sandboxId, contextId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceInterruptCodeContext performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Interrupts what a context runs (KeyboardInterrupt in Python); its
+//
+//	state stays.
+func (c *Client) CodeServiceInterruptCodeContext(ctx context.Context, sandboxId string, contextId string, body CodeServiceInterruptCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceInterruptCodeContextRequest(c.Server, sandboxId, contextId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceRestartCodeContextWithBody performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts a context's kernel afresh: its state is gone, its id stays.
+func (c *Client) CodeServiceRestartCodeContextWithBody(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceRestartCodeContextRequestWithBody(c.Server, sandboxId, contextId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceRestartCodeContext performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Starts a context's kernel afresh: its state is gone, its id stays.
+func (c *Client) CodeServiceRestartCodeContext(ctx context.Context, sandboxId string, contextId string, body CodeServiceRestartCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceRestartCodeContextRequest(c.Server, sandboxId, contextId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceRunCodeWithBody performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request,
+// with any type of body and a specified content type.
+//
+// Runs code in a context (the sandbox's default context of the
+//
+//	language when none is named) and streams its output, results and
+//	error, then its completion. Runs in one context are one at a time.
+func (c *Client) CodeServiceRunCodeWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceRunCodeRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// CodeServiceRunCode performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Runs code in a context (the sandbox's default context of the
+//
+//	language when none is named) and streams its output, results and
+//	error, then its completion. Runs in one context are one at a time.
+func (c *Client) CodeServiceRunCode(ctx context.Context, sandboxId string, body CodeServiceRunCodeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewCodeServiceRunCodeRequest(c.Server, sandboxId, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7417,6 +7901,283 @@ func NewBrowserServiceStopBrowserRequestWithBody(server string, sandboxId string
 	}
 
 	operationPath := fmt.Sprintf("/v1/sandboxes/%s/browser:stop", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCodeServiceListCodeContextsRequest constructs an http.Request for the CodeServiceListCodeContexts method
+func NewCodeServiceListCodeContextsRequest(server string, sandboxId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/code-contexts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCodeServiceCreateCodeContextRequest calls the generic CodeServiceCreateCodeContext builder with application/json body
+func NewCodeServiceCreateCodeContextRequest(server string, sandboxId string, body CodeServiceCreateCodeContextJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCodeServiceCreateCodeContextRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewCodeServiceCreateCodeContextRequestWithBody constructs an http.Request for the CodeServiceCreateCodeContext method, with any body, and a specified content type
+func NewCodeServiceCreateCodeContextRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/code-contexts", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCodeServiceDeleteCodeContextRequest constructs an http.Request for the CodeServiceDeleteCodeContext method
+func NewCodeServiceDeleteCodeContextRequest(server string, sandboxId string, contextId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "contextId", contextId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/code-contexts/%s", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewCodeServiceInterruptCodeContextRequest calls the generic CodeServiceInterruptCodeContext builder with application/json body
+func NewCodeServiceInterruptCodeContextRequest(server string, sandboxId string, contextId string, body CodeServiceInterruptCodeContextJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCodeServiceInterruptCodeContextRequestWithBody(server, sandboxId, contextId, "application/json", bodyReader)
+}
+
+// NewCodeServiceInterruptCodeContextRequestWithBody constructs an http.Request for the CodeServiceInterruptCodeContext method, with any body, and a specified content type
+func NewCodeServiceInterruptCodeContextRequestWithBody(server string, sandboxId string, contextId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "contextId", contextId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/code-contexts/%s:interrupt", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCodeServiceRestartCodeContextRequest calls the generic CodeServiceRestartCodeContext builder with application/json body
+func NewCodeServiceRestartCodeContextRequest(server string, sandboxId string, contextId string, body CodeServiceRestartCodeContextJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCodeServiceRestartCodeContextRequestWithBody(server, sandboxId, contextId, "application/json", bodyReader)
+}
+
+// NewCodeServiceRestartCodeContextRequestWithBody constructs an http.Request for the CodeServiceRestartCodeContext method, with any body, and a specified content type
+func NewCodeServiceRestartCodeContextRequestWithBody(server string, sandboxId string, contextId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	var pathParam1 string
+
+	pathParam1, err = runtime.StyleParamWithOptions("simple", false, "contextId", contextId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/code-contexts/%s:restart", pathParam0, pathParam1)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewCodeServiceRunCodeRequest calls the generic CodeServiceRunCode builder with application/json body
+func NewCodeServiceRunCodeRequest(server string, sandboxId string, body CodeServiceRunCodeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewCodeServiceRunCodeRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewCodeServiceRunCodeRequestWithBody constructs an http.Request for the CodeServiceRunCode method, with any body, and a specified content type
+func NewCodeServiceRunCodeRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/code:run", pathParam0)
 	if operationPath[0] == '/' {
 		operationPath = "." + operationPath
 	}
@@ -10937,6 +11698,82 @@ type ClientWithResponsesInterface interface {
 	// Stops the browser.
 	BrowserServiceStopBrowserWithResponse(ctx context.Context, sandboxId string, body BrowserServiceStopBrowserJSONRequestBody, reqEditors ...RequestEditorFn) (*BrowserServiceStopBrowserResponse, error)
 
+	// CodeServiceListCodeContextsWithResponse performs a GET /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceListCodeContexts` operationId) request.
+	//
+	// The sandbox's contexts.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	CodeServiceListCodeContextsWithResponse(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*CodeServiceListCodeContextsResponse, error)
+
+	// CodeServiceCreateCodeContextWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts a context: a kernel of the language in `cwd`.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	CodeServiceCreateCodeContextWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceCreateCodeContextResponse, error)
+
+	// CodeServiceCreateCodeContextWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Starts a context: a kernel of the language in `cwd`.
+	CodeServiceCreateCodeContextWithResponse(ctx context.Context, sandboxId string, body CodeServiceCreateCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceCreateCodeContextResponse, error)
+
+	// CodeServiceDeleteCodeContextWithResponse performs a DELETE /v1/sandboxes/{sandboxId}/code-contexts/{contextId} (the `CodeServiceDeleteCodeContext` operationId) request.
+	//
+	// Stops a context's kernel and forgets it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	CodeServiceDeleteCodeContextWithResponse(ctx context.Context, sandboxId string, contextId string, reqEditors ...RequestEditorFn) (*CodeServiceDeleteCodeContextResponse, error)
+
+	// CodeServiceInterruptCodeContextWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Interrupts what a context runs (KeyboardInterrupt in Python); its
+	//  state stays.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	CodeServiceInterruptCodeContextWithBodyWithResponse(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceInterruptCodeContextResponse, error)
+
+	// CodeServiceInterruptCodeContextWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Interrupts what a context runs (KeyboardInterrupt in Python); its
+	//  state stays.
+	CodeServiceInterruptCodeContextWithResponse(ctx context.Context, sandboxId string, contextId string, body CodeServiceInterruptCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceInterruptCodeContextResponse, error)
+
+	// CodeServiceRestartCodeContextWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Starts a context's kernel afresh: its state is gone, its id stays.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	CodeServiceRestartCodeContextWithBodyWithResponse(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceRestartCodeContextResponse, error)
+
+	// CodeServiceRestartCodeContextWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Starts a context's kernel afresh: its state is gone, its id stays.
+	CodeServiceRestartCodeContextWithResponse(ctx context.Context, sandboxId string, contextId string, body CodeServiceRestartCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceRestartCodeContextResponse, error)
+
+	// CodeServiceRunCodeWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Runs code in a context (the sandbox's default context of the
+	//  language when none is named) and streams its output, results and
+	//  error, then its completion. Runs in one context are one at a time.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	CodeServiceRunCodeWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceRunCodeResponse, error)
+
+	// CodeServiceRunCodeWithResponse performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Runs code in a context (the sandbox's default context of the
+	//  language when none is named) and streams its output, results and
+	//  error, then its completion. Runs in one context are one at a time.
+	CodeServiceRunCodeWithResponse(ctx context.Context, sandboxId string, body CodeServiceRunCodeJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceRunCodeResponse, error)
+
 	// SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 	//
 	// Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -12870,6 +13707,287 @@ func (r BrowserServiceStopBrowserResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r BrowserServiceStopBrowserResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CodeServiceListCodeContextsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListCodeContextsResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CodeServiceListCodeContextsResponse) GetJSON200() *ListCodeContextsResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CodeServiceListCodeContextsResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CodeServiceListCodeContextsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CodeServiceListCodeContextsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CodeServiceListCodeContextsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CodeServiceListCodeContextsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CodeServiceCreateCodeContextResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateCodeContextResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CodeServiceCreateCodeContextResponse) GetJSON200() *CreateCodeContextResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CodeServiceCreateCodeContextResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CodeServiceCreateCodeContextResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CodeServiceCreateCodeContextResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CodeServiceCreateCodeContextResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CodeServiceCreateCodeContextResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CodeServiceDeleteCodeContextResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeleteCodeContextResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CodeServiceDeleteCodeContextResponse) GetJSON200() *DeleteCodeContextResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CodeServiceDeleteCodeContextResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CodeServiceDeleteCodeContextResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CodeServiceDeleteCodeContextResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CodeServiceDeleteCodeContextResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CodeServiceDeleteCodeContextResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CodeServiceInterruptCodeContextResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *InterruptCodeContextResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CodeServiceInterruptCodeContextResponse) GetJSON200() *InterruptCodeContextResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CodeServiceInterruptCodeContextResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CodeServiceInterruptCodeContextResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CodeServiceInterruptCodeContextResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CodeServiceInterruptCodeContextResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CodeServiceInterruptCodeContextResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CodeServiceRestartCodeContextResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *RestartCodeContextResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r CodeServiceRestartCodeContextResponse) GetJSON200() *RestartCodeContextResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CodeServiceRestartCodeContextResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CodeServiceRestartCodeContextResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CodeServiceRestartCodeContextResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CodeServiceRestartCodeContextResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CodeServiceRestartCodeContextResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type CodeServiceRunCodeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r CodeServiceRunCodeResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r CodeServiceRunCodeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r CodeServiceRunCodeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r CodeServiceRunCodeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r CodeServiceRunCodeResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -15885,6 +17003,146 @@ func (c *ClientWithResponses) BrowserServiceStopBrowserWithResponse(ctx context.
 	return ParseBrowserServiceStopBrowserResponse(rsp)
 }
 
+// CodeServiceListCodeContextsWithResponse performs a GET /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceListCodeContexts` operationId) request.
+//
+// The sandbox's contexts.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) CodeServiceListCodeContextsWithResponse(ctx context.Context, sandboxId string, reqEditors ...RequestEditorFn) (*CodeServiceListCodeContextsResponse, error) {
+	rsp, err := c.CodeServiceListCodeContexts(ctx, sandboxId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceListCodeContextsResponse(rsp)
+}
+
+// CodeServiceCreateCodeContextWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts a context: a kernel of the language in `cwd`.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) CodeServiceCreateCodeContextWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceCreateCodeContextResponse, error) {
+	rsp, err := c.CodeServiceCreateCodeContextWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceCreateCodeContextResponse(rsp)
+}
+
+// CodeServiceCreateCodeContextWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts (the `CodeServiceCreateCodeContext` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Starts a context: a kernel of the language in `cwd`.
+func (c *ClientWithResponses) CodeServiceCreateCodeContextWithResponse(ctx context.Context, sandboxId string, body CodeServiceCreateCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceCreateCodeContextResponse, error) {
+	rsp, err := c.CodeServiceCreateCodeContext(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceCreateCodeContextResponse(rsp)
+}
+
+// CodeServiceDeleteCodeContextWithResponse performs a DELETE /v1/sandboxes/{sandboxId}/code-contexts/{contextId} (the `CodeServiceDeleteCodeContext` operationId) request.
+//
+// Stops a context's kernel and forgets it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) CodeServiceDeleteCodeContextWithResponse(ctx context.Context, sandboxId string, contextId string, reqEditors ...RequestEditorFn) (*CodeServiceDeleteCodeContextResponse, error) {
+	rsp, err := c.CodeServiceDeleteCodeContext(ctx, sandboxId, contextId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceDeleteCodeContextResponse(rsp)
+}
+
+// CodeServiceInterruptCodeContextWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request,
+// with any type of body and a specified content type.
+//
+// Interrupts what a context runs (KeyboardInterrupt in Python); its
+//
+//	state stays.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) CodeServiceInterruptCodeContextWithBodyWithResponse(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceInterruptCodeContextResponse, error) {
+	rsp, err := c.CodeServiceInterruptCodeContextWithBody(ctx, sandboxId, contextId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceInterruptCodeContextResponse(rsp)
+}
+
+// CodeServiceInterruptCodeContextWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt (the `CodeServiceInterruptCodeContext` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Interrupts what a context runs (KeyboardInterrupt in Python); its
+//
+//	state stays.
+func (c *ClientWithResponses) CodeServiceInterruptCodeContextWithResponse(ctx context.Context, sandboxId string, contextId string, body CodeServiceInterruptCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceInterruptCodeContextResponse, error) {
+	rsp, err := c.CodeServiceInterruptCodeContext(ctx, sandboxId, contextId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceInterruptCodeContextResponse(rsp)
+}
+
+// CodeServiceRestartCodeContextWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request,
+// with any type of body and a specified content type.
+//
+// Starts a context's kernel afresh: its state is gone, its id stays.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) CodeServiceRestartCodeContextWithBodyWithResponse(ctx context.Context, sandboxId string, contextId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceRestartCodeContextResponse, error) {
+	rsp, err := c.CodeServiceRestartCodeContextWithBody(ctx, sandboxId, contextId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceRestartCodeContextResponse(rsp)
+}
+
+// CodeServiceRestartCodeContextWithResponse performs a POST /v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart (the `CodeServiceRestartCodeContext` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Starts a context's kernel afresh: its state is gone, its id stays.
+func (c *ClientWithResponses) CodeServiceRestartCodeContextWithResponse(ctx context.Context, sandboxId string, contextId string, body CodeServiceRestartCodeContextJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceRestartCodeContextResponse, error) {
+	rsp, err := c.CodeServiceRestartCodeContext(ctx, sandboxId, contextId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceRestartCodeContextResponse(rsp)
+}
+
+// CodeServiceRunCodeWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request,
+// with any type of body and a specified content type.
+//
+// Runs code in a context (the sandbox's default context of the
+//
+//	language when none is named) and streams its output, results and
+//	error, then its completion. Runs in one context are one at a time.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) CodeServiceRunCodeWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*CodeServiceRunCodeResponse, error) {
+	rsp, err := c.CodeServiceRunCodeWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceRunCodeResponse(rsp)
+}
+
+// CodeServiceRunCodeWithResponse performs a POST /v1/sandboxes/{sandboxId}/code:run (the `CodeServiceRunCode` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Runs code in a context (the sandbox's default context of the
+//
+//	language when none is named) and streams its output, results and
+//	error, then its completion. Runs in one context are one at a time.
+func (c *ClientWithResponses) CodeServiceRunCodeWithResponse(ctx context.Context, sandboxId string, body CodeServiceRunCodeJSONRequestBody, reqEditors ...RequestEditorFn) (*CodeServiceRunCodeResponse, error) {
+	rsp, err := c.CodeServiceRunCode(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseCodeServiceRunCodeResponse(rsp)
+}
+
 // SandboxServiceWatchSandboxEventsWithResponse performs a GET /v1/sandboxes/{sandboxId}/events (the `SandboxServiceWatchSandboxEvents` operationId) request.
 //
 // Streams state changes of one sandbox, or of all the tenant's sandboxes
@@ -17857,6 +19115,197 @@ func ParseBrowserServiceStopBrowserResponse(rsp *http.Response) (*BrowserService
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCodeServiceListCodeContextsResponse parses an HTTP response from a CodeServiceListCodeContextsWithResponse call
+func ParseCodeServiceListCodeContextsResponse(rsp *http.Response) (*CodeServiceListCodeContextsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CodeServiceListCodeContextsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListCodeContextsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCodeServiceCreateCodeContextResponse parses an HTTP response from a CodeServiceCreateCodeContextWithResponse call
+func ParseCodeServiceCreateCodeContextResponse(rsp *http.Response) (*CodeServiceCreateCodeContextResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CodeServiceCreateCodeContextResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateCodeContextResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCodeServiceDeleteCodeContextResponse parses an HTTP response from a CodeServiceDeleteCodeContextWithResponse call
+func ParseCodeServiceDeleteCodeContextResponse(rsp *http.Response) (*CodeServiceDeleteCodeContextResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CodeServiceDeleteCodeContextResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeleteCodeContextResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCodeServiceInterruptCodeContextResponse parses an HTTP response from a CodeServiceInterruptCodeContextWithResponse call
+func ParseCodeServiceInterruptCodeContextResponse(rsp *http.Response) (*CodeServiceInterruptCodeContextResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CodeServiceInterruptCodeContextResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest InterruptCodeContextResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCodeServiceRestartCodeContextResponse parses an HTTP response from a CodeServiceRestartCodeContextWithResponse call
+func ParseCodeServiceRestartCodeContextResponse(rsp *http.Response) (*CodeServiceRestartCodeContextResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CodeServiceRestartCodeContextResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest RestartCodeContextResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseCodeServiceRunCodeResponse parses an HTTP response from a CodeServiceRunCodeWithResponse call
+func ParseCodeServiceRunCodeResponse(rsp *http.Response) (*CodeServiceRunCodeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &CodeServiceRunCodeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

@@ -474,6 +474,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes/{sandboxId}/code-contexts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The sandbox's contexts. */
+        get: operations["CodeService_ListCodeContexts"];
+        put?: never;
+        /** @description Starts a context: a kernel of the language in `cwd`. */
+        post: operations["CodeService_CreateCodeContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/code-contexts/{contextId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Stops a context's kernel and forgets it. */
+        delete: operations["CodeService_DeleteCodeContext"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/code-contexts/{contextId}:interrupt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Interrupts what a context runs (KeyboardInterrupt in Python); its
+         *      state stays.
+         */
+        post: operations["CodeService_InterruptCodeContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/code-contexts/{contextId}:restart": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Starts a context's kernel afresh: its state is gone, its id stays. */
+        post: operations["CodeService_RestartCodeContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/code:run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Runs code in a context (the sandbox's default context of the
+         *      language when none is named) and streams its output, results and
+         *      error, then its completion. Runs in one context are one at a time.
+         */
+        post: operations["CodeService_RunCode"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandboxes/{sandboxId}/events": {
         parameters: {
             query?: never;
@@ -1468,6 +1561,70 @@ export interface components {
         };
         /** @description Response of CloseProcessStdin. */
         CloseProcessStdinResponse: Record<string, never>;
+        /** @description The end of a run. */
+        CodeCompleted: {
+            /** @description How long it ran. */
+            duration?: string;
+            /**
+             * Format: int32
+             * @description The context's execution count after this run.
+             */
+            executionCount?: number;
+            /** @description Whether it was interrupted (by InterruptCodeContext or its timeout). */
+            interrupted?: boolean;
+            /** @description Whether its timeout ended it. */
+            timedOut?: boolean;
+        };
+        /** @description A code context. */
+        CodeContext: {
+            /** @description Its id. */
+            contextId?: string;
+            /**
+             * Format: date-time
+             * @description When it was created.
+             */
+            createTime?: string;
+            /** @description Its kernel's working directory. */
+            cwd?: string;
+            /**
+             * Format: int32
+             * @description Runs so far (the kernel's execution count).
+             */
+            executionCount?: number;
+            /**
+             * Format: enum
+             * @description Its language.
+             * @enum {string}
+             */
+            language?: "CODE_LANGUAGE_UNSPECIFIED" | "CODE_LANGUAGE_PYTHON" | "CODE_LANGUAGE_JAVASCRIPT" | "CODE_LANGUAGE_BASH";
+        };
+        /** @description An error raised by the code. */
+        CodeError: {
+            /** @description The exception's type, e.g. "ZeroDivisionError". */
+            name?: string;
+            /** @description The traceback, one entry per frame, as plain text. */
+            traceback?: string[];
+            /** @description Its message. */
+            value?: string;
+        };
+        /** @description Output text. */
+        CodeOutput: {
+            /** @description The text, as the kernel sent it. */
+            text?: string;
+        };
+        /**
+         * @description A rich result, by MIME type: `text/plain` always when the kernel gives
+         *      one; `image/png` and other binary types base64-encoded, as Jupyter sends
+         *      them; `application/json` as JSON text.
+         */
+        CodeResult: {
+            /** @description MIME type -> representation. */
+            data?: {
+                [key: string]: string;
+            };
+            /** @description The run's own value (the last expression), not a display. */
+            isMainResult?: boolean;
+        };
         /** @description Response of ConnectAgentRun: one event. */
         ConnectAgentRunResponse: {
             /** @description The event, as RunAgent streams it. */
@@ -1527,6 +1684,28 @@ export interface components {
              *      reach of scripts.
              */
             sessionToken?: string;
+        };
+        /** @description Request for CreateCodeContext. */
+        CreateCodeContextRequest: {
+            /** @description The working directory; /workspace when empty. */
+            cwd?: string;
+            /** @description Environment variables of the kernel, over the sandbox's. */
+            env?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: enum
+             * @description The language.
+             * @enum {string}
+             */
+            language?: "CODE_LANGUAGE_UNSPECIFIED" | "CODE_LANGUAGE_PYTHON" | "CODE_LANGUAGE_JAVASCRIPT" | "CODE_LANGUAGE_BASH";
+            /** @description The sandbox. */
+            sandboxId?: string;
+        };
+        /** @description Response of CreateCodeContext. */
+        CreateCodeContextResponse: {
+            /** @description The context. */
+            context?: components["schemas"]["CodeContext"];
         };
         /** @description Request for CreateFileUrl. */
         CreateFileUrlRequest: {
@@ -1643,6 +1822,8 @@ export interface components {
         DeleteApiKeyResponse: Record<string, never>;
         /** @description Response of DeleteBrowserSession. */
         DeleteBrowserSessionResponse: Record<string, never>;
+        /** @description Response of DeleteCodeContext. */
+        DeleteCodeContextResponse: Record<string, never>;
         /** @description Response of DeleteImage. */
         DeleteImageResponse: Record<string, never>;
         /** @description Response of DeleteSandbox. */
@@ -1802,6 +1983,15 @@ export interface components {
             /** @description The imported image. */
             image?: components["schemas"]["Image"];
         };
+        /** @description Request for InterruptCodeContext. */
+        InterruptCodeContextRequest: {
+            /** @description The context. */
+            contextId?: string;
+            /** @description The sandbox. */
+            sandboxId?: string;
+        };
+        /** @description Response of InterruptCodeContext. */
+        InterruptCodeContextResponse: Record<string, never>;
         /** @description Response of ListApiKeys. */
         ListApiKeysResponse: {
             /** @description One page. */
@@ -1815,6 +2005,11 @@ export interface components {
             auditEvents?: components["schemas"]["AuditEvent"][];
             /** @description Empty on the last page. */
             nextPageToken?: string;
+        };
+        /** @description Response of ListCodeContexts. */
+        ListCodeContextsResponse: {
+            /** @description The contexts. */
+            contexts?: components["schemas"]["CodeContext"][];
         };
         /** @description Response of ListDir. */
         ListDirResponse: {
@@ -2225,6 +2420,18 @@ export interface components {
             /** @description Memory limit in MiB. */
             memoryMib?: string;
         };
+        /** @description Request for RestartCodeContext. */
+        RestartCodeContextRequest: {
+            /** @description The context. */
+            contextId?: string;
+            /** @description The sandbox. */
+            sandboxId?: string;
+        };
+        /** @description Response of RestartCodeContext. */
+        RestartCodeContextResponse: {
+            /** @description The context, its count back at 0. */
+            context?: components["schemas"]["CodeContext"];
+        };
         /** @description Request for ResumeSandbox. */
         ResumeSandboxRequest: {
             /** @description The sandbox. */
@@ -2280,6 +2487,43 @@ export interface components {
             seq?: string;
             /** @description Started. */
             started?: components["schemas"]["AgentStarted"];
+        };
+        /** @description Request for RunCode. */
+        RunCodeRequest: {
+            /** @description The code. */
+            code?: string;
+            /**
+             * @description The context; empty runs in the sandbox's default context of
+             *      `language` (made on first use).
+             */
+            contextId?: string;
+            /**
+             * Format: enum
+             * @description The language, when no context is named (Python when unset).
+             * @enum {string}
+             */
+            language?: "CODE_LANGUAGE_UNSPECIFIED" | "CODE_LANGUAGE_PYTHON" | "CODE_LANGUAGE_JAVASCRIPT" | "CODE_LANGUAGE_BASH";
+            /** @description The sandbox. */
+            sandboxId?: string;
+            /** @description How long it may run before it is interrupted; 5 minutes when unset. */
+            timeout?: string;
+        };
+        /** @description One event of a run. */
+        RunCodeResponse: {
+            /**
+             * @description The run raised (or, in Bash, ended with a non-zero status). Not
+             *      `error`: in REST's NDJSON an `error` line is the stream's own
+             *      failure.
+             */
+            codeError?: components["schemas"]["CodeError"];
+            /** @description The run ended (always last). */
+            completed?: components["schemas"]["CodeCompleted"];
+            /** @description A rich result: a value displayed, or the run's own value. */
+            result?: components["schemas"]["CodeResult"];
+            /** @description Text written to stderr. */
+            stderr?: components["schemas"]["CodeOutput"];
+            /** @description Text written to stdout. */
+            stdout?: components["schemas"]["CodeOutput"];
         };
         /**
          * @description A sandbox. Fields marked output-only are set by the server; values sent
@@ -3819,6 +4063,221 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["StopBrowserResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    CodeService_ListCodeContexts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListCodeContextsResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    CodeService_CreateCodeContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateCodeContextRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateCodeContextResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    CodeService_DeleteCodeContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+                /** @description The context. */
+                contextId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteCodeContextResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    CodeService_InterruptCodeContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+                /** @description The context. */
+                contextId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InterruptCodeContextRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InterruptCodeContextResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    CodeService_RestartCodeContext: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+                /** @description The context. */
+                contextId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RestartCodeContextRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RestartCodeContextResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    CodeService_RunCode: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description A stream: one message per NDJSON line (an `{"error": …}` line ends a stream that fails) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["RunCodeResponse"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Default error response */

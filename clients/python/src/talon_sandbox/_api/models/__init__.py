@@ -16,6 +16,13 @@ from .cancel_agent_run_request import CancelAgentRunRequest
 from .cancel_agent_run_response import CancelAgentRunResponse
 from .close_process_stdin_request import CloseProcessStdinRequest
 from .close_process_stdin_response import CloseProcessStdinResponse
+from .code_completed import CodeCompleted
+from .code_context import CodeContext
+from .code_context_language import CodeContextLanguage
+from .code_error import CodeError
+from .code_output import CodeOutput
+from .code_result import CodeResult
+from .code_result_data import CodeResultData
 from .connect_agent_run_response import ConnectAgentRunResponse
 from .connect_process_response import ConnectProcessResponse
 from .create_api_key_request import CreateApiKeyRequest
@@ -23,6 +30,10 @@ from .create_api_key_request_role import CreateApiKeyRequestRole
 from .create_api_key_response import CreateApiKeyResponse
 from .create_browser_session_request import CreateBrowserSessionRequest
 from .create_browser_session_response import CreateBrowserSessionResponse
+from .create_code_context_request import CreateCodeContextRequest
+from .create_code_context_request_env import CreateCodeContextRequestEnv
+from .create_code_context_request_language import CreateCodeContextRequestLanguage
+from .create_code_context_response import CreateCodeContextResponse
 from .create_file_url_request import CreateFileUrlRequest
 from .create_file_url_request_operation import CreateFileUrlRequestOperation
 from .create_file_url_response import CreateFileUrlResponse
@@ -38,6 +49,7 @@ from .create_user_request_role import CreateUserRequestRole
 from .create_user_response import CreateUserResponse
 from .delete_api_key_response import DeleteApiKeyResponse
 from .delete_browser_session_response import DeleteBrowserSessionResponse
+from .delete_code_context_response import DeleteCodeContextResponse
 from .delete_image_response import DeleteImageResponse
 from .delete_sandbox_response import DeleteSandboxResponse
 from .delete_secret_response import DeleteSecretResponse
@@ -61,8 +73,11 @@ from .image_source import ImageSource
 from .import_image_header import ImportImageHeader
 from .import_image_request import ImportImageRequest
 from .import_image_response import ImportImageResponse
+from .interrupt_code_context_request import InterruptCodeContextRequest
+from .interrupt_code_context_response import InterruptCodeContextResponse
 from .list_api_keys_response import ListApiKeysResponse
 from .list_audit_events_response import ListAuditEventsResponse
+from .list_code_contexts_response import ListCodeContextsResponse
 from .list_dir_response import ListDirResponse
 from .list_images_response import ListImagesResponse
 from .list_ports_response import ListPortsResponse
@@ -114,11 +129,16 @@ from .remove_path_response import RemovePathResponse
 from .resize_process_pty_request import ResizeProcessPtyRequest
 from .resize_process_pty_response import ResizeProcessPtyResponse
 from .resources import Resources
+from .restart_code_context_request import RestartCodeContextRequest
+from .restart_code_context_response import RestartCodeContextResponse
 from .resume_sandbox_request import ResumeSandboxRequest
 from .resume_sandbox_response import ResumeSandboxResponse
 from .run_agent_request import RunAgentRequest
 from .run_agent_request_env import RunAgentRequestEnv
 from .run_agent_response import RunAgentResponse
+from .run_code_request import RunCodeRequest
+from .run_code_request_language import RunCodeRequestLanguage
+from .run_code_response import RunCodeResponse
 from .sandbox import Sandbox
 from .sandbox_env import SandboxEnv
 from .sandbox_labels import SandboxLabels
@@ -197,6 +217,13 @@ __all__ = (
     "CancelAgentRunResponse",
     "CloseProcessStdinRequest",
     "CloseProcessStdinResponse",
+    "CodeCompleted",
+    "CodeContext",
+    "CodeContextLanguage",
+    "CodeError",
+    "CodeOutput",
+    "CodeResult",
+    "CodeResultData",
     "ConnectAgentRunResponse",
     "ConnectProcessResponse",
     "CreateApiKeyRequest",
@@ -204,6 +231,10 @@ __all__ = (
     "CreateApiKeyResponse",
     "CreateBrowserSessionRequest",
     "CreateBrowserSessionResponse",
+    "CreateCodeContextRequest",
+    "CreateCodeContextRequestEnv",
+    "CreateCodeContextRequestLanguage",
+    "CreateCodeContextResponse",
     "CreateFileUrlRequest",
     "CreateFileUrlRequestOperation",
     "CreateFileUrlResponse",
@@ -219,6 +250,7 @@ __all__ = (
     "CreateUserResponse",
     "DeleteApiKeyResponse",
     "DeleteBrowserSessionResponse",
+    "DeleteCodeContextResponse",
     "DeleteImageResponse",
     "DeleteSandboxResponse",
     "DeleteSecretResponse",
@@ -242,8 +274,11 @@ __all__ = (
     "ImportImageHeader",
     "ImportImageRequest",
     "ImportImageResponse",
+    "InterruptCodeContextRequest",
+    "InterruptCodeContextResponse",
     "ListApiKeysResponse",
     "ListAuditEventsResponse",
+    "ListCodeContextsResponse",
     "ListDirResponse",
     "ListeningPort",
     "ListImagesResponse",
@@ -293,11 +328,16 @@ __all__ = (
     "ResizeProcessPtyRequest",
     "ResizeProcessPtyResponse",
     "Resources",
+    "RestartCodeContextRequest",
+    "RestartCodeContextResponse",
     "ResumeSandboxRequest",
     "ResumeSandboxResponse",
     "RunAgentRequest",
     "RunAgentRequestEnv",
     "RunAgentResponse",
+    "RunCodeRequest",
+    "RunCodeRequestLanguage",
+    "RunCodeResponse",
     "Sandbox",
     "SandboxEnv",
     "SandboxLabels",

@@ -1,0 +1,193 @@
+from http import HTTPStatus
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from ...client import AuthenticatedClient, Client
+from ...models.interrupt_code_context_request import InterruptCodeContextRequest
+from ...models.interrupt_code_context_response import InterruptCodeContextResponse
+from ...models.status import Status
+from ...types import Response
+
+
+def _get_kwargs(
+    sandbox_id: str,
+    context_id: str,
+    *,
+    body: InterruptCodeContextRequest,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/sandboxes/{sandbox_id}/code-contexts/{context_id}:interrupt".format(
+            sandbox_id=quote(str(sandbox_id), safe=""),
+            context_id=quote(str(context_id), safe=""),
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> InterruptCodeContextResponse | Status:
+    if response.status_code == 200:
+        response_200 = InterruptCodeContextResponse.from_dict(response.json())
+
+        return response_200
+
+    response_default = Status.from_dict(response.json())
+
+    return response_default
+
+
+def _build_response(
+    *, client: AuthenticatedClient | Client, response: httpx.Response
+) -> Response[InterruptCodeContextResponse | Status]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    sandbox_id: str,
+    context_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InterruptCodeContextRequest,
+) -> Response[InterruptCodeContextResponse | Status]:
+    """Interrupts what a context runs (KeyboardInterrupt in Python); its
+     state stays.
+
+    Args:
+        sandbox_id (str):
+        context_id (str):
+        body (InterruptCodeContextRequest): Request for InterruptCodeContext.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[InterruptCodeContextResponse | Status]
+    """
+
+    kwargs = _get_kwargs(
+        sandbox_id=sandbox_id,
+        context_id=context_id,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    sandbox_id: str,
+    context_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InterruptCodeContextRequest,
+) -> InterruptCodeContextResponse | Status | None:
+    """Interrupts what a context runs (KeyboardInterrupt in Python); its
+     state stays.
+
+    Args:
+        sandbox_id (str):
+        context_id (str):
+        body (InterruptCodeContextRequest): Request for InterruptCodeContext.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        InterruptCodeContextResponse | Status
+    """
+
+    return sync_detailed(
+        sandbox_id=sandbox_id,
+        context_id=context_id,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    sandbox_id: str,
+    context_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InterruptCodeContextRequest,
+) -> Response[InterruptCodeContextResponse | Status]:
+    """Interrupts what a context runs (KeyboardInterrupt in Python); its
+     state stays.
+
+    Args:
+        sandbox_id (str):
+        context_id (str):
+        body (InterruptCodeContextRequest): Request for InterruptCodeContext.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[InterruptCodeContextResponse | Status]
+    """
+
+    kwargs = _get_kwargs(
+        sandbox_id=sandbox_id,
+        context_id=context_id,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    sandbox_id: str,
+    context_id: str,
+    *,
+    client: AuthenticatedClient | Client,
+    body: InterruptCodeContextRequest,
+) -> InterruptCodeContextResponse | Status | None:
+    """Interrupts what a context runs (KeyboardInterrupt in Python); its
+     state stays.
+
+    Args:
+        sandbox_id (str):
+        context_id (str):
+        body (InterruptCodeContextRequest): Request for InterruptCodeContext.
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        InterruptCodeContextResponse | Status
+    """
+
+    return (
+        await asyncio_detailed(
+            sandbox_id=sandbox_id,
+            context_id=context_id,
+            client=client,
+            body=body,
+        )
+    ).parsed
