@@ -174,6 +174,10 @@ impl Client {
         pb::browser_service_client::BrowserServiceClient::new(self.svc())
             .max_decoding_message_size(64 << 20)
     }
+    pub fn code(&self) -> pb::code_service_client::CodeServiceClient<Svc> {
+        pb::code_service_client::CodeServiceClient::new(self.svc())
+            .max_decoding_message_size(64 << 20)
+    }
     pub fn auth(&self) -> pb::auth_service_client::AuthServiceClient<Svc> {
         pb::auth_service_client::AuthServiceClient::new(self.svc())
     }
@@ -472,13 +476,20 @@ impl Sandbox {
     pub fn browser(&self) -> Browser<'_> {
         Browser { s: self }
     }
+
+    /// The sandbox's code contexts.
+    pub fn code(&self) -> CodeContexts<'_> {
+        CodeContexts { s: self }
+    }
 }
 
 mod agent;
 mod browser;
+mod code;
 mod commands;
 mod files;
 pub use agent::*;
 pub use browser::*;
+pub use code::*;
 pub use commands::*;
 pub use files::*;

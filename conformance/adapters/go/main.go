@@ -243,6 +243,31 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 			"loopback_hidden":       !strings.Contains(string(raw), "127.0.0.1:9222"),
 			"png":                   strings.HasPrefix(string(png), "\x89PNG\r\n\x1a\n"),
 			"stopped_state":         stopped.State, "stopped_cdp_url": stopped.CDPURL}, nil
+	case "code":
+		s, err := r.sandbox(a)
+		if err != nil {
+			return nil, err
+		}
+		c, err := s.Code().CreateContext(ctx, str(a, "language"), "", nil)
+		if err != nil {
+			return nil, err
+		}
+		texts, stdouts, errs := []any{}, []any{}, []any{}
+		for _, code := range a["runs"].([]any) {
+			x, err := s.Code().Run(ctx, code.(string), talon.RunCodeOptions{Context: c.ID})
+			if err != nil {
+				return nil, err
+			}
+			name := ""
+			if x.Error != nil {
+				name = x.Error.Name
+			}
+			texts, stdouts, errs = append(texts, x.Text), append(stdouts, x.Stdout), append(errs, name)
+		}
+		if err := s.Code().DeleteContext(ctx, c.ID); err != nil {
+			return nil, err
+		}
+		return map[string]any{"texts": texts, "stdouts": stdouts, "errors": errs}, nil
 	case "metrics":
 		s, err := r.sandbox(a)
 		if err != nil {

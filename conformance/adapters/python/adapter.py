@@ -89,6 +89,13 @@ class Case:
                     "loopback_hidden": "127.0.0.1:9222" not in json.dumps(version),
                     "png": png.startswith(b"\x89PNG\r\n\x1a\n"),
                     "stopped_state": stopped.state, "stopped_cdp_url": stopped.cdp_url}
+        if op == "code":
+            s = self.sandbox(a)
+            ctx = s.code.create_context(a["language"])
+            runs = [s.code.run(c, context=ctx) for c in a["runs"]]
+            s.code.delete_context(ctx)
+            return {"texts": [x.text or "" for x in runs], "stdouts": [x.stdout for x in runs],
+                    "errors": [x.error.name if x.error else "" for x in runs]}
         if op == "metrics":
             m = self.sandbox(a).get_metrics()[0]
             return {"cpu_count": m.cpu_count, "mem_total_mib": m.mem_total >> 20,

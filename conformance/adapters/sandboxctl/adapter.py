@@ -34,18 +34,23 @@ def generate(size, seed):
     return bytes((((i * 2654435761) + seed) & 0xFFFFFFFF) >> 24 for i in range(size))
 
 
+def failure(p):
+    """The Failed a sandboxctl that exited non-zero reports on stderr."""
+    err = {}
+    for line in p.stderr.decode(errors="replace").splitlines():
+        try:
+            err = json.loads(line).get("error", {})
+        except ValueError:
+            pass
+    return Failed(err.get("code", "ADAPTER"), err.get("message", p.stderr.decode(errors="replace")[-300:]))
+
+
 def ctl(args, key=None, stdin=b"", raw=False):
     """Runs sandboxctl; its stdout (JSON unless raw), or Failed."""
     env = {**os.environ, "TALON_API_KEY": KEYS[key]}
     p = subprocess.run([BIN, "--output", "json", *args], input=stdin, capture_output=True, env=env, timeout=300)
     if p.returncode != 0 and not raw:
-        err = {}
-        for line in p.stderr.decode(errors="replace").splitlines():
-            try:
-                err = json.loads(line).get("error", {})
-            except ValueError:
-                pass
-        raise Failed(err.get("code", "ADAPTER"), err.get("message", p.stderr.decode(errors="replace")[-300:]))
+        raise failure(p)
     if raw:
         return p
     return json.loads(p.stdout or b"{}")
@@ -146,6 +151,21 @@ class Case:
                     "loopback_hidden": "127.0.0.1:9222" not in json.dumps(version),
                     "png": png.startswith(b"\x89PNG\r\n\x1a\n"),
                     "stopped_state": stopped["state"], "stopped_cdp_url": stopped["cdp_url"]}
+        if op == "code":
+            sid = self.sid(a)
+            cid = ctl(["code", "create", sid, "--language", a["language"]], k)["context_id"]
+            runs = []
+            for code in a["runs"]:
+                # `code run` exits 1 when the code raised: its JSON still says what.
+                p = ctl(["code", "run", sid, code, "--context", cid], k, raw=True)
+                if p.returncode not in (0, 1) or not p.stdout.strip():
+                    raise failure(p)
+                runs.append(json.loads(p.stdout))
+            ctl(["code", "rm", sid, cid], k, raw=True)
+            main = [next((r["data"].get("text/plain", "") for r in x["results"] if r["is_main_result"]), "")
+                    for x in runs]
+            return {"texts": main, "stdouts": [x["stdout"] for x in runs],
+                    "errors": [(x["error"] or {}).get("name", "") for x in runs]}
         if op == "metrics":
             m = ctl(["metrics", self.sid(a)], k)
             return {"cpu_count": m["cpu_count"], "mem_total_mib": int(m["mem_total_bytes"]) >> 20,

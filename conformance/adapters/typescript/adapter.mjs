@@ -97,6 +97,18 @@ class Case {
           stopped_cdp_url: stopped.cdpUrl,
         };
       }
+      case "code": {
+        const s = await this.sandbox(a);
+        const ctx = await s.code.createContext({ language: a.language });
+        const runs = [];
+        for (const c of a.runs) runs.push(await s.code.run(c, { context: ctx }));
+        await s.code.deleteContext(ctx);
+        return {
+          texts: runs.map((x) => x.text ?? ""),
+          stdouts: runs.map((x) => x.stdout),
+          errors: runs.map((x) => x.error?.name ?? ""),
+        };
+      }
       case "metrics": {
         const [m] = await (await this.sandbox(a)).getMetrics();
         return {

@@ -14,7 +14,8 @@ default).
 """
 
 from . import errors
-from ._core import AgentEvent, AgentRun, BrowserInfo, CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from ._core import AgentEvent, AgentRun, BrowserInfo, CodeContext, CodeError, CodeResult, CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from ._core import Execution
 from .async_sandbox import AsyncCommandHandle, AsyncSandbox, AsyncWatchHandle
 from .errors import (
     AuthenticationError,
@@ -35,6 +36,10 @@ __all__ = [
     "AgentEvent",
     "AgentRun",
     "BrowserInfo",
+    "CodeContext",
+    "CodeError",
+    "CodeResult",
+    "Execution",
     "AsyncCommandHandle",
     "AsyncSandbox",
     "AsyncWatchHandle",

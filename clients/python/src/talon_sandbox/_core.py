@@ -698,3 +698,170 @@ def browser_start_body(window_size: Optional[str], url_ttl: Optional[float]) -> 
 
 def screenshot_png(body: Any) -> bytes:
     return base64.b64decode((body or {}).get("png") or "")
+
+
+LANGUAGES = {"python": "CODE_LANGUAGE_PYTHON", "javascript": "CODE_LANGUAGE_JAVASCRIPT",
+             "js": "CODE_LANGUAGE_JAVASCRIPT", "bash": "CODE_LANGUAGE_BASH"}
+
+
+def code_language(language: str) -> str:
+    try:
+        return LANGUAGES[language.lower()]
+    except KeyError:
+        raise errors.InvalidArgumentError(
+            f"unknown language {language!r}: python, javascript or bash") from None
+
+
+@dataclass
+class CodeContext:
+    """A kernel inside the sandbox that keeps its state between runs."""
+
+    id: str
+    language: str
+    cwd: str
+    execution_count: int = 0
+
+
+def code_context(body: Any) -> CodeContext:
+    c = (body or {}).get("context", body) or {}
+    lang = str(c.get("language") or "").removeprefix("CODE_LANGUAGE_").lower()
+    return CodeContext(c.get("contextId", ""), lang, c.get("cwd", ""), int(c.get("executionCount") or 0))
+
+
+@dataclass
+class CodeResult:
+    """A rich result by MIME type (`data`); `is_main_result` marks the
+    run's own value. Binary types (PNG, …) are base64 text, as Jupyter
+    sends them; `png` decodes it."""
+
+    data: dict
+    is_main_result: bool = False
+
+    @property
+    def text(self) -> Optional[str]:
+        return self.data.get("text/plain")
+
+    @property
+    def html(self) -> Optional[str]:
+        return self.data.get("text/html")
+
+    @property
+    def json(self) -> Any:
+        j = self.data.get("application/json")
+        return json.loads(j) if j is not None else None
+
+    @property
+    def png(self) -> Optional[bytes]:
+        p = self.data.get("image/png")
+        return base64.b64decode(p) if p is not None else None
+
+    def formats(self) -> list:
+        return sorted(self.data)
+
+
+@dataclass
+class CodeError:
+    """What the code raised: `name` ("ZeroDivisionError"), `value` (its
+    message) and `traceback`, one entry per frame."""
+
+    name: str
+    value: str
+    traceback: list
+
+
+@dataclass
+class Execution:
+    """A run: its output, rich results, error (None when it succeeded)
+    and how it ended. `text` is the main result's text/plain."""
+
+    stdout: str = ""
+    stderr: str = ""
+    results: list = field(default_factory=list)
+    error: Optional[CodeError] = None
+    execution_count: int = 0
+    duration: float = 0.0
+    interrupted: bool = False
+    timed_out: bool = False
+
+    @property
+    def text(self) -> Optional[str]:
+        for r in self.results:
+            if r.is_main_result:
+                return r.text
+        return None
+
+
+class CodeFollower:
+    """Folds RunCode's NDJSON lines into an Execution, calling the
+    callbacks as events arrive."""
+
+    def __init__(self, on_stdout: Optional[Callable[[str], Any]] = None,
+                 on_stderr: Optional[Callable[[str], Any]] = None,
+                 on_result: Optional[Callable[[CodeResult], Any]] = None,
+                 on_error: Optional[Callable[[CodeError], Any]] = None) -> None:
+        self.x = Execution()
+        self.done = False
+        self.cb = (on_stdout, on_stderr, on_result, on_error)
+
+    def add(self, line: bytes | str) -> None:
+        ev = json.loads(line)
+        if "error" in ev:
+            raise errors.from_body(0, ev["error"])
+        x = self.x
+        on_stdout, on_stderr, on_result, on_error = self.cb
+        if "stdout" in ev:
+            t = ev["stdout"].get("text", "")
+            x.stdout += t
+            if on_stdout:
+                on_stdout(t)
+        elif "stderr" in ev:
+            t = ev["stderr"].get("text", "")
+            x.stderr += t
+            if on_stderr:
+                on_stderr(t)
+        elif "result" in ev:
+            r = CodeResult(dict(ev["result"].get("data") or {}), bool(ev["result"].get("isMainResult")))
+            x.results.append(r)
+            if on_result:
+                on_result(r)
+        elif "codeError" in ev:
+            e = ev["codeError"]
+            x.error = CodeError(e.get("name", ""), e.get("value", ""), list(e.get("traceback") or []))
+            if on_error:
+                on_error(x.error)
+        elif "completed" in ev:
+            c = ev["completed"]
+            x.execution_count = int(c.get("executionCount") or 0)
+            x.duration = float(str(c.get("duration", "0s")).rstrip("s") or "0")
+            x.interrupted = bool(c.get("interrupted"))
+            x.timed_out = bool(c.get("timedOut"))
+            self.done = True
+
+    def result(self) -> Execution:
+        if not self.done:
+            raise errors.TalonError("the run ended without completing")
+        return self.x
+
+
+def run_code_body(code: str, language: Optional[str], context: Any, timeout: Optional[float]) -> dict:
+    body: dict = {"code": code}
+    if context is not None:
+        body["contextId"] = context.id if isinstance(context, CodeContext) else str(context)
+    if language:
+        body["language"] = code_language(language)
+    if timeout is not None:
+        body["timeout"] = f"{timeout:g}s"
+    return body
+
+
+def context_body(language: str, cwd: Optional[str], envs: Optional[dict]) -> dict:
+    body: dict = {"language": code_language(language)}
+    if cwd:
+        body["cwd"] = cwd
+    if envs:
+        body["env"] = dict(envs)
+    return body
+
+
+def context_id(context: Any) -> str:
+    return context.id if isinstance(context, CodeContext) else str(context)

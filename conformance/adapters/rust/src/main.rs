@@ -226,6 +226,33 @@ impl Case {
                     "stopped_state": state(stopped.state), "stopped_cdp_url": stopped.cdp_url,
                 })
             }
+            "code" => {
+                let sb = self.sandbox(a).await?;
+                let lang = match s(a, "language") {
+                    "python" => talon_sdk::CodeLanguage::Python,
+                    "javascript" => talon_sdk::CodeLanguage::Javascript,
+                    "bash" => talon_sdk::CodeLanguage::Bash,
+                    other => return Err(Error::Config(format!("unknown language {other}"))),
+                };
+                let ctx = sb.code().create_context(lang, None).await?;
+                let (mut texts, mut stdouts, mut errors) = (vec![], vec![], vec![]);
+                for code in a["runs"].as_array().into_iter().flatten() {
+                    let x = sb
+                        .code()
+                        .run(
+                            code.as_str().unwrap_or_default(),
+                            talon_sdk::RunIn::Context(&ctx.context_id),
+                            None,
+                            |_| {},
+                        )
+                        .await?;
+                    texts.push(x.text().unwrap_or_default().to_string());
+                    stdouts.push(x.stdout.clone());
+                    errors.push(x.error.map(|e| e.name).unwrap_or_default());
+                }
+                sb.code().delete_context(&ctx.context_id).await?;
+                json!({"texts": texts, "stdouts": stdouts, "errors": errors})
+            }
             "metrics" => {
                 let m = self.sandbox(a).await?.metrics().await?;
                 json!({
