@@ -27,8 +27,9 @@ fi
   openapi-spec-validator==0.7.2 schemathesis==4.32.5 pyyaml pytest==8.4.2 pytest-asyncio==1.2.0 \
   playwright==1.65.3
 .venv/bin/pip install --quiet --disable-pip-version-check -e "clients/python[http2]"
-# The unmodified e2b SDK: its test suite, and the bench's E2B figures.
-.venv/bin/pip install --quiet --disable-pip-version-check "e2b==2.63.0"
+# The unmodified e2b SDKs (and its code interpreter): their test suites,
+# and the bench's E2B figures.
+.venv/bin/pip install --quiet --disable-pip-version-check "e2b==2.63.0" "e2b-code-interpreter==2.11.5"
 # Installing the SDK leaves nothing in the checkout (no build/, no egg-info).
 left=$(git status --porcelain --ignored -- clients/python | grep '^!!' | grep -v '.pytest_cache' || true)
 if [ -n "$left" ]; then

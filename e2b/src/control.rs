@@ -15,6 +15,11 @@ use std::sync::Arc;
 use talon_proto::v1 as pb;
 use talon_proto::v1::sandbox_service_client::SandboxServiceClient;
 
+/// E2B's stock templates, which stand for `--e2b-default-template`: `base`
+/// (the SDK's default) and `code-interpreter-v1` (the code interpreter
+/// SDK's, whose kernels CodeService serves from the default image).
+const STOCK_TEMPLATES: &[&str] = &["base", "code-interpreter-v1"];
+
 type Result<T> = std::result::Result<T, ApiError>;
 
 /// The caller's Talon API key: `X-API-KEY`, as the SDKs send it, or a
@@ -108,6 +113,7 @@ impl E2b {
         }
     }
 
+    /// E2B's name for an image: `base` for the default template.
     fn template_of(&self, image: &str) -> String {
         if image == self.config.default_template {
             "base".into()
@@ -139,6 +145,7 @@ impl E2b {
             sandbox_id: ids::to_e2b(&s.sandbox_id),
             client_id: crate::CLIENT_ID.into(),
             envd_version: crate::ENVD_VERSION.into(),
+            traffic_access_token: envd_access_token.clone(),
             envd_access_token,
             domain: self.config.domain.clone(),
         })
@@ -201,7 +208,7 @@ pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Res
         return Err(ApiError::unsupported("autoResume"));
     }
     let template = n.template_id.clone().unwrap_or_else(|| "base".into());
-    let image = if template == "base" {
+    let image = if STOCK_TEMPLATES.contains(&template.as_str()) {
         e.config.default_template.clone()
     } else {
         template.clone()

@@ -69,6 +69,10 @@ pub struct Sandbox {
     /// `X-Access-Token` of the data plane.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub envd_access_token: Option<String>,
+    /// The same token: the code interpreter SDK sends it as
+    /// `E2B-Traffic-Access-Token` on its context calls.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub traffic_access_token: Option<String>,
     pub domain: Option<String>,
 }
 

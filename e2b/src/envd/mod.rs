@@ -11,8 +11,10 @@
 //!
 //! - `connect`: the Connect protocol (JSON, envelopes);
 //! - `process`, `filesystem`: the two services; `files`: `/files`;
+//! - `code`: the code interpreter's port (49999), onto CodeService;
 //! - `ports`: every other port, through the preview tunnel.
 
+mod code;
 mod connect;
 mod files;
 pub(crate) mod filesystem;
@@ -192,7 +194,7 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .filter(|v| *v > 0)
     };
-    let ctx = Ctx {
+    let mut ctx = Ctx {
         e: e.clone(),
         sandbox_id,
         e2b_id: t.e2b_id.clone(),
@@ -201,6 +203,15 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
         timeout: ms("connect-timeout-ms").map(Duration::from_millis),
         keepalive: ms("keepalive-ping-interval").map(Duration::from_secs),
     };
+    if t.port == code::CODE_PORT {
+        if ctx.token.is_empty() {
+            ctx.token = header("e2b-traffic-access-token")
+                .unwrap_or_default()
+                .to_string();
+        }
+        let path = parts.uri.path().to_string();
+        return code::call(ctx, parts.method, &path, body).await;
+    }
     if t.port != ENVD_PORT {
         return ports::forward(ctx, t.port, Request::from_parts(parts, body)).await;
     }
