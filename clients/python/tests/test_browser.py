@@ -4,6 +4,7 @@ screenshot, the live view page, and stopped; the async client the same."""
 
 import asyncio
 import os
+import time
 
 import httpx
 import pytest
@@ -30,6 +31,10 @@ def _playwright():
 def test_playwright_drives_the_sandbox_browser_through_cdp_url():
     sync_playwright = _playwright()
     with Sandbox.create(memory_mib=1024, timeout=600) as sbx:
+        # A site served inside the same sandbox, on its loopback.
+        sbx.files.write("site/index.html", "<title>served in the sandbox</title><p>hi</p>")
+        sbx.commands.run("python3 -m http.server 8123 --bind 127.0.0.1 --directory /workspace/site",
+                         background=True)
         info = sbx.browser.start(window_size="1024,700")
         assert info.state == "running", info
         assert info.cdp_url.startswith(os.environ["TALON_URL"].rstrip("/") + "/cdp/")
@@ -38,6 +43,13 @@ def test_playwright_drives_the_sandbox_browser_through_cdp_url():
             browser = p.chromium.connect_over_cdp(info.cdp_url)
             ctx = browser.contexts[0]
             page = ctx.pages[0] if ctx.pages else ctx.new_page()
+            for _ in range(50):
+                try:
+                    page.goto("http://127.0.0.1:8123/")
+                    break
+                except Exception:
+                    time.sleep(0.2)
+            assert page.title() == "served in the sandbox"
             page.set_content("<title>sdk</title><h1 id=t>before</h1>"
                              "<button onclick=\"t.textContent='after'\">go</button>")
             page.click("button")

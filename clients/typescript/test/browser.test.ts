@@ -21,6 +21,11 @@ describe("browser", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
   });
 
   it("is driven by Playwright and Puppeteer through cdpUrl, and screenshots", async () => {
+    // A site served inside the same sandbox, on its loopback.
+    await sbx.files.write("site/index.html", "<title>served in the sandbox</title>");
+    await sbx.commands.run("python3 -m http.server 8124 --bind 127.0.0.1 --directory /workspace/site", {
+      background: true,
+    });
     const info = await sbx.browser.start({ windowSize: "1000,700" });
     assert.equal(info.state, "running");
     assert.ok(info.cdpUrl.includes("/cdp/"), info.cdpUrl);
@@ -29,6 +34,17 @@ describe("browser", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
     const pw = await chromium.connectOverCDP(info.cdpUrl);
     const ctx = pw.contexts()[0];
     const page = ctx.pages()[0] ?? (await ctx.newPage());
+    const served = "http://127.0.0.1:8124/";
+    for (let i = 0; ; i++) {
+      try {
+        await page.goto(served);
+        break;
+      } catch (e) {
+        if (i > 50) throw e;
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    }
+    assert.equal(await page.title(), "served in the sandbox");
     await page.setContent(`<title>pw</title><h1 id="t">before</h1><button onclick="t.textContent='after'">go</button>`);
     await page.click("button");
     assert.equal(await page.innerText("#t"), "after");
@@ -38,6 +54,8 @@ describe("browser", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
 
     const pp = await puppeteer.connect({ browserWSEndpoint: info.websocketDebuggerUrl, defaultViewport: null });
     const p = await pp.newPage();
+    await p.goto(served);
+    assert.equal(await p.title(), "served in the sandbox");
     await p.setContent(`<title>pp</title><p id="x">from puppeteer</p>`);
     assert.equal(await p.$eval("#x", (e) => e.textContent), "from puppeteer");
     assert.equal(await p.title(), "pp");

@@ -386,7 +386,10 @@ mod tests {
     #[test]
     fn languages_fail_closed() {
         assert_eq!(language(None), Ok(pb::CodeLanguage::Python));
-        assert_eq!(language(Some("JavaScript")), Ok(pb::CodeLanguage::Javascript));
+        assert_eq!(
+            language(Some("JavaScript")),
+            Ok(pb::CodeLanguage::Javascript)
+        );
         assert!(language(Some("typescript")).is_err());
         assert!(language(Some("r")).is_err());
     }
