@@ -496,7 +496,10 @@ async fn run_jupyter(
     use pb::run_code_response::Event;
     let content = serde_json::json!({
         "code": code, "silent": false, "store_history": true,
-        "user_expressions": {}, "allow_stdin": false, "stop_on_error": true,
+        "user_expressions": {}, "allow_stdin": false,
+        // Runs are one at a time, so there is no queue to abort; with it
+        // on, ipykernel aborts a request that comes just after an error.
+        "stop_on_error": false,
     });
     let id = kernel
         .session
@@ -548,6 +551,14 @@ async fn run_jupyter(
                 let r = match r { Ok(r) => r, Err(e) => { died = Some(e.message().to_string()); break; } };
                 if r.parent_id == id && r.msg_type == "execute_reply" {
                     replied = true;
+                    if r.content["status"] == "aborted" {
+                        sink.send(Event::CodeError(pb::CodeError {
+                            name: "Aborted".into(),
+                            value: "the kernel aborted this run".into(),
+                            traceback: vec![],
+                        }))
+                        .await;
+                    }
                     if let Some(n) = r.content["execution_count"].as_i64() { count = n as i32; }
                 }
             }
