@@ -379,3 +379,60 @@ pub fn chromium_until_cdp(profile: &Path) -> anyhow::Result<Duration> {
     let _ = child.wait();
     answered
 }
+
+/// Whether the host's Python has ipykernel and jupyter_client (Debian's
+/// python3-ipykernel brings both): the code figure needs them.
+pub fn has_ipykernel() -> bool {
+    Command::new("/usr/bin/python3")
+        .args(["-c", "import ipykernel, jupyter_client"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+/// The baseline of the code figure: the same kernel (ipykernel, with the
+/// agent's flags) started on the host and driven by `jupyter_client`,
+/// the Jupyter project's own client: `1+1` executed and waited for (the
+/// reply on shell and the kernel idle on IOPub), `warmup` times untimed,
+/// then `runs` times timed, in the client's process.
+pub fn jupyter_client_runs(warmup: usize, runs: usize) -> anyhow::Result<Vec<Duration>> {
+    const SCRIPT: &str = r#"
+import json, sys, time
+from jupyter_client import KernelManager
+warm, runs = int(sys.argv[1]), int(sys.argv[2])
+km = KernelManager(kernel_cmd=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                               "--IPKernelApp.parent_handle=0", "--InteractiveShell.colors=NoColor"])
+km.start_kernel()
+kc = km.client()
+kc.start_channels()
+kc.wait_for_ready(timeout=60)
+out = []
+try:
+    for i in range(warm + runs):
+        t0 = time.perf_counter()
+        reply = kc.execute_interactive("1+1", timeout=30, output_hook=lambda m: None)
+        t = time.perf_counter() - t0
+        assert reply["content"]["status"] == "ok", reply
+        if i >= warm:
+            out.append(t * 1000.0)
+finally:
+    kc.stop_channels()
+    km.shutdown_kernel(now=True)
+print(json.dumps(out))
+"#;
+    let o = Command::new("/usr/bin/python3")
+        .args(["-c", SCRIPT, &warmup.to_string(), &runs.to_string()])
+        .output()
+        .context("running jupyter_client")?;
+    anyhow::ensure!(
+        o.status.success(),
+        "the jupyter_client baseline failed: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let ms: Vec<f64> = serde_json::from_slice(&o.stdout).context("its timings")?;
+    Ok(ms
+        .into_iter()
+        .map(|m| Duration::from_secs_f64(m / 1000.0))
+        .collect())
+}

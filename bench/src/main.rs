@@ -55,7 +55,7 @@ pub struct Args {
     #[arg(long, default_value_t = 4)]
     pool_size: usize,
     /// Only these figures (comma-separated: create, pool, exec, pty,
-    /// file, get, browser, density, sdk) [default: all]; for profiling
+    /// file, get, browser, code, density, sdk) [default: all]; for profiling
     /// one of them.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,

@@ -99,7 +99,7 @@ pub async fn run_all(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Row>> {
     const FIGURES: &[&str] = &[
-        "create", "pool", "exec", "pty", "file", "get", "browser", "density", "sdk",
+        "create", "pool", "exec", "pty", "file", "get", "browser", "code", "density", "sdk",
     ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
@@ -434,6 +434,42 @@ pub async fn run_all(
             "ms",
             Stats::ms(&v),
             "the same Chromium on the host, same flags",
+            Stats::ms(&base),
+            ("", None),
+        ));
+    }
+    // -- a code context: RunCode of `1+1` in a warm Python context
+    if want("code") && baseline::has_ipykernel() {
+        let n = if args.short { 20 } else { 100 };
+        let csb = c
+            .create(CreateOptions {
+                memory_mib: Some(512),
+                ..Default::default()
+            })
+            .await?;
+        let ctx = csb
+            .code()
+            .create_context(talon_sdk::CodeLanguage::Python, None)
+            .await?;
+        let id = ctx.context_id.clone();
+        let v = timed(3, n, || async {
+            let t0 = Instant::now();
+            let x = csb
+                .code()
+                .run("1+1", talon_sdk::RunIn::Context(&id), None, |_| {})
+                .await?;
+            anyhow::ensure!(x.text() == Some("2"), "1+1 gave {x:?}");
+            Ok(t0.elapsed())
+        })
+        .await?;
+        csb.kill().await?;
+        let base = blocking(move || baseline::jupyter_client_runs(3, n))?;
+        rows.push(row(
+            "code_run",
+            "RunCode of 1+1 in a warm Python context",
+            "ms",
+            Stats::ms(&v),
+            "the same ipykernel driven by jupyter_client on the host",
             Stats::ms(&base),
             ("", None),
         ));
