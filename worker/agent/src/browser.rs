@@ -320,26 +320,7 @@ fn ended(p: &Proc) -> String {
         Some(e) => format!("exited with code {}", e.exit_code),
         None => "still running".into(),
     };
-    let mut out = Vec::new();
-    let mut after = 0;
-    while let Ok((recs, next)) = p.read_after(after, 256) {
-        if recs.is_empty() || next <= after {
-            break;
-        }
-        for r in recs {
-            out.extend_from_slice(&r.data);
-        }
-        after = next;
-        if out.len() > 1 << 20 {
-            out.drain(..out.len() - (64 << 10));
-        }
-    }
-    let text = String::from_utf8_lossy(&out);
-    let lines: Vec<&str> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty() && !l.contains("dbus/"))
-        .collect();
-    let tail = lines[lines.len().saturating_sub(5)..].join("\n");
+    let tail = p.tail_lines(5, |l| l.contains("dbus/")).join("\n");
     if tail.is_empty() {
         exit
     } else {

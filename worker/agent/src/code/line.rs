@@ -53,7 +53,8 @@ fn nonce() -> String {
     format!("{:016x}", crate::files::rand_suffix())
 }
 
-fn write_private(path: &str, body: &[u8]) -> std::io::Result<()> {
+/// Writes a file only the kernel's user may read (its key, its code).
+pub(super) fn write_private(path: &str, body: &[u8]) -> std::io::Result<()> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut f = std::fs::OpenOptions::new()
         .write(true)

@@ -241,15 +241,7 @@ impl Contexts {
         // agent and its kernels run as, in the kernel's own directory.
         let file = format!("{dir}/connection.json");
         let body = ports.connection_file(&key).to_string();
-        let written = (|| -> std::io::Result<()> {
-            use std::os::unix::fs::OpenOptionsExt;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .mode(0o600)
-                .open(&file)?;
-            std::io::Write::write_all(&mut f, body.as_bytes())
-        })();
+        let written = line::write_private(&file, body.as_bytes());
         written.map_err(|e| Status::internal(format!("the connection file: {e}")))?;
         let proc = self.sup.spawn_as(
             &pb::StartProcessRequest {
@@ -617,18 +609,5 @@ async fn exited(p: &Proc) {
 
 /// The last lines a process wrote.
 fn tail(p: &Proc) -> String {
-    let mut out = Vec::new();
-    let mut after = 0;
-    while let Ok((recs, _)) = p.read_after(after, 256) {
-        let Some(last) = recs.last() else {
-            break;
-        };
-        after = last.seq;
-        for r in recs {
-            out.extend_from_slice(&r.data);
-        }
-    }
-    let text = String::from_utf8_lossy(&out);
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(3)..].join(" / ")
+    p.tail_lines(3, |_| false).join(" / ")
 }

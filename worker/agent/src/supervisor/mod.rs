@@ -93,6 +93,32 @@ impl Proc {
         logstore::read_after(&self.log_path, after, limit)
     }
 
+    /// The last `lines` non-blank lines the process wrote (both streams),
+    /// those `skip` matches left out: why a helper process ended.
+    pub fn tail_lines(&self, lines: usize, skip: impl Fn(&str) -> bool) -> Vec<String> {
+        let mut out = Vec::new();
+        let mut after = 0;
+        while let Ok((recs, _)) = self.read_after(after, 256) {
+            let Some(last) = recs.last() else { break };
+            after = last.seq;
+            for r in recs {
+                out.extend_from_slice(&r.data);
+            }
+            if out.len() > 1 << 20 {
+                out.drain(..out.len() - (64 << 10));
+            }
+        }
+        let text = String::from_utf8_lossy(&out);
+        let kept: Vec<&str> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !skip(l))
+            .collect();
+        kept[kept.len().saturating_sub(lines)..]
+            .iter()
+            .map(|l| l.to_string())
+            .collect()
+    }
+
     fn append(&self, stream: u8, data: &[u8]) {
         let seq = {
             let mut log = self.log.lock().expect("log lock");
