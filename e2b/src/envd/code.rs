@@ -31,21 +31,10 @@ fn client(ctx: &Ctx) -> CodeServiceClient<tonic::transport::Channel> {
 /// A gRPC status as the code interpreter's server answers: its text, with
 /// the HTTP status the SDK maps (404 NotFoundException, 502 timeout).
 fn failed(ctx: &Ctx, s: tonic::Status) -> Response {
-    let status = match s.code() {
-        Code::NotFound if s.message().contains("sandbox") => {
-            return super::sandbox_not_found(&ctx.e2b_id);
-        }
-        Code::NotFound => StatusCode::NOT_FOUND,
-        Code::InvalidArgument | Code::OutOfRange => StatusCode::BAD_REQUEST,
-        Code::Unauthenticated => StatusCode::UNAUTHORIZED,
-        Code::PermissionDenied => StatusCode::FORBIDDEN,
-        Code::ResourceExhausted => StatusCode::TOO_MANY_REQUESTS,
-        Code::FailedPrecondition => StatusCode::CONFLICT,
-        Code::Unimplemented => StatusCode::NOT_IMPLEMENTED,
-        Code::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-        Code::DeadlineExceeded => StatusCode::GATEWAY_TIMEOUT,
-        _ => StatusCode::INTERNAL_SERVER_ERROR,
-    };
+    if s.code() == Code::NotFound && s.message().contains("sandbox") {
+        return super::sandbox_not_found(&ctx.e2b_id);
+    }
+    let status = crate::error::status_of(s.code());
     (status, s.message().to_string()).into_response()
 }
 
