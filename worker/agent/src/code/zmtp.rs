@@ -5,7 +5,7 @@
 //! from a 3.0 peer). The agent is a static binary with no C library to
 //! link libzmq into, and a kernel's sockets need nothing more.
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::TcpStream;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::sync::mpsc;
@@ -35,8 +35,10 @@ impl SocketType {
     }
 }
 
+/// Reads go through a buffer (a message is several small frames, each
+/// a header and a body); a message is written with one call.
 pub struct Socket {
-    r: OwnedReadHalf,
+    r: BufReader<OwnedReadHalf>,
     w: OwnedWriteHalf,
 }
 
@@ -76,7 +78,10 @@ impl Socket {
             return Err(bad("the peer wants a security mechanism other than NULL"));
         }
         let (r, w) = stream.into_split();
-        let mut s = Socket { r, w };
+        let mut s = Socket {
+            r: BufReader::new(r),
+            w,
+        };
         s.send_frame(COMMAND, &ready(kind)).await?;
         let (flags, body) = s.read_frame().await?;
         if flags & COMMAND == 0 || !body.starts_with(b"\x05READY") {
@@ -89,7 +94,9 @@ impl Socket {
     }
 
     async fn send_frame(&mut self, flags: u8, body: &[u8]) -> std::io::Result<()> {
-        send_frame(&mut self.w, flags, body).await
+        let mut buf = Vec::new();
+        frame(&mut buf, flags, body);
+        self.w.write_all(&buf).await
     }
 
     async fn read_frame(&mut self) -> std::io::Result<(u8, Vec<u8>)> {
@@ -127,28 +134,28 @@ impl Sender {
     }
 }
 
-async fn send_frame(w: &mut OwnedWriteHalf, flags: u8, body: &[u8]) -> std::io::Result<()> {
-    let mut head = Vec::with_capacity(9);
+/// Appends one frame: its flags, its length (short or long), its body.
+fn frame(buf: &mut Vec<u8>, flags: u8, body: &[u8]) {
     if body.len() > 255 {
-        head.push(flags | LONG);
-        head.extend_from_slice(&(body.len() as u64).to_be_bytes());
+        buf.push(flags | LONG);
+        buf.extend_from_slice(&(body.len() as u64).to_be_bytes());
     } else {
-        head.push(flags);
-        head.push(body.len() as u8);
+        buf.push(flags);
+        buf.push(body.len() as u8);
     }
-    w.write_all(&head).await?;
-    w.write_all(body).await
+    buf.extend_from_slice(body);
 }
 
 async fn send(w: &mut OwnedWriteHalf, parts: &[Vec<u8>]) -> std::io::Result<()> {
+    let mut buf = Vec::with_capacity(parts.iter().map(|p| p.len() + 9).sum());
     for (i, p) in parts.iter().enumerate() {
         let more = if i + 1 < parts.len() { MORE } else { 0 };
-        send_frame(w, more, p).await?;
+        frame(&mut buf, more, p);
     }
-    w.flush().await
+    w.write_all(&buf).await
 }
 
-async fn read_frame(r: &mut OwnedReadHalf) -> std::io::Result<(u8, Vec<u8>)> {
+async fn read_frame(r: &mut BufReader<OwnedReadHalf>) -> std::io::Result<(u8, Vec<u8>)> {
     let flags = r.read_u8().await?;
     let len = if flags & LONG != 0 {
         r.read_u64().await?
@@ -163,7 +170,7 @@ async fn read_frame(r: &mut OwnedReadHalf) -> std::io::Result<(u8, Vec<u8>)> {
     Ok((flags, body))
 }
 
-async fn recv(r: &mut OwnedReadHalf) -> std::io::Result<Vec<Vec<u8>>> {
+async fn recv(r: &mut BufReader<OwnedReadHalf>) -> std::io::Result<Vec<Vec<u8>>> {
     let mut parts = Vec::new();
     loop {
         let (flags, body) = read_frame(r).await?;
