@@ -234,6 +234,7 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
             None,
         ),
         Action::Prewarm(p) => prewarm(host, cmd, p).await,
+        Action::UpdateSecrets(u) => result(cmd, host.update_secrets(id, generation, u).await, None),
     }
 }
 
@@ -467,6 +468,7 @@ async fn session(
             }
             _ = watch.tick() => {
                 if let Some(h) = &host {
+                    h.expire_secrets().await;
                     for status in h.reap_dead().await {
                         tracing::warn!(sandbox = %status.sandbox_id, "sandbox died");
                         tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Event(status)) }).await?;

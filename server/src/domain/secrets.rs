@@ -6,6 +6,7 @@
 use crate::app::App;
 use crate::db::entity::secret;
 use crate::db::now_ms;
+use crate::domain::sandboxes;
 use crate::domain::tenants::TenantScope;
 use crate::error::{Error, Result};
 use chacha20poly1305::aead::{Aead, KeyInit, Payload};
@@ -14,6 +15,7 @@ use rand::RngCore;
 use sea_orm::sea_query::OnConflict;
 use sea_orm::{ColumnTrait, Condition, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 pub const MAX_VALUE: usize = 64 * 1024;
 
@@ -44,6 +46,19 @@ impl Delivery {
 pub struct Resolved {
     pub env: BTreeMap<String, String>,
     pub files: BTreeMap<String, Vec<u8>>,
+    /// When those that have a lifetime expire (ms since the epoch).
+    pub expires: BTreeMap<String, i64>,
+}
+
+/// What a resolve does with a name that is not (or no longer) in the
+/// store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Missing {
+    /// Refuses it: a new sandbox never starts without a secret it names.
+    Fail,
+    /// Leaves it out: a running sandbox loses a secret that expired or was
+    /// deleted.
+    Skip,
 }
 
 pub fn validate_name(name: &str) -> Result<()> {
@@ -80,7 +95,7 @@ fn unb32(s: &str) -> Result<Vec<u8>> {
 }
 
 pub async fn put(
-    app: &App,
+    app: &Arc<App>,
     scope: &TenantScope,
     name: &str,
     value: &str,
@@ -136,9 +151,11 @@ pub async fn put(
         )
         .exec(&app.db)
         .await?;
-    find(app, tenant_id, name)
+    let row = find(app, tenant_id, name)
         .await?
-        .ok_or_else(|| Error::Internal("secret vanished after write".into()))
+        .ok_or_else(|| Error::Internal("secret vanished after write".into()))?;
+    sandboxes::secrets_changed(app, tenant_id, &[name.to_string()]).await;
+    Ok(row)
 }
 
 fn live(now: i64) -> Condition {
@@ -173,7 +190,7 @@ pub async fn list(
         .await?)
 }
 
-pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
+pub async fn delete(app: &Arc<App>, scope: &TenantScope, name: &str) -> Result<()> {
     let tenant_id = scope.id();
     let res = secret::Entity::delete_many()
         .filter(secret::Column::TenantId.eq(tenant_id))
@@ -183,16 +200,35 @@ pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
     if res.rows_affected == 0 {
         return Err(Error::NotFound(format!("secret {name}")));
     }
+    sandboxes::secrets_changed(app, tenant_id, &[name.to_string()]).await;
     Ok(())
 }
 
-/// Deletes expired secrets; run from the server's background loop.
-pub async fn purge_expired(app: &App) -> Result<u64> {
-    Ok(secret::Entity::delete_many()
-        .filter(secret::Column::ExpiresAt.lte(now_ms()))
+/// Deletes expired secrets, and has the sandboxes that named them let
+/// them go (their workers remove them on their own clocks too); run from
+/// the server's background loop, every second.
+pub async fn purge_expired(app: &Arc<App>) -> Result<u64> {
+    let now = now_ms();
+    let expired = secret::Entity::find()
+        .filter(secret::Column::ExpiresAt.lte(now))
+        .all(&app.db)
+        .await?;
+    if expired.is_empty() {
+        return Ok(0);
+    }
+    let n = secret::Entity::delete_many()
+        .filter(secret::Column::ExpiresAt.lte(now))
         .exec(&app.db)
         .await?
-        .rows_affected)
+        .rows_affected;
+    let mut by_tenant: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for s in expired {
+        by_tenant.entry(s.tenant_id).or_default().push(s.name);
+    }
+    for (tenant_id, names) in by_tenant {
+        sandboxes::secrets_changed(app, &tenant_id, &names).await;
+    }
+    Ok(n)
 }
 
 /// A name given both as an environment variable and as a secret.
@@ -210,7 +246,7 @@ pub async fn for_run(
     names: &[String],
     env: &std::collections::HashMap<String, String>,
 ) -> Result<BTreeMap<String, String>> {
-    let resolved = resolve(app, scope, names).await?;
+    let resolved = resolve(app, scope, names, Missing::Fail).await?;
     if let Some(name) = resolved.files.keys().next() {
         return Err(Error::FailedPrecondition(format!(
             "secret {name} is delivered as a file; an agent run takes secrets as environment variables"
@@ -223,15 +259,31 @@ pub async fn for_run(
 }
 
 /// Decrypts the named secrets of a tenant for a sandbox spec. A name that
-/// does not exist (or has expired) is a precondition failure.
-pub async fn resolve(app: &App, scope: &TenantScope, names: &[String]) -> Result<Resolved> {
+/// does not exist (or has expired) is a precondition failure or left
+/// out, as `missing` says.
+pub async fn resolve(
+    app: &App,
+    scope: &TenantScope,
+    names: &[String],
+    missing: Missing,
+) -> Result<Resolved> {
     let tenant_id = scope.id();
     let mut out = Resolved::default();
     for name in names {
         validate_name(name)?;
-        let row = find(app, tenant_id, name)
-            .await?
-            .ok_or_else(|| Error::FailedPrecondition(format!("secret {name} does not exist")))?;
+        let Some(row) = find(app, tenant_id, name).await? else {
+            match missing {
+                Missing::Fail => {
+                    return Err(Error::FailedPrecondition(format!(
+                        "secret {name} does not exist"
+                    )));
+                }
+                Missing::Skip => continue,
+            }
+        };
+        if let Some(at) = row.expires_at {
+            out.expires.insert(name.clone(), at);
+        }
         let nonce = unb32(&row.nonce)?;
         let ct = unb32(&row.ciphertext)?;
         let value = cipher(&app.secrets_key)

@@ -156,7 +156,7 @@ impl SandboxAgentService for Agent {
         req: Request<apb::ConfigureRequest>,
     ) -> Result<Response<apb::ConfigureResponse>, Status> {
         let r = req.into_inner();
-        self.sup.set_base_env(r.env)?;
+        self.sup.set_base_env(r.env, r.unset)?;
         Ok(Response::new(apb::ConfigureResponse {}))
     }
 

@@ -106,6 +106,8 @@ impl SandboxHost {
                 container: None,
                 pooled,
                 init: None,
+                secrets_expire_at: None,
+                env_unset: None,
             };
             let saved = sandbox_dir(&layout.dir).and_then(|()| self.save(&h));
             if let Err(e) = saved {
@@ -191,7 +193,7 @@ impl SandboxHost {
             }
             if has_secrets {
                 mount_secrets(layout, uid)?;
-                write_secrets(layout, uid, &spec.secret_files)?;
+                sync_secrets(layout, uid, &spec.secret_files)?;
             }
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
@@ -233,12 +235,10 @@ impl SandboxHost {
         } else {
             SandboxPhase::Running
         };
+        h.secrets_expire_at = first_expiry(spec);
+        h.env_unset = None;
         self.save(&h)?;
-        // Keep the spec for Start after Stop.
-        write_private(
-            &layout.dir.join("spec.bin"),
-            &prost::Message::encode_to_vec(spec),
-        )?;
+        keep_spec(layout, spec)?;
         Ok(Self::status(&h, ""))
     }
 
@@ -270,6 +270,17 @@ impl SandboxHost {
         } else {
             SandboxPhase::Running
         };
+        // Its environment changed while it was frozen: its agent hears now.
+        if !frozen && h.env_unset.is_some() {
+            let layout = self.layout(id);
+            let told = match read_spec(&layout) {
+                Ok(spec) => self.configure_env(&layout, &mut h, &spec).await,
+                Err(e) => Err(e),
+            };
+            if let Err(e) = told {
+                tracing::warn!(sandbox = %id, error = %e, "the thawed agent's environment");
+            }
+        }
         self.save(&h)?;
         Ok(Self::status(&h, ""))
     }
@@ -286,6 +297,8 @@ impl SandboxHost {
 
         h.state = SandboxPhase::Stopped;
         h.init = None;
+        // Its next start boots with the spec's environment.
+        h.env_unset = None;
         self.save(&h)?;
         Ok(Self::status(&h, ""))
     }
@@ -305,8 +318,8 @@ impl SandboxHost {
             h.egress = e;
         }
         let layout = self.layout(id);
-        let spec: wpb::SandboxSpec =
-            prost::Message::decode(std::fs::read(layout.dir.join("spec.bin"))?.as_slice())?;
+        let mut spec = read_spec(&layout)?;
+        drop_expired(&mut spec, talon_core::time::now_ms());
         self.boot(&layout, id, h.uid(), &spec, h).await
     }
 

@@ -9,6 +9,7 @@ mod pooling;
 mod prepare;
 mod reap;
 mod record;
+mod secrets;
 
 pub use agent_bin::needs_interpreter;
 pub use fence::{Fence, WorkerError, code_of, fence};
@@ -25,6 +26,7 @@ use crate::runtime::Runtime;
 use agent_bin::*;
 use prepare::*;
 use record::*;
+use secrets::*;
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::os::unix::fs::PermissionsExt;

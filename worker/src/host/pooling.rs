@@ -51,13 +51,13 @@ impl SandboxHost {
         self.move_record(pooled, &h).await?;
         self.locks.lock().await.remove(pooled);
         let t_rename = t0.elapsed();
-        write_secrets(&layout, h.uid(), &spec.secret_files)?;
+        sync_secrets(&layout, h.uid(), &spec.secret_files)?;
         let mut env: HashMap<String, String> = spec.env.clone().into_iter().collect();
         env.insert("TALON_SANDBOX_ID".into(), id.into());
         let peer = AgentPeer { pid, uid: h.uid() };
         crate::agent_client(&layout.agent_socket(), peer)
             .await?
-            .configure(talon_proto::talon::agent::v1::ConfigureRequest { env })
+            .configure(talon_proto::talon::agent::v1::ConfigureRequest { env, unset: vec![] })
             .await?;
         let t_agent = t0.elapsed();
         set_hostname(pid, &id.chars().take(63).collect::<String>()).await?;
@@ -72,11 +72,9 @@ impl SandboxHost {
         let t_net = t0.elapsed();
         h.egress = egress;
         h.state = SandboxPhase::Running;
+        h.secrets_expire_at = first_expiry(spec);
         self.save(&h)?;
-        write_private(
-            &layout.dir.join("spec.bin"),
-            &prost::Message::encode_to_vec(spec),
-        )?;
+        keep_spec(&layout, spec)?;
         tracing::debug!(sandbox = %id, total = ?t0.elapsed(), rename = ?t_rename, agent = ?t_agent, hostname = ?t_host, network = ?t_net, "pooled sandbox claimed");
         Ok(Self::status(&h, ""))
     }

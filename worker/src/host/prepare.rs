@@ -122,39 +122,58 @@ pub(super) fn mount_secrets(l: &Layout, uid: u32) -> anyhow::Result<()> {
     .map_err(|e| anyhow::anyhow!("secrets tmpfs at {}: {e}", at.display()))
 }
 
-/// Writes a sandbox's secret files into its secrets tmpfs, readable by
-/// its root only. Only the worker writes there (the sandbox sees it
-/// read-only), and a name is one plain component.
-pub(super) fn write_secrets(
+/// Brings a sandbox's secrets tmpfs in line with `files`, readable by its
+/// root only: each file written whole under a temporary name and renamed
+/// over the old (a reader sees the old value or the new, never a part),
+/// every other file removed. Only the worker writes there (the sandbox
+/// sees it read-only), and a name is one plain component.
+pub(super) fn sync_secrets(
     l: &Layout,
     uid: u32,
     files: &HashMap<String, Vec<u8>>,
 ) -> anyhow::Result<()> {
     use std::io::Write;
     use std::os::unix::fs::OpenOptionsExt;
+    let dir = l.secrets();
     for (name, value) in files {
         anyhow::ensure!(
             !name.is_empty() && !name.contains('/') && !name.starts_with('.'),
             "bad secret name"
         );
-        let p = l.secrets().join(name);
-        let _ = std::fs::remove_file(&p);
+        // A dot first: no secret's name, so never one of theirs.
+        let tmp = dir.join(format!(".{name}.new"));
+        let _ = std::fs::remove_file(&tmp);
         let mut f = std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o400)
             .custom_flags(libc::O_NOFOLLOW)
-            .open(&p)
+            .open(&tmp)
             .map_err(|e| anyhow::anyhow!("secret file {name}: {e}"))?;
-        f.write_all(value).map_err(|e| {
+        let written = f.write_all(value).map_err(|e| {
             anyhow::anyhow!(
                 "secret file {name}: {e} (a sandbox's secret files hold at most {} MiB)",
                 SECRETS_TMPFS_BYTES >> 20
             )
-        })?;
+        });
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
+        }
         // On the fd: the secrets tmpfs is the sandbox's, and a path could
         // be swapped for a link to a host file between open and chown.
         std::os::unix::fs::fchown(&f, Some(uid), Some(uid))?;
+        std::fs::rename(&tmp, dir.join(name))?;
+    }
+    for entry in std::fs::read_dir(&dir)? {
+        let entry = entry?;
+        let keep = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|n| files.contains_key(n));
+        if !keep {
+            std::fs::remove_file(entry.path())?;
+        }
     }
     Ok(())
 }

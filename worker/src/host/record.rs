@@ -80,6 +80,15 @@ pub struct Held {
     /// reused by another process is never taken for it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub init: Option<(u32, u64)>,
+    /// When the first of its secrets expires (ms since the epoch), so
+    /// the sweep (`expire_secrets`) reads its spec only then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secrets_expire_at: Option<i64>,
+    /// Set when its environment changed (a secret rotated or gone) while
+    /// its agent could not be told (frozen): the names to unset, told at
+    /// the thaw along with the spec's environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env_unset: Option<Vec<String>>,
 }
 
 impl Held {

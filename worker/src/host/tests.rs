@@ -41,6 +41,8 @@ fn held(id: &str, generation: i64, state: SandboxPhase) -> Held {
         container: None,
         pooled: None,
         init: None,
+        secrets_expire_at: None,
+        env_unset: None,
     }
 }
 
@@ -289,4 +291,44 @@ async fn a_claimed_record_moves_under_the_slot_lock() {
     assert_eq!(host.held("sbx_claimed").unwrap().slot, 3);
     assert!(host.held("pool_x").is_none());
     assert_ne!(host.free_slot(), 3);
+}
+
+/// The worker drops expired secrets on its own clock, without the
+/// control plane: from the spec a stopped sandbox starts again with (a
+/// running one's tmpfs the integration test covers), and only once due.
+#[tokio::test]
+async fn expired_secrets_leave_the_kept_spec_on_the_workers_clock() {
+    let f = fixture(RecordingRuntime::with(&[]), 0);
+    let now = talon_core::time::now_ms();
+    let at = talon_core::time::ms_to_timestamp;
+    let mut spec = wpb::SandboxSpec::default();
+    spec.env.insert("OLD_ENV".into(), "x".into());
+    spec.secret_files.insert("OLD_FILE".into(), b"a".to_vec());
+    spec.secret_files.insert("LATER".into(), b"b".to_vec());
+    spec.secret_expire_times
+        .insert("OLD_ENV".into(), at(now - 10));
+    spec.secret_expire_times
+        .insert("OLD_FILE".into(), at(now - 10));
+    spec.secret_expire_times
+        .insert("LATER".into(), at(now + 60_000));
+    let mut h = held("sbx_s", 1, SandboxPhase::Stopped);
+    h.secrets_expire_at = first_expiry(&spec);
+    put(&f, &h);
+    keep_spec(&f.host.layout("sbx_s"), &spec).unwrap();
+    // Not due: untouched.
+    let mut idle = held("sbx_t", 1, SandboxPhase::Stopped);
+    idle.secrets_expire_at = Some(now + 60_000);
+    put(&f, &idle);
+    keep_spec(&f.host.layout("sbx_t"), &spec).unwrap();
+
+    f.host.expire_secrets().await;
+    let kept = read_spec(&f.host.layout("sbx_s")).unwrap();
+    assert!(kept.env.is_empty(), "{:?}", kept.env);
+    assert_eq!(kept.secret_files.keys().collect::<Vec<_>>(), ["LATER"]);
+    assert_eq!(
+        f.host.held("sbx_s").unwrap().secrets_expire_at,
+        Some(now + 60_000)
+    );
+    assert_eq!(read_spec(&f.host.layout("sbx_t")).unwrap(), spec);
+    assert!(f.rt.calls().is_empty(), "{:?}", f.rt.calls());
 }

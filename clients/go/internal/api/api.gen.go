@@ -1779,7 +1779,8 @@ type PutSecretRequest struct {
 	// Delivery How it is delivered.
 	Delivery *PutSecretRequestDelivery `json:"delivery,omitempty"`
 
-	// ExpireTime When it is deleted; never when unset.
+	// ExpireTime When it is deleted, and removed from the running sandboxes that name
+	//  it (their secret files within 2 s); never when unset.
 	ExpireTime *time.Time `json:"expireTime,omitempty"`
 
 	// Name The name.
@@ -2113,7 +2114,8 @@ type Secret struct {
 	// Delivery How it is delivered.
 	Delivery *SecretDelivery `json:"delivery,omitempty"`
 
-	// ExpireTime When it is deleted; never when unset.
+	// ExpireTime When it is deleted, and removed from the running sandboxes that name
+	//  it (their secret files within 2 s); never when unset.
 	ExpireTime *time.Time `json:"expireTime,omitempty"`
 
 	// Name [A-Z_][A-Z0-9_]{0,127}.
@@ -4168,19 +4170,22 @@ type ClientInterface interface {
 
 	// SecretServiceDeleteSecret performs a DELETE /v1/secrets/{name} (the `SecretServiceDeleteSecret` operationId) request.
 	//
-	// Deletes a secret.
+	// Deletes a secret, and removes it from the running sandboxes that
+	//  name it.
 	SecretServiceDeleteSecret(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SecretServicePutSecretWithBody performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// Creates or replaces a secret.
+	// Creates or replaces a secret; a new value reaches the running
+	//  sandboxes that name it (docs/security.md, Secrets).
 	SecretServicePutSecretWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// SecretServicePutSecret performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
-	// Creates or replaces a secret.
+	// Creates or replaces a secret; a new value reaches the running
+	//  sandboxes that name it (docs/security.md, Secrets).
 	SecretServicePutSecret(ctx context.Context, name string, body SecretServicePutSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TenantServiceListTenants performs a GET /v1/tenants (the `TenantServiceListTenants` operationId) request.
@@ -6123,7 +6128,9 @@ func (c *Client) SecretServiceListSecrets(ctx context.Context, params *SecretSer
 
 // SecretServiceDeleteSecret performs a DELETE /v1/secrets/{name} (the `SecretServiceDeleteSecret` operationId) request.
 //
-// Deletes a secret.
+// Deletes a secret, and removes it from the running sandboxes that
+//
+//	name it.
 func (c *Client) SecretServiceDeleteSecret(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSecretServiceDeleteSecretRequest(c.Server, name)
 	if err != nil {
@@ -6139,7 +6146,9 @@ func (c *Client) SecretServiceDeleteSecret(ctx context.Context, name string, req
 // SecretServicePutSecretWithBody performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request,
 // with any type of body and a specified content type.
 //
-// Creates or replaces a secret.
+// Creates or replaces a secret; a new value reaches the running
+//
+//	sandboxes that name it (docs/security.md, Secrets).
 func (c *Client) SecretServicePutSecretWithBody(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSecretServicePutSecretRequestWithBody(c.Server, name, contentType, body)
 	if err != nil {
@@ -6155,7 +6164,9 @@ func (c *Client) SecretServicePutSecretWithBody(ctx context.Context, name string
 // SecretServicePutSecret performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request.
 // Takes a body of the `application/json` content type.
 //
-// Creates or replaces a secret.
+// Creates or replaces a secret; a new value reaches the running
+//
+//	sandboxes that name it (docs/security.md, Secrets).
 func (c *Client) SecretServicePutSecret(ctx context.Context, name string, body SecretServicePutSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSecretServicePutSecretRequest(c.Server, name, body)
 	if err != nil {
@@ -12204,7 +12215,8 @@ type ClientWithResponsesInterface interface {
 
 	// SecretServiceDeleteSecretWithResponse performs a DELETE /v1/secrets/{name} (the `SecretServiceDeleteSecret` operationId) request.
 	//
-	// Deletes a secret.
+	// Deletes a secret, and removes it from the running sandboxes that
+	//  name it.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	SecretServiceDeleteSecretWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*SecretServiceDeleteSecretResponse, error)
@@ -12212,7 +12224,8 @@ type ClientWithResponsesInterface interface {
 	// SecretServicePutSecretWithBodyWithResponse performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request,
 	// with any type of body and a specified content type.
 	//
-	// Creates or replaces a secret.
+	// Creates or replaces a secret; a new value reaches the running
+	//  sandboxes that name it (docs/security.md, Secrets).
 	//
 	// Returns a wrapper object for the known response body format(s).
 	SecretServicePutSecretWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SecretServicePutSecretResponse, error)
@@ -12220,7 +12233,8 @@ type ClientWithResponsesInterface interface {
 	// SecretServicePutSecretWithResponse performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request.
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
-	// Creates or replaces a secret.
+	// Creates or replaces a secret; a new value reaches the running
+	//  sandboxes that name it (docs/security.md, Secrets).
 	SecretServicePutSecretWithResponse(ctx context.Context, name string, body SecretServicePutSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*SecretServicePutSecretResponse, error)
 
 	// TenantServiceListTenantsWithResponse performs a GET /v1/tenants (the `TenantServiceListTenants` operationId) request.
@@ -17928,7 +17942,9 @@ func (c *ClientWithResponses) SecretServiceListSecretsWithResponse(ctx context.C
 
 // SecretServiceDeleteSecretWithResponse performs a DELETE /v1/secrets/{name} (the `SecretServiceDeleteSecret` operationId) request.
 //
-// Deletes a secret.
+// Deletes a secret, and removes it from the running sandboxes that
+//
+//	name it.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) SecretServiceDeleteSecretWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*SecretServiceDeleteSecretResponse, error) {
@@ -17942,7 +17958,9 @@ func (c *ClientWithResponses) SecretServiceDeleteSecretWithResponse(ctx context.
 // SecretServicePutSecretWithBodyWithResponse performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request,
 // with any type of body and a specified content type.
 //
-// Creates or replaces a secret.
+// Creates or replaces a secret; a new value reaches the running
+//
+//	sandboxes that name it (docs/security.md, Secrets).
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) SecretServicePutSecretWithBodyWithResponse(ctx context.Context, name string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SecretServicePutSecretResponse, error) {
@@ -17956,7 +17974,9 @@ func (c *ClientWithResponses) SecretServicePutSecretWithBodyWithResponse(ctx con
 // SecretServicePutSecretWithResponse performs a PUT /v1/secrets/{name} (the `SecretServicePutSecret` operationId) request.
 // Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 //
-// Creates or replaces a secret.
+// Creates or replaces a secret; a new value reaches the running
+//
+//	sandboxes that name it (docs/security.md, Secrets).
 func (c *ClientWithResponses) SecretServicePutSecretWithResponse(ctx context.Context, name string, body SecretServicePutSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*SecretServicePutSecretResponse, error) {
 	rsp, err := c.SecretServicePutSecret(ctx, name, body, reqEditors...)
 	if err != nil {

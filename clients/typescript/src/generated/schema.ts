@@ -1227,10 +1227,16 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** @description Creates or replaces a secret. */
+        /**
+         * @description Creates or replaces a secret; a new value reaches the running
+         *      sandboxes that name it (docs/security.md, Secrets).
+         */
         put: operations["SecretService_PutSecret"];
         post?: never;
-        /** @description Deletes a secret. */
+        /**
+         * @description Deletes a secret, and removes it from the running sandboxes that
+         *      name it.
+         */
         delete: operations["SecretService_DeleteSecret"];
         options?: never;
         head?: never;
@@ -2340,7 +2346,8 @@ export interface components {
             delivery?: "SECRET_DELIVERY_UNSPECIFIED" | "SECRET_DELIVERY_ENV" | "SECRET_DELIVERY_FILE";
             /**
              * Format: date-time
-             * @description When it is deleted; never when unset.
+             * @description When it is deleted, and removed from the running sandboxes that name
+             *      it (their secret files within 2 s); never when unset.
              */
             expireTime?: string;
             /** @description The name. */
@@ -2647,7 +2654,8 @@ export interface components {
             delivery?: "SECRET_DELIVERY_UNSPECIFIED" | "SECRET_DELIVERY_ENV" | "SECRET_DELIVERY_FILE";
             /**
              * Format: date-time
-             * @description When it is deleted; never when unset.
+             * @description When it is deleted, and removed from the running sandboxes that name
+             *      it (their secret files within 2 s); never when unset.
              */
             expireTime?: string;
             /** @description [A-Z_][A-Z0-9_]{0,127}. */

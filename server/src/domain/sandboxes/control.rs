@@ -7,6 +7,7 @@ use super::lifecycle::{self, Edge};
 use super::{policy_of, publish, state_of};
 use crate::app::App;
 use crate::db::entity::sandbox;
+use crate::domain::secrets::Missing;
 use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
 use crate::workers::{command, command_error, network_policy, reported_state, sandbox_failed};
@@ -29,15 +30,23 @@ pub(super) async fn transition(
     Ok(fresh)
 }
 
-/// What the worker needs to build a sandbox: its spec, with its secrets
-/// resolved now.
-pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::SandboxSpec> {
+/// A sandbox's environment (its own, and its secrets delivered as
+/// variables), its secret files and their expiries, as the store holds
+/// them now.
+struct Secrets {
+    env: BTreeMap<String, String>,
+    files: BTreeMap<String, Vec<u8>>,
+    expires: BTreeMap<String, prost_types::Timestamp>,
+}
+
+async fn secrets_of(app: &App, row: &sandbox::Model, missing: Missing) -> Result<Secrets> {
     let mut env: BTreeMap<String, String> = serde_json::from_str(&row.env)?;
     let names: Vec<String> = serde_json::from_str(&row.secret_names)?;
     let resolved = crate::domain::secrets::resolve(
         app,
         &crate::domain::tenants::TenantScope::of_stored(&row.tenant_id),
         &names,
+        missing,
     )
     .await?;
     for (k, v) in resolved.env {
@@ -45,6 +54,21 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
             return Err(crate::domain::secrets::set_twice(&k));
         }
     }
+    Ok(Secrets {
+        env,
+        files: resolved.files,
+        expires: resolved
+            .expires
+            .into_iter()
+            .map(|(k, ms)| (k, talon_core::time::ms_to_timestamp(ms)))
+            .collect(),
+    })
+}
+
+/// What the worker needs to build a sandbox: its spec, with its secrets
+/// resolved now.
+pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::SandboxSpec> {
+    let s = secrets_of(app, row, Missing::Fail).await?;
     Ok(wpb::SandboxSpec {
         image: row.image.clone(),
         resources: Some(talon_proto::v1::Resources {
@@ -53,12 +77,78 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
             disk_mib: row.disk_mib,
             max_pids: row.max_pids,
         }),
-        env: env.into_iter().collect(),
+        env: s.env.into_iter().collect(),
         network_policy: Some(network_policy(&policy_of(row)?)),
         tenant_id: row.tenant_id.clone(),
         runtime: String::new(),
-        secret_files: resolved.files.into_iter().collect(),
+        secret_files: s.files.into_iter().collect(),
+        secret_expire_times: s.expires.into_iter().collect(),
     })
+}
+
+/// Brings the sandboxes of a tenant that name any of `names` in line with
+/// the secret store after those secrets changed (put, rotated, deleted,
+/// expired): each placed one's worker is sent its secrets as they are
+/// now, in the background. A secret gone from the store is left out, not
+/// refused: the sandbox runs on without it. Failures are logged; a
+/// worker that is not connected misses the change (expiry it enforces
+/// itself, from the spec's expiries; a rotation waits for the next).
+pub async fn secrets_changed(app: &Arc<App>, tenant_id: &str, names: &[String]) {
+    if let Err(e) = push_secrets(app, tenant_id, names).await {
+        tracing::warn!(tenant = %tenant_id, error = %e, "secrets not pushed to sandboxes");
+    }
+}
+
+async fn push_secrets(app: &Arc<App>, tenant_id: &str, names: &[String]) -> Result<()> {
+    // A LIKE narrows the rows (`_` in a name matches any character, so
+    // the names are compared exactly below).
+    let mut any = sea_orm::Condition::any();
+    for n in names {
+        any = any.add(sandbox::Column::SecretNames.like(format!("%\"{n}\"%")));
+    }
+    let rows = sandbox::Entity::find()
+        .filter(sandbox::Column::TenantId.eq(tenant_id))
+        .filter(sandbox::Column::WorkerId.is_not_null())
+        .filter(sandbox::Column::State.is_not_in([
+            SandboxState::Deleted.as_str(),
+            SandboxState::Failed.as_str(),
+        ]))
+        .filter(any)
+        .all(&app.db)
+        .await?;
+    for row in rows {
+        let named: Vec<String> = serde_json::from_str(&row.secret_names)?;
+        if !named.iter().any(|n| names.contains(n)) {
+            continue;
+        }
+        let Some(worker) = row.worker_id.clone() else {
+            continue;
+        };
+        let s = secrets_of(app, &row, Missing::Skip).await?;
+        let cmd = command_for(
+            &row,
+            wpb::command::Action::UpdateSecrets(wpb::UpdateSecretsCommand {
+                env: s.env.into_iter().collect(),
+                secret_files: s.files.into_iter().collect(),
+                secret_expire_times: s.expires.into_iter().collect(),
+            }),
+        );
+        let app = app.clone();
+        tokio::spawn(async move {
+            let r = app
+                .hub
+                .call(&worker, cmd, app.config.worker_command_timeout)
+                .await;
+            match r {
+                Ok(r) if r.code != 0 => {
+                    tracing::warn!(sandbox = %row.id, error = %r.message, "secrets not updated");
+                }
+                Err(e) => tracing::warn!(sandbox = %row.id, error = %e, "secrets not updated"),
+                Ok(_) => {}
+            }
+        });
+    }
+    Ok(())
 }
 
 pub(super) fn command_for(row: &sandbox::Model, action: wpb::command::Action) -> wpb::Command {

@@ -20,7 +20,7 @@ mod reads;
 mod record;
 mod validate;
 
-pub use control::{apply_status, orphans, reconcile};
+pub use control::{apply_status, orphans, reconcile, secrets_changed};
 pub use lifecycle::{Edge, fence};
 pub use metrics::{Metrics, metrics};
 pub use ops::{

@@ -126,6 +126,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         app,
         &crate::domain::tenants::TenantScope::own(p),
         &n.secret_names,
+        crate::domain::secrets::Missing::Fail,
     )
     .await?;
     if let Some(k) = resolved.env.keys().find(|k| n.env.contains_key(*k)) {

@@ -276,14 +276,22 @@ pub struct Supervisor {
     max_log_bytes: u64,
     workspace: PathBuf,
     wake: (Mutex<bool>, Condvar),
-    /// Set by `Configure` when a prewarmed sandbox is claimed: variables
-    /// every later process gets on top of the agent's own environment.
-    base_env: Mutex<HashMap<String, String>>,
+    /// Set by `Configure` (when a prewarmed sandbox is claimed, when its
+    /// secrets change): variables every later process gets on top of the
+    /// agent's own environment, and names it does not get.
+    base_env: Mutex<BaseEnv>,
     /// For timers started from the reaper thread.
     rt: tokio::runtime::Handle,
 }
 
 use crate::users::lookup as lookup_user;
+
+/// What `Configure` said of the environment of later processes.
+#[derive(Default)]
+struct BaseEnv {
+    set: HashMap<String, String>,
+    unset: std::collections::HashSet<String>,
+}
 
 impl Supervisor {
     pub fn new(log_dir: PathBuf, max_log_bytes: u64, workspace: PathBuf) -> Arc<Self> {
@@ -295,7 +303,7 @@ impl Supervisor {
             max_log_bytes,
             workspace,
             wake: (Mutex::new(false), Condvar::new()),
-            base_env: Mutex::new(HashMap::new()),
+            base_env: Mutex::new(BaseEnv::default()),
             rt: tokio::runtime::Handle::current(),
         });
         let reaper = sup.clone();
@@ -402,7 +410,11 @@ impl Supervisor {
     }
 
     /// Adds to the environment of every process started from now on.
-    pub fn set_base_env(&self, env: HashMap<String, String>) -> Result<(), Status> {
+    pub fn set_base_env(
+        &self,
+        env: HashMap<String, String>,
+        unset: Vec<String>,
+    ) -> Result<(), Status> {
         if env
             .iter()
             .any(|(k, v)| k.is_empty() || k.contains(['\0', '=']) || v.contains('\0'))
@@ -411,7 +423,15 @@ impl Supervisor {
                 "env names must be non-empty, without NUL or '='; values without NUL",
             ));
         }
-        self.base_env.lock().expect("env lock").extend(env);
+        let mut base = self.base_env.lock().expect("env lock");
+        for k in unset {
+            base.set.remove(&k);
+            base.unset.insert(k);
+        }
+        for (k, v) in env {
+            base.unset.remove(&k);
+            base.set.insert(k, v);
+        }
         Ok(())
     }
 
@@ -466,14 +486,13 @@ impl Supervisor {
             )));
         }
         // The environment it gets: the agent's, then Configure's, then its own.
-        let mut env: Vec<(OsString, OsString)> = std::env::vars_os().collect();
-        env.extend(
-            self.base_env
-                .lock()
-                .expect("env lock")
-                .iter()
-                .map(|(k, v)| (k.into(), v.into())),
-        );
+        let mut env: Vec<(OsString, OsString)> = {
+            let base = self.base_env.lock().expect("env lock");
+            std::env::vars_os()
+                .filter(|(k, _)| k.to_str().is_none_or(|k| !base.unset.contains(k)))
+                .chain(base.set.iter().map(|(k, v)| (k.into(), v.into())))
+                .collect()
+        };
         env.extend(req.env.iter().map(|(k, v)| (k.into(), v.into())));
         let env = dedup_env(env);
         // The output thread first: without it the process must not start.

@@ -19,7 +19,8 @@ class PutSecretRequest:
 
     Attributes:
         delivery (PutSecretRequestDelivery | Unset): How it is delivered.
-        expire_time (datetime.datetime | Unset): When it is deleted; never when unset.
+        expire_time (datetime.datetime | Unset): When it is deleted, and removed from the running sandboxes that name
+             it (their secret files within 2 s); never when unset.
         name (str | Unset): The name.
         value (str | Unset): The value; at most 64 KiB.
     """

@@ -20,7 +20,8 @@ class Secret:
     Attributes:
         create_time (datetime.datetime | Unset): Output only.
         delivery (SecretDelivery | Unset): How it is delivered.
-        expire_time (datetime.datetime | Unset): When it is deleted; never when unset.
+        expire_time (datetime.datetime | Unset): When it is deleted, and removed from the running sandboxes that name
+             it (their secret files within 2 s); never when unset.
         name (str | Unset): [A-Z_][A-Z0-9_]{0,127}.
         update_time (datetime.datetime | Unset): Output only.
     """

@@ -52,7 +52,8 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[DeleteSecretResponse | Status]:
-    """Deletes a secret.
+    """Deletes a secret, and removes it from the running sandboxes that
+     name it.
 
     Args:
         name (str):
@@ -81,7 +82,8 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> DeleteSecretResponse | Status | None:
-    """Deletes a secret.
+    """Deletes a secret, and removes it from the running sandboxes that
+     name it.
 
     Args:
         name (str):
@@ -105,7 +107,8 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[DeleteSecretResponse | Status]:
-    """Deletes a secret.
+    """Deletes a secret, and removes it from the running sandboxes that
+     name it.
 
     Args:
         name (str):
@@ -132,7 +135,8 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> DeleteSecretResponse | Status | None:
-    """Deletes a secret.
+    """Deletes a secret, and removes it from the running sandboxes that
+     name it.
 
     Args:
         name (str):

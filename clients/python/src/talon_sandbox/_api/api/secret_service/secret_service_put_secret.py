@@ -63,7 +63,8 @@ def sync_detailed(
     client: AuthenticatedClient | Client,
     body: PutSecretRequest,
 ) -> Response[PutSecretResponse | Status]:
-    """Creates or replaces a secret.
+    """Creates or replaces a secret; a new value reaches the running
+     sandboxes that name it (docs/security.md, Secrets).
 
     Args:
         name (str):
@@ -95,7 +96,8 @@ def sync(
     client: AuthenticatedClient | Client,
     body: PutSecretRequest,
 ) -> PutSecretResponse | Status | None:
-    """Creates or replaces a secret.
+    """Creates or replaces a secret; a new value reaches the running
+     sandboxes that name it (docs/security.md, Secrets).
 
     Args:
         name (str):
@@ -122,7 +124,8 @@ async def asyncio_detailed(
     client: AuthenticatedClient | Client,
     body: PutSecretRequest,
 ) -> Response[PutSecretResponse | Status]:
-    """Creates or replaces a secret.
+    """Creates or replaces a secret; a new value reaches the running
+     sandboxes that name it (docs/security.md, Secrets).
 
     Args:
         name (str):
@@ -152,7 +155,8 @@ async def asyncio(
     client: AuthenticatedClient | Client,
     body: PutSecretRequest,
 ) -> PutSecretResponse | Status | None:
-    """Creates or replaces a secret.
+    """Creates or replaces a secret; a new value reaches the running
+     sandboxes that name it (docs/security.md, Secrets).
 
     Args:
         name (str):
