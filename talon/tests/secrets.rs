@@ -353,3 +353,58 @@ async fn secrets_change_in_running_sandboxes() {
         Code::FailedPrecondition
     );
 }
+
+/// A rotation made while a sandbox's worker is away (its containers run
+/// on) reaches the sandbox when the worker registers again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rotation_made_while_the_worker_was_away_reaches_it_on_return() {
+    ensure_agent_built();
+    let s = Server::start().await;
+    let key = s.boot.api_key.clone();
+    let mut sec = secret_client(&s, &key).await;
+    let mut c = s.as_(&key).await;
+    let b = Bearer(Some(format!("Bearer {key}").parse().unwrap()));
+    let mut p = procs_client(s.channel().await, b);
+    let w = spawn_worker(&s);
+    until_worker(&mut c, true).await;
+    sec.put_secret(put("CERT", "before", pb::SecretDelivery::File))
+        .await
+        .unwrap();
+    let mut req = create_req(true, 60);
+    req.sandbox.as_mut().unwrap().secret_names = vec!["CERT".into()];
+    let id = c
+        .sandboxes
+        .create_sandbox(req)
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap()
+        .sandbox_id;
+    let cat = ["cat", "/run/secrets/CERT"];
+    assert_eq!(exec(&mut p, &id, &cat).await.0, "before");
+
+    drop(w);
+    until_worker(&mut c, false).await;
+    sec.put_secret(put("CERT", "after", pb::SecretDelivery::File))
+        .await
+        .unwrap();
+    let _w = spawn_worker(&s);
+    until_worker(&mut c, true).await;
+    let t = std::time::Instant::now();
+    loop {
+        let (out, _, _) = exec(&mut p, &id, &cat).await;
+        if out == "after" {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(10), "still {out:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    c.sandboxes
+        .delete_sandbox(pb::DeleteSandboxRequest {
+            sandbox_id: id,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+}

@@ -91,12 +91,25 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
 /// expired): each placed one's worker is sent its secrets as they are
 /// now, in the background. A secret gone from the store is left out, not
 /// refused: the sandbox runs on without it. Failures are logged; a
-/// worker that is not connected misses the change (expiry it enforces
-/// itself, from the spec's expiries; a rotation waits for the next).
+/// worker that is not connected gets the change when it registers again
+/// (`reconcile`; expiry it enforces itself, from the spec's expiries).
 pub async fn secrets_changed(app: &Arc<App>, tenant_id: &str, names: &[String]) {
     if let Err(e) = push_secrets(app, tenant_id, names).await {
         tracing::warn!(tenant = %tenant_id, error = %e, "secrets not pushed to sandboxes");
     }
+}
+
+/// The command that gives a sandbox its secrets as the store holds them.
+async fn secrets_command(app: &App, row: &sandbox::Model) -> Result<wpb::Command> {
+    let s = secrets_of(app, row, Missing::Skip).await?;
+    Ok(command_for(
+        row,
+        wpb::command::Action::UpdateSecrets(wpb::UpdateSecretsCommand {
+            env: s.env.into_iter().collect(),
+            secret_files: s.files.into_iter().collect(),
+            secret_expire_times: s.expires.into_iter().collect(),
+        }),
+    ))
 }
 
 async fn push_secrets(app: &Arc<App>, tenant_id: &str, names: &[String]) -> Result<()> {
@@ -124,15 +137,7 @@ async fn push_secrets(app: &Arc<App>, tenant_id: &str, names: &[String]) -> Resu
         let Some(worker) = row.worker_id.clone() else {
             continue;
         };
-        let s = secrets_of(app, &row, Missing::Skip).await?;
-        let cmd = command_for(
-            &row,
-            wpb::command::Action::UpdateSecrets(wpb::UpdateSecretsCommand {
-                env: s.env.into_iter().collect(),
-                secret_files: s.files.into_iter().collect(),
-                secret_expire_times: s.expires.into_iter().collect(),
-            }),
-        );
+        let cmd = secrets_command(app, &row).await?;
         let app = app.clone();
         tokio::spawn(async move {
             let r = app
@@ -293,32 +298,38 @@ pub(super) async fn drive(
 /// Reconciles what a (re)registering worker holds with what the server
 /// knows: sandboxes that are deleted, unknown, placed elsewhere or of an
 /// older generation are deleted on the worker; the others take the state
-/// the worker reports.
+/// the worker reports, and those that name secrets get them as the store
+/// holds them now (a change made while the worker was away).
 pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Vec<wpb::Command> {
     let mut out = Vec::new();
     for s in held {
-        if kept(app, worker, s).await {
-            if let Err(e) = apply_status(app, worker, s).await {
-                tracing::debug!(sandbox = %s.sandbox_id, error = %e, "reconcile: status not applied");
-            }
-        } else {
+        let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
+            .one(&app.db)
+            .await;
+        // Unknown is not "gone": nothing is removed on a read error.
+        let kept = row
+            .as_ref()
+            .map_or(true, |r| r.as_ref().is_some_and(|r| keeps(r, worker, s)));
+        if !kept {
             out.push(delete_command(s));
+            continue;
+        }
+        if let Err(e) = apply_status(app, worker, s).await {
+            tracing::debug!(sandbox = %s.sandbox_id, error = %e, "reconcile: status not applied");
+        }
+        if let Ok(Some(r)) = row
+            && r.secret_names != "[]"
+            && state_of(&r).is_ok_and(|st| st != SandboxState::Failed)
+        {
+            match secrets_command(app, &r).await {
+                Ok(cmd) => out.push(cmd),
+                Err(e) => {
+                    tracing::warn!(sandbox = %r.id, error = %e, "reconcile: secrets not sent")
+                }
+            }
         }
     }
     out
-}
-
-/// Whether the server keeps what a worker says it holds: a sandbox it
-/// knows, not deleted, placed on that worker at that generation.
-async fn kept(app: &App, worker: &str, s: &wpb::SandboxStatus) -> bool {
-    let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
-        .one(&app.db)
-        .await;
-    match row {
-        Ok(row) => row.is_some_and(|r| keeps(&r, worker, s)),
-        // Unknown is not "gone": nothing is removed on a read error.
-        Err(_) => true,
-    }
 }
 
 fn keeps(r: &sandbox::Model, worker: &str, s: &wpb::SandboxStatus) -> bool {
