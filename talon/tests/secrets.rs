@@ -401,10 +401,7 @@ async fn a_rotation_made_while_the_worker_was_away_reaches_it_on_return() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     c.sandboxes
-        .delete_sandbox(pb::DeleteSandboxRequest {
-            sandbox_id: id,
-            ..Default::default()
-        })
+        .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: id })
         .await
         .unwrap();
 }
