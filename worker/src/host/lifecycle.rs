@@ -108,6 +108,7 @@ impl SandboxHost {
                 init: None,
                 secrets_expire_at: None,
                 env_unset: None,
+                secrets_revision: 0,
             };
             let saved = sandbox_dir(&layout.dir).and_then(|()| self.save(&h));
             if let Err(e) = saved {

@@ -89,6 +89,14 @@ pub struct Held {
     /// the thaw along with the spec's environment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env_unset: Option<Vec<String>>,
+    /// The revision of the last secrets update applied (see
+    /// `UpdateSecretsCommand`); an older one is ignored.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub secrets_revision: i64,
+}
+
+fn is_zero(n: &i64) -> bool {
+    *n == 0
 }
 
 impl Held {

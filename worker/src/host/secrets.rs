@@ -60,6 +60,11 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
+        if u.revision < h.secrets_revision {
+            tracing::debug!(sandbox = %id, revision = u.revision, "an older secrets update ignored");
+            return Ok(Self::status(&h, ""));
+        }
+        h.secrets_revision = u.revision;
         let layout = self.layout(id);
         let mut spec = read_spec(&layout)?;
         let before = spec.env.clone();

@@ -43,6 +43,7 @@ fn held(id: &str, generation: i64, state: SandboxPhase) -> Held {
         init: None,
         secrets_expire_at: None,
         env_unset: None,
+        secrets_revision: 0,
     }
 }
 
@@ -331,4 +332,40 @@ async fn expired_secrets_leave_the_kept_spec_on_the_workers_clock() {
     );
     assert_eq!(read_spec(&f.host.layout("sbx_t")).unwrap(), spec);
     assert!(f.rt.calls().is_empty(), "{:?}", f.rt.calls());
+}
+
+/// Two updates of one sandbox's secrets may arrive out of order: the
+/// older revision is ignored, never applied over the newer.
+#[tokio::test]
+async fn an_older_secrets_update_is_ignored() {
+    let f = fixture(RecordingRuntime::with(&[]), 0);
+    put(&f, &held("sbx_r", 1, SandboxPhase::Stopped));
+    keep_spec(&f.host.layout("sbx_r"), &wpb::SandboxSpec::default()).unwrap();
+    let update = |value: &str, revision| wpb::UpdateSecretsCommand {
+        secret_files: [("CERT".to_string(), value.as_bytes().to_vec())].into(),
+        revision,
+        ..Default::default()
+    };
+    let value = || read_spec(&f.host.layout("sbx_r")).unwrap().secret_files["CERT"].clone();
+    f.host
+        .update_secrets("sbx_r", 1, &update("new", 20))
+        .await
+        .unwrap();
+    f.host
+        .update_secrets("sbx_r", 1, &update("old", 10))
+        .await
+        .unwrap();
+    assert_eq!(value(), b"new");
+    f.host
+        .update_secrets("sbx_r", 1, &update("newer", 30))
+        .await
+        .unwrap();
+    assert_eq!(value(), b"newer");
+    // Fenced like every command.
+    assert!(
+        f.host
+            .update_secrets("sbx_r", 2, &update("x", 40))
+            .await
+            .is_err()
+    );
 }

@@ -99,8 +99,27 @@ pub async fn secrets_changed(app: &Arc<App>, tenant_id: &str, names: &[String]) 
     }
 }
 
+/// A revision later than any this server gave before: microseconds
+/// since the epoch, or one more than the last.
+fn next_revision() -> i64 {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static LAST: AtomicI64 = AtomicI64::new(0);
+    let now = talon_core::time::now_ms() * 1000;
+    let mut last = LAST.load(Ordering::SeqCst);
+    loop {
+        let next = now.max(last + 1);
+        match LAST.compare_exchange(last, next, Ordering::SeqCst, Ordering::SeqCst) {
+            Ok(_) => return next,
+            Err(seen) => last = seen,
+        }
+    }
+}
+
 /// The command that gives a sandbox its secrets as the store holds them.
+/// Its revision is taken before the store is read: an update that read
+/// an older store always carries the older revision.
 async fn secrets_command(app: &App, row: &sandbox::Model) -> Result<wpb::Command> {
+    let revision = next_revision();
     let s = secrets_of(app, row, Missing::Skip).await?;
     Ok(command_for(
         row,
@@ -108,6 +127,7 @@ async fn secrets_command(app: &App, row: &sandbox::Model) -> Result<wpb::Command
             env: s.env.into_iter().collect(),
             secret_files: s.files.into_iter().collect(),
             secret_expire_times: s.expires.into_iter().collect(),
+            revision,
         }),
     ))
 }
@@ -137,7 +157,13 @@ async fn push_secrets(app: &Arc<App>, tenant_id: &str, names: &[String]) -> Resu
         let Some(worker) = row.worker_id.clone() else {
             continue;
         };
-        let cmd = secrets_command(app, &row).await?;
+        let cmd = match secrets_command(app, &row).await {
+            Ok(cmd) => cmd,
+            Err(e) => {
+                tracing::warn!(sandbox = %row.id, error = %e, "secrets not updated");
+                continue;
+            }
+        };
         let app = app.clone();
         tokio::spawn(async move {
             let r = app
