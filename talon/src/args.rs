@@ -287,6 +287,12 @@ pub struct HostArgs {
     /// The smallest sandbox disk made, in MiB (a smaller diskMib gets this).
     #[arg(long, env = "TALON_DISK_MIN_MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(16..))]
     pub disk_min_mib: u64,
+    /// A process's output log rotates past this many bytes, keeping the last file too (about twice this per process; a reconnect replays what is kept).
+    #[arg(long, env = "TALON_PROCESS_LOG_BYTES", default_value_t = 8 << 20, value_parser = clap::value_parser!(u64).range(4096..=1 << 30))]
+    pub process_log_bytes: u64,
+    /// Most code contexts (kernels) one sandbox may have at once.
+    #[arg(long, env = "TALON_MAX_CODE_CONTEXTS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub max_code_contexts: u32,
     /// How often the worker reports every sandbox it holds, so that those the control plane no longer knows are removed, in seconds.
     #[arg(long, env = "TALON_RECONCILE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub reconcile_secs: u64,
@@ -332,6 +338,10 @@ impl HostArgs {
                 min_mib: self.disk_min_mib,
                 bytes_per_inode: self.disk_bytes_per_inode,
                 ..Default::default()
+            },
+            agent: talon_worker::bundle::AgentOptions {
+                max_log_bytes: self.process_log_bytes,
+                max_code_contexts: self.max_code_contexts,
             },
         })
     }

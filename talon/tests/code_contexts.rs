@@ -382,7 +382,8 @@ async fn context(c: &mut Code, id: &str, language: pb::CodeLanguage) -> String {
 #[tokio::test]
 async fn javascript_and_bash_contexts_keep_state() {
     ensure_agent_built();
-    let s = Server::up().await;
+    // Two contexts at most: a third is refused, from the worker's flag.
+    let s = Server::up_with(&["--max-code-contexts", "2"]).await;
     let t = tenant(&s, "code-js").await;
     let id = sandbox_for(&s, &t).await;
     let mut c = code_client(s.channel().await, &t.developer);
@@ -473,4 +474,15 @@ async fn javascript_and_bash_contexts_keep_state() {
     assert_eq!(r.error.expect("the kernel died").name, "KernelDied");
     let r = run(&mut c, &id, &sh, "echo ${N:-fresh}", None).await;
     assert_eq!(r.stdout, "fresh\n", "{r:?}");
+
+    let third = c
+        .create_code_context(pb::CreateCodeContextRequest {
+            sandbox_id: id.clone(),
+            language: pb::CodeLanguage::Bash as i32,
+            ..Default::default()
+        })
+        .await
+        .expect_err("a third context");
+    assert_eq!(third.code(), tonic::Code::ResourceExhausted, "{third:?}");
+    assert!(third.message().contains("at most 2"), "{third:?}");
 }

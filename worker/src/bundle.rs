@@ -115,6 +115,25 @@ pub struct Limits {
     pub max_pids: i64,
 }
 
+/// The agent's own limits, from the worker's flags (`talon worker
+/// --help`): passed on its command line.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AgentOptions {
+    /// Most bytes of one process's output log kept (older output goes).
+    pub max_log_bytes: u64,
+    /// Most code contexts (kernels) one sandbox may have at once.
+    pub max_code_contexts: u32,
+}
+
+impl Default for AgentOptions {
+    fn default() -> Self {
+        AgentOptions {
+            max_log_bytes: 8 << 20,
+            max_code_contexts: 16,
+        }
+    }
+}
+
 pub struct BundleSpec<'a> {
     pub sandbox_id: &'a str,
     pub layout: &'a Layout,
@@ -126,6 +145,8 @@ pub struct BundleSpec<'a> {
     pub image_env: &'a [String],
     /// The sealed agent binary on the host.
     pub agent: &'a Path,
+    /// Its limits.
+    pub agent_options: AgentOptions,
     pub has_secret_files: bool,
     /// How the runtime that runs the bundle reads a masked-equal rule.
     pub masked_eq: crate::seccomp::MaskedEq,
@@ -363,6 +384,10 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
             "/workspace".into(),
             "--log-dir".into(),
             "/var/log/talon".into(),
+            "--max-log-bytes".into(),
+            b.agent_options.max_log_bytes.to_string(),
+            "--max-code-contexts".into(),
+            b.agent_options.max_code_contexts.to_string(),
         ])
         .env(env)
         .cwd("/")
@@ -486,6 +511,10 @@ mod tests {
             root: RootKind::Host,
             image_env: &["PATH=/image/bin".into(), "A=0".into()],
             agent: Path::new("/opt/talon-agent"),
+            agent_options: AgentOptions {
+                max_log_bytes: 1 << 20,
+                max_code_contexts: 4,
+            },
             has_secret_files: false,
             masked_eq: crate::seccomp::MaskedEq::MaskInValue,
         })
@@ -517,6 +546,15 @@ mod tests {
         );
         assert_eq!(j["root"]["readonly"], true);
         assert_eq!(j["linux"]["seccomp"]["defaultAction"], "SCMP_ACT_ERRNO");
+        let args: Vec<&str> = j["process"]["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        let after = |flag: &str| args[args.iter().position(|a| *a == flag).unwrap() + 1];
+        assert_eq!(after("--max-log-bytes"), "1048576");
+        assert_eq!(after("--max-code-contexts"), "4");
         let agent = j["mounts"]
             .as_array()
             .unwrap()

@@ -41,12 +41,13 @@ struct Args {
     log_dir: PathBuf,
     workspace: PathBuf,
     max_log_bytes: u64,
+    max_code_contexts: usize,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: talon-agent [--socket PATH | --listen-fd N] [--log-dir DIR] [--workspace DIR] [--max-log-bytes N]\n\
-         defaults: /run/talon/agent.sock, /var/log/talon, /workspace, 8388608"
+        "usage: talon-agent [--socket PATH | --listen-fd N] [--log-dir DIR] [--workspace DIR] [--max-log-bytes N] [--max-code-contexts N]\n\
+         defaults: /run/talon/agent.sock, /var/log/talon, /workspace, 8388608, 16"
     );
     std::process::exit(2)
 }
@@ -58,6 +59,7 @@ fn args() -> Args {
         log_dir: "/var/log/talon".into(),
         workspace: "/workspace".into(),
         max_log_bytes: 8 << 20,
+        max_code_contexts: code::MAX_CONTEXTS,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -68,6 +70,9 @@ fn args() -> Args {
             "--log-dir" => a.log_dir = val().into(),
             "--workspace" => a.workspace = val().into(),
             "--max-log-bytes" => a.max_log_bytes = val().parse().unwrap_or_else(|_| usage()),
+            "--max-code-contexts" => {
+                a.max_code_contexts = val().parse().unwrap_or_else(|_| usage())
+            }
             "--version" => {
                 println!("talon-agent {}", env!("CARGO_PKG_VERSION"));
                 std::process::exit(0)
@@ -177,7 +182,11 @@ fn main() -> anyhow::Result<()> {
         };
         let runs = runs::Runs::new(sup.clone(), files.clone(), a.workspace.to_string_lossy().into_owned());
         let browser = browser::Browser::new(sup.clone(), a.workspace.to_string_lossy().into_owned());
-        let code = code::Contexts::new(sup.clone(), a.workspace.to_string_lossy().into_owned());
+        let code = code::Contexts::new(
+            sup.clone(),
+            a.workspace.to_string_lossy().into_owned(),
+            a.max_code_contexts,
+        );
         let agent = service::Agent { sup, files, runs, browser, code, started: std::time::Instant::now() };
         let svc = talon_proto::talon::agent::v1::sandbox_agent_service_server::SandboxAgentServiceServer::new(agent)
             .max_decoding_message_size(16 << 20);

@@ -163,6 +163,7 @@ impl SandboxHost {
             root,
             image_env: &image_env,
             agent: &self.agent,
+            agent_options: self.agent_options,
             has_secret_files: has_secrets,
             masked_eq: self.runtime.masked_eq(),
         })?;

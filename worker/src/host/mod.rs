@@ -59,6 +59,8 @@ pub struct HostOptions {
     pub pool: PoolOptions,
     /// Sandbox disks: default size, minimum, inode ratio.
     pub disk: crate::disk::DiskOptions,
+    /// The agent's own limits in each sandbox.
+    pub agent: crate::bundle::AgentOptions,
 }
 
 impl Default for HostOptions {
@@ -72,6 +74,7 @@ impl Default for HostOptions {
                 ..Default::default()
             },
             disk: Default::default(),
+            agent: Default::default(),
         }
     }
 }
@@ -80,6 +83,7 @@ pub struct SandboxHost {
     root: PathBuf,
     runtime: Arc<dyn Runtime>,
     agent: PathBuf,
+    agent_options: crate::bundle::AgentOptions,
     images: Arc<ImageStore>,
     rootfs_mode: RootfsMode,
     /// One lock per sandbox, so commands for one sandbox run in order.
@@ -134,6 +138,7 @@ impl SandboxHost {
             agent: sealed,
             images: Arc::new(images),
             rootfs_mode: opts.rootfs_mode,
+            agent_options: opts.agent,
             locks: Mutex::new(HashMap::new()),
             net: std::sync::OnceLock::new(),
             slots: Mutex::new(()),

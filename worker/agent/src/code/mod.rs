@@ -19,7 +19,8 @@ use talon_proto::v1 as pb;
 use tokio::sync::{Mutex, Notify, mpsc};
 use tonic::Status;
 
-/// Contexts one sandbox may have at once.
+/// Contexts one sandbox may have at once, unless `--max-code-contexts`
+/// says otherwise.
 pub const MAX_CONTEXTS: usize = 16;
 /// A run's timeout when the request sets none.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
@@ -112,16 +113,19 @@ impl Context {
 pub struct Contexts {
     sup: Arc<Supervisor>,
     workspace: String,
+    /// Most contexts at once (`--max-code-contexts`).
+    max: usize,
     map: std::sync::Mutex<Vec<Arc<Context>>>,
     /// The default context of each language (RunCode without an id).
     defaults: Mutex<HashMap<i32, String>>,
 }
 
 impl Contexts {
-    pub fn new(sup: Arc<Supervisor>, workspace: String) -> Arc<Contexts> {
+    pub fn new(sup: Arc<Supervisor>, workspace: String, max: usize) -> Arc<Contexts> {
         Arc::new(Contexts {
             sup,
             workspace,
+            max,
             map: std::sync::Mutex::new(Vec::new()),
             defaults: Mutex::new(HashMap::new()),
         })
@@ -170,9 +174,10 @@ impl Contexts {
                 "cwd {cwd:?} is not a directory"
             )));
         }
-        if self.map.lock().expect("contexts").len() >= MAX_CONTEXTS {
+        if self.map.lock().expect("contexts").len() >= self.max {
             return Err(Status::resource_exhausted(format!(
-                "a sandbox has at most {MAX_CONTEXTS} code contexts; delete one"
+                "a sandbox has at most {} code contexts; delete one",
+                self.max
             )));
         }
         let ctx = Arc::new(Context {
