@@ -12,6 +12,10 @@
 use super::*;
 use talon_core::time::{now_ms, timestamp_to_ms};
 
+/// How long the agent has to take a changed environment; if it does not,
+/// the change stays pending (told at the next update or thaw).
+const AGENT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The earliest expiry among a spec's secrets.
 pub(super) fn first_expiry(spec: &wpb::SandboxSpec) -> Option<i64> {
     spec.secret_expire_times.values().map(timestamp_to_ms).min()
@@ -140,11 +144,15 @@ impl SandboxHost {
                 pending.extend(unset);
                 h.env_unset = Some(pending);
             }
-            if h.state == SandboxPhase::Running {
-                self.configure_env(layout, h, &spec).await?;
-            }
         }
-        self.save(h)
+        // Saved before the agent is told: a change it did not take stays
+        // pending.
+        self.save(h)?;
+        if h.state == SandboxPhase::Running && h.env_unset.is_some() {
+            self.configure_env(layout, h, &spec).await?;
+            self.save(h)?;
+        }
+        Ok(())
     }
 
     /// Tells a running sandbox's agent the environment later processes
@@ -163,13 +171,20 @@ impl SandboxHost {
             .await?
             .ok_or_else(|| anyhow::anyhow!("the sandbox's container is gone"))?;
         let peer = AgentPeer { pid, uid: h.uid() };
-        crate::agent_client(&layout.agent_socket(), peer)
-            .await?
-            .configure(talon_proto::talon::agent::v1::ConfigureRequest {
-                env: spec.env.clone(),
-                unset,
-            })
-            .await?;
+        let told = async {
+            crate::agent_client(&layout.agent_socket(), peer)
+                .await?
+                .configure(talon_proto::talon::agent::v1::ConfigureRequest {
+                    env: spec.env.clone(),
+                    unset,
+                })
+                .await?;
+            anyhow::Ok(())
+        };
+        // Bounded: the sweep that calls this also reaps dead sandboxes.
+        tokio::time::timeout(AGENT_PATIENCE, told)
+            .await
+            .map_err(|_| anyhow::anyhow!("the agent did not answer Configure"))??;
         h.env_unset = None;
         Ok(())
     }
