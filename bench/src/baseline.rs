@@ -394,45 +394,90 @@ pub fn has_ipykernel() -> bool {
 /// The baseline of the code figure: the same kernel (ipykernel, with the
 /// agent's flags) started on the host and driven by `jupyter_client`,
 /// the Jupyter project's own client: `1+1` executed and waited for (the
-/// reply on shell and the kernel idle on IOPub), `warmup` times untimed,
-/// then `runs` times timed, in the client's process.
-pub fn jupyter_client_runs(warmup: usize, runs: usize) -> anyhow::Result<Vec<Duration>> {
+/// reply on shell and the kernel idle on IOPub), timed in the client's
+/// process. It runs one execution per line it reads, so the bench can
+/// interleave its runs with Talon's: both then see the same machine (a
+/// browser still shutting down after the figure before, say).
+pub struct JupyterBaseline {
+    child: tokio::process::Child,
+    stdin: tokio::process::ChildStdin,
+    stdout: tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+}
+
+impl JupyterBaseline {
     const SCRIPT: &str = r#"
-import json, sys, time
+import sys, time
 from jupyter_client import KernelManager
-warm, runs = int(sys.argv[1]), int(sys.argv[2])
 km = KernelManager(kernel_cmd=[sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
                                "--IPKernelApp.parent_handle=0", "--InteractiveShell.colors=NoColor"])
 km.start_kernel()
 kc = km.client()
 kc.start_channels()
 kc.wait_for_ready(timeout=60)
-out = []
+print("ready", flush=True)
 try:
-    for i in range(warm + runs):
+    for _ in sys.stdin:
         t0 = time.perf_counter()
         reply = kc.execute_interactive("1+1", timeout=30, output_hook=lambda m: None)
         t = time.perf_counter() - t0
         assert reply["content"]["status"] == "ok", reply
-        if i >= warm:
-            out.append(t * 1000.0)
+        print(t * 1000.0, flush=True)
 finally:
     kc.stop_channels()
     km.shutdown_kernel(now=True)
-print(json.dumps(out))
 "#;
-    let o = Command::new("/usr/bin/python3")
-        .args(["-c", SCRIPT, &warmup.to_string(), &runs.to_string()])
-        .output()
-        .context("running jupyter_client")?;
-    anyhow::ensure!(
-        o.status.success(),
-        "the jupyter_client baseline failed: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    let ms: Vec<f64> = serde_json::from_slice(&o.stdout).context("its timings")?;
-    Ok(ms
-        .into_iter()
-        .map(|m| Duration::from_secs_f64(m / 1000.0))
-        .collect())
+
+    /// Starts the kernel and its client; answers once the kernel is ready.
+    pub async fn start() -> anyhow::Result<JupyterBaseline> {
+        use tokio::io::AsyncBufReadExt;
+        let mut child = tokio::process::Command::new("/usr/bin/python3")
+            .args(["-c", Self::SCRIPT])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            // Read on failure; at exit jupyter_client's finalizers print
+            // noise there ("'NoneType' object is not callable").
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .context("running jupyter_client")?;
+        let stdin = child.stdin.take().context("its stdin")?;
+        let stdout = tokio::io::BufReader::new(child.stdout.take().context("its stdout")?).lines();
+        let mut b = JupyterBaseline {
+            child,
+            stdin,
+            stdout,
+        };
+        let first = b.stdout.next_line().await?;
+        anyhow::ensure!(
+            first.as_deref() == Some("ready"),
+            "the jupyter_client baseline did not start: {first:?}"
+        );
+        Ok(b)
+    }
+
+    /// One execution of `1+1`, as the client timed it.
+    pub async fn run(&mut self) -> anyhow::Result<Duration> {
+        use tokio::io::AsyncWriteExt;
+        self.stdin.write_all(b"run\n").await?;
+        let line = self
+            .stdout
+            .next_line()
+            .await?
+            .context("the jupyter_client baseline ended")?;
+        let ms: f64 = line.trim().parse().context("its timing")?;
+        Ok(Duration::from_secs_f64(ms / 1000.0))
+    }
+
+    /// Ends the client, which shuts its kernel down.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        drop(self.stdin);
+        let out = self.child.wait_with_output().await?;
+        anyhow::ensure!(
+            out.status.success(),
+            "the jupyter_client baseline failed: {}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(())
+    }
 }
