@@ -164,20 +164,7 @@ async fn push_secrets(app: &Arc<App>, tenant_id: &str, names: &[String]) -> Resu
                 continue;
             }
         };
-        let app = app.clone();
-        tokio::spawn(async move {
-            let r = app
-                .hub
-                .call(&worker, cmd, app.config.worker_command_timeout)
-                .await;
-            match r {
-                Ok(r) if r.code != 0 => {
-                    tracing::warn!(sandbox = %row.id, error = %r.message, "secrets not updated");
-                }
-                Err(e) => tracing::warn!(sandbox = %row.id, error = %e, "secrets not updated"),
-                Ok(_) => {}
-            }
-        });
+        tell(app, worker, cmd);
     }
     Ok(())
 }
@@ -229,14 +216,23 @@ fn dispatch(app: &Arc<App>, row: sandbox::Model, cmd: wpb::Command) {
     });
 }
 
-/// Sends a command and forgets it (a worker told to let go).
+/// Sends a command in the background without applying its result (a
+/// worker told to let go, a sandbox's secrets); a failure is logged.
 pub(super) fn tell(app: &Arc<App>, worker: String, cmd: wpb::Command) {
     let app = app.clone();
     tokio::spawn(async move {
-        let _ = app
+        let sandbox = cmd.sandbox_id.clone();
+        let r = app
             .hub
             .call(&worker, cmd, app.config.worker_command_timeout)
             .await;
+        match r {
+            Ok(r) if r.code != 0 => {
+                tracing::warn!(%sandbox, %worker, error = %r.message, "worker command refused");
+            }
+            Err(e) => tracing::warn!(%sandbox, %worker, error = %e, "worker command not delivered"),
+            Ok(_) => {}
+        }
     });
 }
 
