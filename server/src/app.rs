@@ -25,6 +25,10 @@ pub struct SandboxEvent {
 pub enum EventKind {
     StateChanged,
     BrowserCrashed,
+    /// Paused by its worker for being idle.
+    IdlePaused,
+    /// Resumed for a call (`auto_resume`); the message names the call.
+    AutoResumed,
 }
 
 pub struct App {

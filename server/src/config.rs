@@ -26,6 +26,8 @@ pub struct ServerConfig {
     pub max_resources: Resources,
     pub default_sandbox_timeout: Duration,
     pub max_sandbox_timeout: Duration,
+    /// The shortest `idle_timeout` a create may ask for.
+    pub min_idle_timeout: Duration,
     pub default_wait_timeout: Duration,
     pub max_wait_timeout: Duration,
     pub worker_command_timeout: Duration,
@@ -118,6 +120,7 @@ impl ServerConfig {
             },
             default_sandbox_timeout: Duration::from_secs(15 * 60),
             max_sandbox_timeout: Duration::from_secs(24 * 3600),
+            min_idle_timeout: Duration::from_secs(10),
             default_wait_timeout: Duration::from_secs(60),
             max_wait_timeout: Duration::from_secs(300),
             worker_command_timeout: Duration::from_secs(60),

@@ -21,6 +21,10 @@ pub struct Metrics {
     pub browser_crashes: prometheus::IntCounter,
     /// Password sign-ins by outcome: ok, failed, throttled.
     pub logins: IntCounterVec,
+    /// Sandboxes their worker paused for being idle.
+    pub idle_pauses: prometheus::IntCounter,
+    /// Paused sandboxes resumed for a call (`auto_resume`).
+    pub auto_resumes: prometheus::IntCounter,
     pool_ready: IntGaugeVec,
     pool_target: IntGaugeVec,
     pool_hits: IntCounterVec,
@@ -82,6 +86,22 @@ impl Metrics {
         .expect("metric");
         registry
             .register(Box::new(browser_crashes.clone()))
+            .expect("register");
+        let idle_pauses = prometheus::IntCounter::new(
+            "talon_sandbox_idle_pauses_total",
+            "Sandboxes their worker paused for being idle past their idle_timeout",
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(idle_pauses.clone()))
+            .expect("register");
+        let auto_resumes = prometheus::IntCounter::new(
+            "talon_sandbox_auto_resumes_total",
+            "Paused sandboxes resumed for a call that reached them (auto_resume)",
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(auto_resumes.clone()))
             .expect("register");
         let preview_tokens = IntCounterVec::new(
             prometheus::Opts::new(
@@ -154,6 +174,8 @@ impl Metrics {
             preview_tokens,
             browser_crashes,
             logins,
+            idle_pauses,
+            auto_resumes,
         }
     }
 

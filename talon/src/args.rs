@@ -100,6 +100,9 @@ pub struct ServerArgs {
     /// never). Changes on this server apply at once.
     #[arg(long, env = "TALON_SANDBOX_CACHE_MS", default_value_t = 2000)]
     pub sandbox_cache_ms: u64,
+    /// The shortest idle timeout a sandbox may ask for (`Sandbox.idle_timeout`), in seconds.
+    #[arg(long, env = "TALON_MIN_IDLE_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub min_idle_timeout_secs: u64,
     /// Largest pool size PrewarmImage may ask of each worker.
     #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
     pub max_prewarm_pool_size: i32,

@@ -308,3 +308,204 @@ async fn a_worker_without_a_runtime_says_so_instead_of_faking_it() {
         err.message()
     );
 }
+
+/// Polls until the sandbox reaches `state`, for up to `secs`.
+async fn within(c: &mut Clients, id: &str, state: pb::SandboxState, secs: u64) -> pb::Sandbox {
+    let deadline = std::time::Instant::now() + Duration::from_secs(secs);
+    loop {
+        let s = get(c, id).await;
+        if s.state == state as i32 {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "sandbox {id} never became {state:?} in {secs} s; it is {:?}",
+            s.state
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// A counter's value in the server's /metrics.
+async fn counter(s: &Server, name: &str) -> f64 {
+    let text = reqwest::get(format!("{}/metrics", s.ops))
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no {name} in /metrics"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn idle_sandboxes_pause_and_calls_wake_them() {
+    ensure_agent_built();
+    let s = Server::up_with(&[
+        "--min-idle-timeout-secs",
+        "1",
+        "--preview-domain",
+        "preview.test",
+    ])
+    .await;
+    let key = s.boot.api_key.clone();
+    let mut c = s.as_(&key).await;
+    until_worker(&mut c, true).await;
+    let b = Bearer(Some(format!("Bearer {key}").parse().unwrap()));
+    let mut p = procs_client(s.channel().await, b);
+    let idle_secs = 2;
+    let idle = |auto_resume: bool, idle: prost_types::Duration| {
+        let mut r = create_req(true, 60);
+        let sb = r.sandbox.as_mut().unwrap();
+        sb.idle_timeout = Some(idle);
+        sb.auto_resume = auto_resume;
+        r
+    };
+    let secs = |seconds: i64| prost_types::Duration { seconds, nanos: 0 };
+    let half = prost_types::Duration {
+        seconds: 0,
+        nanos: 500_000_000,
+    };
+    assert_eq!(
+        code(c.sandboxes.create_sandbox(idle(true, half)).await),
+        Code::InvalidArgument,
+        "an idle timeout under the server's minimum is refused"
+    );
+    let mut made = vec![];
+    for auto in [true, false, false] {
+        let sb = c
+            .sandboxes
+            .create_sandbox(idle(auto, secs(idle_secs)))
+            .await
+            .unwrap()
+            .into_inner()
+            .sandbox
+            .unwrap();
+        assert_eq!(sb.idle_timeout, Some(secs(idle_secs)));
+        assert_eq!(sb.auto_resume, auto);
+        made.push(sb.sandbox_id);
+    }
+    let (wake, sleepy, chatty) = (made[0].clone(), made[1].clone(), made[2].clone());
+    let mut events = c
+        .sandboxes
+        .watch_sandbox_events(pb::WatchSandboxEventsRequest {
+            sandbox_id: wake.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // Output keeps a sandbox awake: a process printing twice a second.
+    let mut ticking = p
+        .start_process(pb::StartProcessRequest {
+            sandbox_id: chatty.clone(),
+            command: ["sh", "-c", "while true; do echo tick; sleep 0.5; done"]
+                .map(String::from)
+                .to_vec(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // A web server for the preview, quiet until asked.
+    let (_, _, rc) = exec(
+        &mut p,
+        &wake,
+        &[
+            "sh",
+            "-c",
+            "nohup python3 -m http.server 8124 --bind 127.0.0.1 >/dev/null 2>&1 & sleep 1",
+        ],
+    )
+    .await;
+    assert_eq!(rc, 0);
+    let t0 = std::time::Instant::now();
+    let paused = within(&mut c, &wake, pb::SandboxState::Paused, 15).await;
+    let took = t0.elapsed();
+    println!(
+        "idle pause: {:.1} s after the last call (idle_timeout {idle_secs} s, checked every 2 s)",
+        took.as_secs_f64()
+    );
+    assert!(
+        took >= Duration::from_millis(idle_secs as u64 * 1000 - 200),
+        "paused before its idle timeout: {took:?}"
+    );
+    assert!(
+        paused.state_message.contains("without activity"),
+        "{}",
+        paused.state_message
+    );
+    within(&mut c, &sleepy, pb::SandboxState::Paused, 15).await;
+    assert_eq!(
+        get(&mut c, &chatty).await.state,
+        pb::SandboxState::Running as i32,
+        "a sandbox whose process prints is not idle"
+    );
+
+    // Without auto-resume a call is refused, saying why.
+    let refused = p
+        .start_process(pb::StartProcessRequest {
+            sandbox_id: sleepy.clone(),
+            command: vec!["true".into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), Code::FailedPrecondition);
+    assert!(
+        refused.message().contains("paused") && refused.message().contains("auto_resume"),
+        "{}",
+        refused.message()
+    );
+    // With it, the call resumes the sandbox and runs.
+    let (out, _, rc) = exec(&mut p, &wake, &["echo", "awake"]).await;
+    assert_eq!((out.trim(), rc), ("awake", 0));
+    assert_eq!(
+        get(&mut c, &wake).await.state,
+        pb::SandboxState::Running as i32
+    );
+    let mut kinds = vec![];
+    while !kinds.contains(&pb::SandboxEventKind::AutoResumed) {
+        let ev = tokio::time::timeout(Duration::from_secs(5), events.message())
+            .await
+            .expect("events")
+            .unwrap()
+            .unwrap();
+        kinds.push(ev.kind());
+        if ev.kind() == pb::SandboxEventKind::AutoResumed {
+            assert_eq!(ev.message, "start_process");
+        }
+    }
+    assert!(
+        kinds.contains(&pb::SandboxEventKind::IdlePaused),
+        "{kinds:?}"
+    );
+
+    // Idle again, then a preview request wakes it.
+    within(&mut c, &wake, pb::SandboxState::Paused, 15).await;
+    let r = reqwest::Client::new()
+        .get(format!("{}/", s.http))
+        .header("host", format!("8124-{wake}.preview.test"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        r.status().as_u16(),
+        200,
+        "the preview through a paused sandbox"
+    );
+    assert!(r.text().await.unwrap().contains("Directory listing"));
+    assert_eq!(
+        get(&mut c, &wake).await.state,
+        pb::SandboxState::Running as i32
+    );
+    assert!(counter(&s, "talon_sandbox_idle_pauses_total").await >= 3.0);
+    assert!(counter(&s, "talon_sandbox_auto_resumes_total").await >= 2.0);
+    assert_eq!(
+        get(&mut c, &chatty).await.state,
+        pb::SandboxState::Running as i32,
+        "still printing, still running"
+    );
+    assert!(ticking.message().await.unwrap().is_some());
+}

@@ -170,6 +170,8 @@ async fn forward(
             &format!("sandbox is {:?}", held.state),
         ));
     }
+    // A call reaching the sandbox is activity (see host::idle).
+    host.touch(&id);
     let mut sender = match conns.get(&host, &held).await {
         Ok(s) => s,
         Err(e) => return Ok(grpc_error(tonic::Code::Unavailable, &e)),

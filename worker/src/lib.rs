@@ -442,6 +442,11 @@ async fn session(
         tokio::time::interval(config.reconcile_interval.max(Duration::from_secs(1)));
     reconcile.tick().await;
     let mut load = load::Load::default();
+    // Idle sandboxes are paused apart from this loop: it asks agents,
+    // which must not hold up heartbeats. It ends with the session.
+    let _idle = host
+        .clone()
+        .map(|h| AbortOnDrop(tokio::spawn(pause_idle(h, tx.clone()))));
     loop {
         tokio::select! {
             msg = inbound.next() => {
@@ -492,6 +497,35 @@ async fn session(
             _ = pool_changed(host.as_deref()) => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 tx.send(heartbeat(host.as_deref(), None)).await?;
+            }
+        }
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
+}
+
+/// Every 2 s, freezes the sandboxes idle past their timeout and tells
+/// the server (see host::idle).
+async fn pause_idle(
+    host: std::sync::Arc<host::SandboxHost>,
+    tx: tokio::sync::mpsc::Sender<wpb::SessionRequest>,
+) {
+    let mut tick = tokio::time::interval(Duration::from_secs(2));
+    loop {
+        tick.tick().await;
+        for status in host.pause_idle().await {
+            let event = wpb::SessionRequest {
+                message: Some(wpb::session_request::Message::Event(status)),
+            };
+            if tx.send(event).await.is_err() {
+                return;
             }
         }
     }

@@ -9,8 +9,7 @@ use crate::app::App;
 use crate::audit::with_resource;
 use crate::auth::Principal;
 use crate::auth::file_url::{FileClaims, FileOp};
-use crate::domain::sandboxes::{self, state_of};
-use crate::domain::state::SandboxState;
+use crate::domain::sandboxes;
 use crate::domain::tenants::TenantScope;
 use crate::error::Error;
 use std::pin::Pin;
@@ -42,20 +41,25 @@ impl Route {
 }
 
 impl AgentProxy {
-    pub(super) async fn route(&self, p: &Principal, sandbox_id: &str) -> Result<Route, Status> {
+    /// `call` names the call, for the event of a sandbox resumed for it.
+    pub(super) async fn route(
+        &self,
+        p: &Principal,
+        sandbox_id: &str,
+        call: &str,
+    ) -> Result<Route, Status> {
         let row = sandboxes::get_cached(&self.0, &TenantScope::own(p), sandbox_id).await?;
-        self.route_to(row)
+        self.route_to(row, call).await
     }
 
-    fn route_to(&self, row: crate::db::entity::sandbox::Model) -> Result<Route, Status> {
-        let state = state_of(&row)?;
-        if state != SandboxState::Running {
-            return Err(Error::FailedPrecondition(format!(
-                "sandbox {} is {state}, not running",
-                row.id
-            ))
-            .into());
-        }
+    /// Where a call to this sandbox goes: it must be running, or paused
+    /// with `auto_resume` (then it is resumed first).
+    async fn route_to(
+        &self,
+        row: crate::db::entity::sandbox::Model,
+        call: &str,
+    ) -> Result<Route, Status> {
+        let row = sandboxes::ensure_running(&self.0, row, call).await?;
         let worker = row.worker_id.clone().unwrap_or_default();
         let addr = self.0.hub.data_address(&worker).ok_or_else(|| {
             Error::Unavailable(format!(
@@ -174,7 +178,9 @@ pub(super) fn boxed<T: Send + 'static>(s: Streaming<T>) -> Out<T> {
 macro_rules! unary {
     ($self:ident, $req:ident, $method:ident, audit) => {{
         let id = $req.get_ref().sandbox_id.clone();
-        let mut route = $self.route(&principal(&$req)?, &id).await?;
+        let mut route = $self
+            .route(&principal(&$req)?, &id, stringify!($method))
+            .await?;
         let resp = route
             .client
             .$method(route.request($req.into_inner(), $self.token()))
@@ -183,7 +189,9 @@ macro_rules! unary {
     }};
     ($self:ident, $req:ident, $method:ident) => {{
         let id = $req.get_ref().sandbox_id.clone();
-        let mut route = $self.route(&principal(&$req)?, &id).await?;
+        let mut route = $self
+            .route(&principal(&$req)?, &id, stringify!($method))
+            .await?;
         let resp = route
             .client
             .$method(route.request($req.into_inner(), $self.token()))
@@ -195,7 +203,9 @@ macro_rules! unary {
 macro_rules! server_stream {
     ($self:ident, $req:ident, $method:ident) => {{
         let id = $req.get_ref().sandbox_id.clone();
-        let mut route = $self.route(&principal(&$req)?, &id).await?;
+        let mut route = $self
+            .route(&principal(&$req)?, &id, stringify!($method))
+            .await?;
         let resp = route
             .client
             .$method(route.request($req.into_inner(), $self.token()))
@@ -220,7 +230,7 @@ macro_rules! client_stream {
         let p = principal(&$req)?;
         let (first, rest) = peek($req.into_inner()).await?;
         let id = first.sandbox_id.clone();
-        let mut route = $self.route(&p, &id).await?;
+        let mut route = $self.route(&p, &id, stringify!($method)).await?;
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client
@@ -345,7 +355,7 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
             .by_file_token(&token, &r.sandbox_id, &r.path, &r.user, FileOp::Read)
             .await?;
         let id = row.id.clone();
-        let mut route = self.route_to(row)?;
+        let mut route = self.route_to(row, "read_file").await?;
         let resp = route
             .client
             .read_file(route.request(req.into_inner(), self.token()))
@@ -382,7 +392,7 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
             .by_file_token(&token, &first.sandbox_id, &path, &user, FileOp::Write)
             .await?;
         let id = row.id.clone();
-        let mut route = self.route_to(row)?;
+        let mut route = self.route_to(row, "write_file").await?;
         // The header is the grant's: a second one (another path) ends the
         // stream there, and without its finish nothing is written.
         let rest = rest
@@ -482,7 +492,7 @@ impl pb::agent_service_server::AgentService for AgentProxy {
         let p = principal(&req)?;
         let mut run = req.into_inner();
         let id = run.sandbox_id.clone();
-        let mut route = self.route(&p, &id).await?;
+        let mut route = self.route(&p, &id, "run_agent").await?;
         let names = std::mem::take(&mut run.secret_names);
         let secret_env =
             crate::domain::secrets::for_run(&self.0, &TenantScope::own(&p), &names, &run.env)
@@ -546,7 +556,7 @@ impl gpb::preview_tunnel_service_server::PreviewTunnelService for AgentProxy {
             (None, Some(p)) => sandboxes::get(&self.0, &TenantScope::own(&p), &id).await?,
             (None, None) => return Err(Status::unauthenticated("no credential")),
         };
-        let mut route = self.route_to(row)?;
+        let mut route = self.route_to(row, "open_preview").await?;
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client

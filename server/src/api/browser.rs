@@ -18,7 +18,9 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
     ) -> Result<Response<pb::StartBrowserResponse>, Status> {
         let p = principal(&req)?;
         let ttl = ttl_secs(req.get_ref().url_ttl)?;
-        let mut route = self.route(&p, &req.get_ref().sandbox_id).await?;
+        let mut route = self
+            .route(&p, &req.get_ref().sandbox_id, "start_browser")
+            .await?;
         let resp = route
             .client
             .start_browser(route.request(req.into_inner(), self.token()))
@@ -60,7 +62,9 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
     ) -> Result<Response<pb::GetBrowserResponse>, Status> {
         let p = principal(&req)?;
         let ttl = ttl_secs(req.get_ref().url_ttl)?;
-        let mut route = self.route(&p, &req.get_ref().sandbox_id).await?;
+        let mut route = self
+            .route(&p, &req.get_ref().sandbox_id, "get_browser")
+            .await?;
         let resp = route
             .client
             .get_browser(route.request(req.into_inner(), self.token()))
@@ -76,7 +80,9 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
         req: Request<pb::StopBrowserRequest>,
     ) -> Result<Response<pb::StopBrowserResponse>, Status> {
         let p = principal(&req)?;
-        let mut route = self.route(&p, &req.get_ref().sandbox_id).await?;
+        let mut route = self
+            .route(&p, &req.get_ref().sandbox_id, "stop_browser")
+            .await?;
         let resp = route
             .client
             .stop_browser(route.request(req.into_inner(), self.token()))
@@ -95,7 +101,9 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
         req: Request<pb::TakeScreenshotRequest>,
     ) -> Result<Response<pb::TakeScreenshotResponse>, Status> {
         let p = principal(&req)?;
-        let mut route = self.route(&p, &req.get_ref().sandbox_id).await?;
+        let mut route = self
+            .route(&p, &req.get_ref().sandbox_id, "take_screenshot")
+            .await?;
         let resp = route
             .client
             .take_screenshot(route.request(req.into_inner(), self.token()))

@@ -9,7 +9,9 @@ use tonic::{Request, Response, Status};
 macro_rules! forward {
     ($self:ident, $req:ident, $method:ident) => {{
         let id = $req.get_ref().sandbox_id.clone();
-        let mut route = $self.route(&principal(&$req)?, &id).await?;
+        let mut route = $self
+            .route(&principal(&$req)?, &id, stringify!($method))
+            .await?;
         let resp = route
             .client
             .$method(route.request($req.into_inner(), $self.token()))
@@ -57,7 +59,7 @@ impl pb::code_service_server::CodeService for AgentProxy {
         req: Request<pb::RunCodeRequest>,
     ) -> Result<Response<Self::RunCodeStream>, Status> {
         let id = req.get_ref().sandbox_id.clone();
-        let mut route = self.route(&principal(&req)?, &id).await?;
+        let mut route = self.route(&principal(&req)?, &id, "run_code").await?;
         let resp = route
             .client
             .run_code(route.request(req.into_inner(), self.token()))

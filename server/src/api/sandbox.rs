@@ -37,6 +37,8 @@ fn new_sandbox(s: pb::Sandbox, idempotency_key: String) -> Result<NewSandbox, Er
         timeout_action: timeout_action_from_pb(s.timeout_action)?,
         metadata: s.metadata.into_iter().collect(),
         idempotency_key: (!idempotency_key.is_empty()).then_some(idempotency_key),
+        idle_timeout: s.idle_timeout.as_ref().map(duration).transpose()?,
+        auto_resume: s.auto_resume,
     })
 }
 
@@ -278,6 +280,8 @@ impl SandboxService for SandboxApi {
                 kind: match ev.kind {
                     crate::app::EventKind::StateChanged => pb::SandboxEventKind::StateChanged,
                     crate::app::EventKind::BrowserCrashed => pb::SandboxEventKind::BrowserCrashed,
+                    crate::app::EventKind::IdlePaused => pb::SandboxEventKind::IdlePaused,
+                    crate::app::EventKind::AutoResumed => pb::SandboxEventKind::AutoResumed,
                 } as i32,
                 message: ev.message,
             }),

@@ -123,7 +123,7 @@ impl WorkerControlService for WorkerApi {
                         }
                     }
                     Some(wpb::session_request::Message::Event(s)) => {
-                        if let Err(e) = sandboxes::apply_status(&app, &worker_id, &s).await {
+                        if let Err(e) = sandboxes::apply_event(&app, &worker_id, &s).await {
                             tracing::warn!(worker = %worker_id, sandbox = %s.sandbox_id, error = %e, "worker event refused");
                         }
                     }

@@ -156,6 +156,10 @@ pub mod sandbox {
         pub metadata: String,
         /// The create's idempotency key, while it holds (24 hours).
         pub idempotency_key: Option<String>,
+        /// Pause after this long without activity; 0: never.
+        pub idle_timeout_ms: i64,
+        /// A call to it while paused resumes it first.
+        pub auto_resume: bool,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -13,6 +13,7 @@ impl MigratorTrait for Migrator {
             Box::new(Secrets),
             Box::new(Images),
             Box::new(SandboxMetadata),
+            Box::new(SandboxIdle),
         ]
     }
 }
@@ -21,6 +22,45 @@ struct Initial;
 struct Secrets;
 struct Images;
 struct SandboxMetadata;
+struct SandboxIdle;
+
+impl MigrationName for SandboxIdle {
+    fn name(&self) -> &str {
+        "m20261205_000005_sandbox_idle"
+    }
+}
+
+/// Idle auto-pause (0: never) and auto-resume, both off for the rows
+/// that were there before.
+#[async_trait::async_trait]
+impl MigrationTrait for SandboxIdle {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("sandboxes"))
+                .add_column(
+                    ColumnDef::new(Alias::new("idle_timeout_ms"))
+                        .big_integer()
+                        .not_null()
+                        .default(0),
+                )
+                .to_owned(),
+        )
+        .await?;
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("sandboxes"))
+                .add_column(
+                    ColumnDef::new(Alias::new("auto_resume"))
+                        .boolean()
+                        .not_null()
+                        .default(false),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for SandboxMetadata {
     fn name(&self) -> &str {

@@ -124,6 +124,7 @@ impl LogStore {
     /// Appends one chunk and returns its sequence number. Out of space,
     /// the reserve goes and the chunk is tried again once.
     pub fn append(&mut self, stream: u8, data: &[u8]) -> std::io::Result<u64> {
+        crate::activity::touch();
         match self.try_append(stream, data) {
             Err(e) if out_of_space(&e) && release_reserve() => self.try_append(stream, data),
             r => r,

@@ -17,6 +17,7 @@
 //! Its stdio is /dev/null (the runtime's too), its own messages go to
 //! `agent.log` in its log directory: no host file is ever open in it.
 
+mod activity;
 mod browser;
 mod code;
 mod files;
@@ -169,6 +170,7 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     rt.block_on(async move {
+        activity::touch();
         logstore::keep_reserve(&a.log_dir);
         let sup = supervisor::Supervisor::new(a.log_dir.clone(), a.max_log_bytes, a.workspace.clone());
 

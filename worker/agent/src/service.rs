@@ -148,6 +148,7 @@ impl SandboxAgentService for Agent {
             version: env!("CARGO_PKG_VERSION").into(),
             processes: self.sup.count() as u32,
             uptime_seconds: self.started.elapsed().as_secs(),
+            idle_millis: crate::activity::idle_millis(),
         }))
     }
 

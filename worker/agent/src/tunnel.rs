@@ -59,8 +59,11 @@ pub async fn open(mut inbound: Streaming<gpb::OpenPreviewRequest>) -> Result<Out
                     _ => break,
                 },
             };
-            if !msg.data.is_empty() && wr.write_all(&msg.data).await.is_err() {
-                return;
+            if !msg.data.is_empty() {
+                crate::activity::touch();
+                if wr.write_all(&msg.data).await.is_err() {
+                    return;
+                }
             }
             if msg.close_write {
                 break;
@@ -75,6 +78,7 @@ pub async fn open(mut inbound: Streaming<gpb::OpenPreviewRequest>) -> Result<Out
             match rd.read_buf(&mut buf).await {
                 Ok(0) => return,
                 Ok(_) => {
+                    crate::activity::touch();
                     if tx
                         .send(Ok(gpb::OpenPreviewResponse { data: buf }))
                         .await

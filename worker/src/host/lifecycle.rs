@@ -109,6 +109,7 @@ impl SandboxHost {
                 secrets_expire_at: None,
                 env_unset: None,
                 secrets_revision: 0,
+                idle_timeout_ms: None,
             };
             let saved = sandbox_dir(&layout.dir).and_then(|()| self.save(&h));
             if let Err(e) = saved {
@@ -238,7 +239,9 @@ impl SandboxHost {
             SandboxPhase::Running
         };
         h.secrets_expire_at = first_expiry(spec);
+        h.idle_timeout_ms = idle_limit(spec);
         h.env_unset = None;
+        self.touch(id);
         self.save(&h)?;
         keep_spec(layout, spec)?;
         Ok(Self::status(&h, ""))
@@ -270,6 +273,8 @@ impl SandboxHost {
         h.state = if frozen {
             SandboxPhase::Paused
         } else {
+            // A frozen agent's idle clock ran on: the thaw counts.
+            self.touch(id);
             SandboxPhase::Running
         };
         // Its environment changed while it was frozen: its agent hears now.

@@ -4,6 +4,7 @@
 
 mod agent_bin;
 mod fence;
+mod idle;
 mod lifecycle;
 mod pooling;
 mod prepare;
@@ -24,6 +25,7 @@ use crate::pool::{Pool, PoolOptions};
 use crate::rootfs::RootfsMode;
 use crate::runtime::Runtime;
 use agent_bin::*;
+use idle::idle_limit;
 use prepare::*;
 use record::*;
 use secrets::*;
@@ -106,6 +108,8 @@ pub struct SandboxHost {
     /// them since, so no call reads a file (the data plane asks on every
     /// forwarded call). A record that doesn't read is kept as its reason.
     records: std::sync::Mutex<HashMap<String, Result<Held, String>>>,
+    /// When each sandbox was last touched (see `idle`); in memory only.
+    activity: std::sync::Mutex<HashMap<String, std::time::Instant>>,
 }
 
 /// How long a delete is remembered against a late create.
@@ -146,6 +150,7 @@ impl SandboxHost {
             disks,
             deleted: std::sync::Mutex::new(HashMap::new()),
             records: std::sync::Mutex::new(load_records(&root)),
+            activity: Default::default(),
             root,
         })
     }

@@ -73,6 +73,8 @@ impl SandboxHost {
         h.egress = egress;
         h.state = SandboxPhase::Running;
         h.secrets_expire_at = first_expiry(spec);
+        h.idle_timeout_ms = idle_limit(spec);
+        self.touch(id);
         self.save(&h)?;
         keep_spec(&layout, spec)?;
         tracing::debug!(sandbox = %id, total = ?t0.elapsed(), rename = ?t_rename, agent = ?t_agent, hostname = ?t_host, network = ?t_net, "pooled sandbox claimed");

@@ -93,6 +93,9 @@ pub struct Held {
     /// `UpdateSecretsCommand`); an older one is ignored.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub secrets_revision: i64,
+    /// Frozen after this long without activity (ms); see `idle`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_ms: Option<u64>,
 }
 
 fn is_zero(n: &i64) -> bool {
@@ -199,6 +202,7 @@ impl SandboxHost {
     /// by a claim).
     pub(super) fn forget_record(&self, dir: &str) {
         self.records.lock().expect("records").remove(dir);
+        self.activity.lock().expect("activity").remove(dir);
     }
 
     /// The directory names of every record, those that don't read too.

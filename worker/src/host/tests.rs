@@ -44,6 +44,7 @@ fn held(id: &str, generation: i64, state: SandboxPhase) -> Held {
         secrets_expire_at: None,
         env_unset: None,
         secrets_revision: 0,
+        idle_timeout_ms: None,
     }
 }
 

@@ -580,7 +580,9 @@ func (e WatchDirResponseType) Valid() bool {
 
 // Defines values for WatchSandboxEventsResponseKind.
 const (
+	SANDBOXEVENTKINDAUTORESUMED    WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_AUTO_RESUMED"
 	SANDBOXEVENTKINDBROWSERCRASHED WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_BROWSER_CRASHED"
+	SANDBOXEVENTKINDIDLEPAUSED     WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_IDLE_PAUSED"
 	SANDBOXEVENTKINDSTATECHANGED   WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_STATE_CHANGED"
 	SANDBOXEVENTKINDUNSPECIFIED    WatchSandboxEventsResponseKind = "SANDBOX_EVENT_KIND_UNSPECIFIED"
 )
@@ -588,7 +590,11 @@ const (
 // Valid indicates whether the value is a known member of the WatchSandboxEventsResponseKind enum.
 func (e WatchSandboxEventsResponseKind) Valid() bool {
 	switch e {
+	case SANDBOXEVENTKINDAUTORESUMED:
+		return true
 	case SANDBOXEVENTKINDBROWSERCRASHED:
+		return true
+	case SANDBOXEVENTKINDIDLEPAUSED:
 		return true
 	case SANDBOXEVENTKINDSTATECHANGED:
 		return true
@@ -2009,6 +2015,12 @@ type RunCodeResponse struct {
 //
 //	by a client in them are ignored.
 type Sandbox struct {
+	// AutoResume When paused (idle, by its timeout or by a call), the next call that
+	//  reaches it (process, PTY, file, code, browser, agent, preview)
+	//  resumes it first and then runs. Without it, such a call answers
+	//  FAILED_PRECONDITION saying the sandbox is paused. Set on create.
+	AutoResume *bool `json:"autoResume,omitempty"`
+
 	// CreateTime Output only.
 	CreateTime *time.Time `json:"createTime,omitempty"`
 
@@ -2020,6 +2032,16 @@ type Sandbox struct {
 
 	// Generation Output only. Fencing counter, incremented on every placement.
 	Generation *string `json:"generation,omitempty"`
+
+	// IdleTimeout Pause the sandbox (freeze it, releasing its cpu share for placement)
+	//  once it has been idle this long: no call reaching it (process, PTY,
+	//  file, code, browser, agent or preview), no process output, no PTY or
+	//  stdin input and no preview traffic. Reads of its record (Get, List,
+	//  metrics, events) are not activity. Unset or zero: never. At least
+	//  the server's shortest idle timeout (10 s unless configured), at most
+	//  its longest sandbox timeout; checked every 2 s on the worker, so it
+	//  pauses within about 2 s after the idle time passes. Set on create.
+	IdleTimeout *string `json:"idleTimeout,omitempty"`
 
 	// Image The image: "host" (the default) or an imported image's name.
 	Image *string `json:"image,omitempty"`

@@ -2538,6 +2538,13 @@ export interface components {
          */
         Sandbox: {
             /**
+             * @description When paused (idle, by its timeout or by a call), the next call that
+             *      reaches it (process, PTY, file, code, browser, agent, preview)
+             *      resumes it first and then runs. Without it, such a call answers
+             *      FAILED_PRECONDITION saying the sandbox is paused. Set on create.
+             */
+            autoResume?: boolean;
+            /**
              * Format: date-time
              * @description Output only.
              */
@@ -2553,6 +2560,17 @@ export interface components {
             expireTime?: string;
             /** @description Output only. Fencing counter, incremented on every placement. */
             generation?: string;
+            /**
+             * @description Pause the sandbox (freeze it, releasing its cpu share for placement)
+             *      once it has been idle this long: no call reaching it (process, PTY,
+             *      file, code, browser, agent or preview), no process output, no PTY or
+             *      stdin input and no preview traffic. Reads of its record (Get, List,
+             *      metrics, events) are not activity. Unset or zero: never. At least
+             *      the server's shortest idle timeout (10 s unless configured), at most
+             *      its longest sandbox timeout; checked every 2 s on the worker, so it
+             *      pauses within about 2 s after the idle time passes. Set on create.
+             */
+            idleTimeout?: string;
             /** @description The image: "host" (the default) or an imported image's name. */
             image?: string;
             /** @description Free-form labels, filterable in ListSandboxes. */
@@ -2945,7 +2963,7 @@ export interface components {
              * @description What happened.
              * @enum {string}
              */
-            kind?: "SANDBOX_EVENT_KIND_UNSPECIFIED" | "SANDBOX_EVENT_KIND_STATE_CHANGED" | "SANDBOX_EVENT_KIND_BROWSER_CRASHED";
+            kind?: "SANDBOX_EVENT_KIND_UNSPECIFIED" | "SANDBOX_EVENT_KIND_STATE_CHANGED" | "SANDBOX_EVENT_KIND_BROWSER_CRASHED" | "SANDBOX_EVENT_KIND_IDLE_PAUSED" | "SANDBOX_EVENT_KIND_AUTO_RESUMED";
             /** @description Details, e.g. how the browser ended. */
             message?: string;
             /** @description The sandbox after the change (as it is, for other kinds). */

@@ -83,6 +83,10 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
         runtime: String::new(),
         secret_files: s.files.into_iter().collect(),
         secret_expire_times: s.expires.into_iter().collect(),
+        idle_timeout: (row.idle_timeout_ms > 0).then(|| prost_types::Duration {
+            seconds: row.idle_timeout_ms / 1000,
+            nanos: ((row.idle_timeout_ms % 1000) * 1_000_000) as i32,
+        }),
     })
 }
 

@@ -9,9 +9,11 @@
 //! - `ops`: what callers ask (create, pause, resume, stop, start, delete,
 //!   timeouts, policies, waits, reassignment);
 //! - `reads`: tenant-scoped lookups and lists;
-//! - `metrics`: what a sandbox uses now, read by its worker.
+//! - `metrics`: what a sandbox uses now, read by its worker;
+//! - `idle`: idle auto-pause (the worker's report) and auto-resume.
 
 mod control;
+mod idle;
 mod lifecycle;
 mod metrics;
 mod ops;
@@ -21,6 +23,7 @@ mod record;
 mod validate;
 
 pub use control::{apply_status, orphans, reconcile, secrets_changed};
+pub use idle::{apply_event, ensure_running};
 pub use lifecycle::{Edge, fence};
 pub use metrics::{Metrics, metrics};
 pub use ops::{
@@ -56,6 +59,10 @@ pub struct NewSandbox {
     pub metadata: BTreeMap<String, String>,
     /// See `CreateSandboxRequest.idempotency_key`.
     pub idempotency_key: Option<String>,
+    /// See `Sandbox.idle_timeout`; None or zero: never.
+    pub idle_timeout: Option<Duration>,
+    /// See `Sandbox.auto_resume`.
+    pub auto_resume: bool,
 }
 
 async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {

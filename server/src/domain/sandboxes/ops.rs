@@ -120,6 +120,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
             app.config.max_sandbox_timeout.as_secs()
         )));
     }
+    let idle_timeout_ms = super::idle::checked_timeout(&app.config, n.idle_timeout)?;
     // Named secrets must exist and not clash with `env`; checked before
     // anything is created, and resolved again when the spec is sent.
     let resolved = crate::domain::secrets::resolve(
@@ -183,6 +184,8 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         expires_at: Set(Some(now + timeout.as_millis() as i64)),
         metadata: Set(serde_json::to_string(&n.metadata)?),
         idempotency_key: Set(n.idempotency_key.clone()),
+        idle_timeout_ms: Set(idle_timeout_ms),
+        auto_resume: Set(n.auto_resume),
     }
     .insert(&r.txn)
     .await?;

@@ -93,6 +93,8 @@ pub(crate) mod tests {
             expires_at: None,
             metadata: "{}".into(),
             idempotency_key: None,
+            idle_timeout_ms: 0,
+            auto_resume: false,
         }
     }
 

@@ -390,6 +390,8 @@ impl Contexts {
     /// Runs code, sending its events; the last is `completed`.
     pub async fn run(&self, ctx: Arc<Context>, code: String, timeout: Duration, tx: Tx) {
         use pb::run_code_response::Event;
+        // A sandbox is not idle while its code runs (see activity).
+        let _busy = crate::activity::busy();
         let sink = Sink {
             tx: Some(tx.clone()),
         };

@@ -179,6 +179,7 @@ impl Proc {
     }
 
     pub fn write_stdin(&self, data: &[u8]) -> Result<(), Status> {
+        crate::activity::touch();
         let mut guard = self.stdin.lock().expect("stdin lock");
         let f = guard
             .as_mut()

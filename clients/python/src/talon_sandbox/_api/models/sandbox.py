@@ -28,10 +28,22 @@ class Sandbox:
     by a client in them are ignored.
 
        Attributes:
+           auto_resume (bool | Unset): When paused (idle, by its timeout or by a call), the next call that
+                reaches it (process, PTY, file, code, browser, agent, preview)
+                resumes it first and then runs. Without it, such a call answers
+                FAILED_PRECONDITION saying the sandbox is paused. Set on create.
            create_time (datetime.datetime | Unset): Output only.
            env (SandboxEnv | Unset): Input only. Environment variables for every process. Never returned.
            expire_time (datetime.datetime | Unset): Output only. When the timeout passes.
            generation (str | Unset): Output only. Fencing counter, incremented on every placement.
+           idle_timeout (str | Unset): Pause the sandbox (freeze it, releasing its cpu share for placement)
+                once it has been idle this long: no call reaching it (process, PTY,
+                file, code, browser, agent or preview), no process output, no PTY or
+                stdin input and no preview traffic. Reads of its record (Get, List,
+                metrics, events) are not activity. Unset or zero: never. At least
+                the server's shortest idle timeout (10 s unless configured), at most
+                its longest sandbox timeout; checked every 2 s on the worker, so it
+                pauses within about 2 s after the idle time passes. Set on create.
            image (str | Unset): The image: "host" (the default) or an imported image's name.
            labels (SandboxLabels | Unset): Free-form labels, filterable in ListSandboxes.
            metadata (SandboxMetadata | Unset): Free-form metadata for the caller's own bookkeeping (a user id, a
@@ -53,10 +65,12 @@ class Sandbox:
            worker_id (str | Unset): Output only. The worker it is placed on.
     """
 
+    auto_resume: bool | Unset = UNSET
     create_time: datetime.datetime | Unset = UNSET
     env: SandboxEnv | Unset = UNSET
     expire_time: datetime.datetime | Unset = UNSET
     generation: str | Unset = UNSET
+    idle_timeout: str | Unset = UNSET
     image: str | Unset = UNSET
     labels: SandboxLabels | Unset = UNSET
     metadata: SandboxMetadata | Unset = UNSET
@@ -75,6 +89,8 @@ class Sandbox:
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
+        auto_resume = self.auto_resume
+
         create_time: str | Unset = UNSET
         if not isinstance(self.create_time, Unset):
             create_time = self.create_time.isoformat()
@@ -88,6 +104,8 @@ class Sandbox:
             expire_time = self.expire_time.isoformat()
 
         generation = self.generation
+
+        idle_timeout = self.idle_timeout
 
         image = self.image
 
@@ -138,6 +156,8 @@ class Sandbox:
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
+        if auto_resume is not UNSET:
+            field_dict["autoResume"] = auto_resume
         if create_time is not UNSET:
             field_dict["createTime"] = create_time
         if env is not UNSET:
@@ -146,6 +166,8 @@ class Sandbox:
             field_dict["expireTime"] = expire_time
         if generation is not UNSET:
             field_dict["generation"] = generation
+        if idle_timeout is not UNSET:
+            field_dict["idleTimeout"] = idle_timeout
         if image is not UNSET:
             field_dict["image"] = image
         if labels is not UNSET:
@@ -188,6 +210,8 @@ class Sandbox:
         from ..models.sandbox_metadata import SandboxMetadata  # noqa: PLC0415
 
         d = dict(src_dict)
+        auto_resume = d.pop("autoResume", UNSET)
+
         _create_time = d.pop("createTime", UNSET)
         create_time: datetime.datetime | Unset
         if isinstance(_create_time, Unset):
@@ -210,6 +234,8 @@ class Sandbox:
             expire_time = datetime.datetime.fromisoformat(_expire_time)
 
         generation = d.pop("generation", UNSET)
+
+        idle_timeout = d.pop("idleTimeout", UNSET)
 
         image = d.pop("image", UNSET)
 
@@ -277,10 +303,12 @@ class Sandbox:
         worker_id = d.pop("workerId", UNSET)
 
         sandbox = cls(
+            auto_resume=auto_resume,
             create_time=create_time,
             env=env,
             expire_time=expire_time,
             generation=generation,
+            idle_timeout=idle_timeout,
             image=image,
             labels=labels,
             metadata=metadata,
