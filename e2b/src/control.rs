@@ -4,7 +4,7 @@
 
 use crate::error::ApiError;
 use crate::ids;
-use crate::model::{Detail, Metric, NewSandbox, Sandbox, Timeout};
+use crate::model::{Detail, Lifecycle, Metric, NewSandbox, Sandbox, Timeout};
 use crate::{E2b, network};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
@@ -182,6 +182,14 @@ impl E2b {
             metadata: s.metadata.clone().into_iter().collect(),
             allow_internet_access: open,
             domain: self.config.domain.clone(),
+            lifecycle: Lifecycle {
+                auto_resume: s.auto_resume,
+                on_timeout: if s.timeout_action == pb::TimeoutAction::Delete as i32 {
+                    "kill"
+                } else {
+                    "pause"
+                },
+            },
         })
     }
 }
@@ -199,14 +207,13 @@ pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Res
             return Err(ApiError::unsupported(name));
         }
     }
-    if n.auto_resume
-        .as_ref()
-        .and_then(|v| v.get("enabled"))
-        .and_then(serde_json::Value::as_bool)
-        == Some(true)
-    {
-        return Err(ApiError::unsupported("autoResume"));
-    }
+    let auto_resume = match &n.auto_resume {
+        None | Some(serde_json::Value::Null) => false,
+        Some(v) => v
+            .get("enabled")
+            .and_then(serde_json::Value::as_bool)
+            .ok_or_else(|| ApiError::bad_request("autoResume must be {\"enabled\": true|false}"))?,
+    };
     let template = n.template_id.clone().unwrap_or_else(|| "base".into());
     let image = if STOCK_TEMPLATES.contains(&template.as_str()) {
         e.config.default_template.clone()
@@ -234,6 +241,7 @@ pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Res
         } else {
             pb::TimeoutAction::Delete
         } as i32,
+        auto_resume,
         ..Default::default()
     };
     let s = e

@@ -25,6 +25,7 @@ pub struct NewSandbox {
     #[serde(rename = "allow_internet_access")]
     pub allow_internet_access: Option<bool>,
     pub network: Option<Network>,
+    /// `{"enabled": bool}`: Talon's `auto_resume`.
     pub auto_resume: Option<serde_json::Value>,
     pub mcp: Option<serde_json::Value>,
     pub iam: Option<serde_json::Value>,
@@ -100,6 +101,16 @@ pub struct Detail {
     pub metadata: HashMap<String, String>,
     pub allow_internet_access: bool,
     pub domain: Option<String>,
+    pub lifecycle: Lifecycle,
+}
+
+/// A sandbox's `lifecycle` in E2B's detail: `autoResume` is Talon's
+/// `auto_resume`; `onTimeout` is "pause" or "kill".
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Lifecycle {
+    pub auto_resume: bool,
+    pub on_timeout: &'static str,
 }
 
 /// One reading of `GET /sandboxes/{id}/metrics`.

@@ -117,16 +117,29 @@ async fn the_e2b_control_plane() {
         .call(
             M::POST,
             "/sandboxes",
-            Some(json!({"metadata": {"run": "r1"}, "autoPause": true})),
+            Some(json!({"metadata": {"run": "r1"}, "autoPause": true, "autoResume": {"enabled": true}})),
         )
         .await;
     assert_eq!(st, 201, "{b}");
     let bid = b["sandboxID"].as_str().unwrap().to_string();
+    let (_, bd) = api.call(M::GET, &format!("/sandboxes/{bid}"), None).await;
+    assert_eq!(
+        bd["lifecycle"],
+        json!({"autoResume": true, "onTimeout": "pause"})
+    );
+    let (st, _) = api
+        .call(M::POST, "/sandboxes", Some(json!({"autoResume": true})))
+        .await;
+    assert_eq!(st, 400, "autoResume is an object");
 
     // Get: E2B's detail.
     let (st, d) = api.call(M::GET, &format!("/sandboxes/{id}"), None).await;
     assert_eq!(st, 200, "{d}");
     assert_eq!(d["state"], "running");
+    assert_eq!(
+        d["lifecycle"],
+        json!({"autoResume": false, "onTimeout": "kill"})
+    );
     assert_eq!(d["metadata"], json!({"run": "r1"}));
     assert!(d["cpuCount"].as_i64().unwrap() >= 1 && d["memoryMB"].as_i64().unwrap() > 0);
     let end = d["endAt"].as_str().unwrap().to_string();

@@ -55,7 +55,7 @@ impl From<tonic::Status> for ConnectError {
     /// A sandbox that is not running reads as E2B's proxy says it: "was
     /// not found", which the SDKs turn into their not-running error.
     fn from(s: tonic::Status) -> ConnectError {
-        if s.code() == Code::FailedPrecondition && s.message().ends_with(", not running") {
+        if s.code() == Code::FailedPrecondition && s.message().contains(", not running") {
             return ConnectError::new(
                 Code::Unavailable,
                 format!("The sandbox was not found: {}", s.message()),
