@@ -254,6 +254,11 @@ type CreateOptions struct {
 	// ("pause", the default, or "kill").
 	TimeoutSecs float64
 	OnTimeout   string
+	// IdleTimeoutSecs pauses it after this long without activity (calls,
+	// output, input, preview traffic); AutoResume makes the next call to
+	// it while paused resume it first.
+	IdleTimeoutSecs float64
+	AutoResume      bool
 	// AllowInternetAccess false seals the sandbox (nil: open).
 	AllowInternetAccess *bool
 	Network             *NetworkOptions
@@ -358,6 +363,12 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 	}
 	if o.TimeoutSecs > 0 {
 		body.Timeout = ptr(seconds(o.TimeoutSecs))
+	}
+	if o.IdleTimeoutSecs > 0 {
+		body.IdleTimeout = ptr(seconds(o.IdleTimeoutSecs))
+	}
+	if o.AutoResume {
+		body.AutoResume = ptr(true)
 	}
 	if o.CPUMillis > 0 || o.MemoryMiB > 0 {
 		r := api.Resources{}

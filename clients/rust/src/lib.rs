@@ -192,6 +192,8 @@ impl Client {
                 metadata: o.metadata,
                 secret_names: o.secrets,
                 timeout: o.timeout.map(duration),
+                idle_timeout: o.idle_timeout.map(duration),
+                auto_resume: o.auto_resume,
                 resources: Some(pb::Resources {
                     cpu_millis: o.cpu_millis.unwrap_or(0),
                     memory_mib: o.memory_mib.unwrap_or(0),
@@ -319,6 +321,11 @@ pub struct CreateOptions {
     pub secrets: Vec<String>,
     /// Auto-pause (by default) after this long.
     pub timeout: Option<Duration>,
+    /// Pause after this long without activity (calls, output, input,
+    /// preview traffic).
+    pub idle_timeout: Option<Duration>,
+    /// The next call to it while paused resumes it first.
+    pub auto_resume: bool,
     pub cpu_millis: Option<i64>,
     pub memory_mib: Option<i64>,
     pub no_wait: bool,

@@ -840,6 +840,10 @@ export interface CreateOptions extends ConnectionOptions {
   network?: { allowOut?: string[]; denyOut?: string[] };
   /** A retried create with the same key returns the first one's sandbox (24 h). */
   idempotencyKey?: string;
+  /** Pause it after this long without activity (calls, output, input, preview traffic). */
+  idleTimeoutMs?: number;
+  /** The next call to it while paused resumes it first. */
+  autoResume?: boolean;
   cpuMillis?: number;
   memoryMib?: number;
   labels?: Record<string, string>;
@@ -1303,6 +1307,8 @@ export class Sandbox {
     if (o.metadata) body.metadata = o.metadata;
     if (o.secrets) body.secretNames = o.secrets;
     if (o.timeoutMs) body.timeout = seconds(o.timeoutMs);
+    if (o.idleTimeoutMs) body.idleTimeout = seconds(o.idleTimeoutMs);
+    if (o.autoResume) body.autoResume = true;
     if (o.onTimeout !== undefined) {
       if (o.onTimeout !== "pause" && o.onTimeout !== "kill") {
         throw new InvalidArgumentError(`onTimeout is "pause" or "kill", not ${JSON.stringify(o.onTimeout)}`);

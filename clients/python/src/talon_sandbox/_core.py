@@ -461,8 +461,13 @@ def network_policy(allow_internet_access: Optional[bool], network: Optional[dict
 def create_body(image: str, envs: Optional[dict], timeout: Optional[float], cpu_millis: Optional[int],
                 memory_mib: Optional[int], labels: Optional[dict], secrets: Optional[list[str]],
                 metadata: Optional[dict] = None, allow_internet_access: Optional[bool] = None,
-                network: Optional[dict] = None, on_timeout: Optional[str] = None) -> dict:
+                network: Optional[dict] = None, on_timeout: Optional[str] = None,
+                idle_timeout: Optional[float] = None, auto_resume: Optional[bool] = None) -> dict:
     b: dict[str, Any] = {"image": image or "host"}
+    if idle_timeout:
+        b["idleTimeout"] = f"{float(idle_timeout):g}s"
+    if auto_resume:
+        b["autoResume"] = True
     if metadata:
         b["metadata"] = {str(k): str(v) for k, v in metadata.items()}
     policy = network_policy(allow_internet_access, network)

@@ -552,6 +552,7 @@ class AsyncSandbox:
                      envs: Optional[dict] = None, timeout: Optional[float] = None, metadata: Optional[dict] = None,
                      allow_internet_access: Optional[bool] = None, network: Optional[dict] = None,
                      on_timeout: Optional[str] = None, idempotency_key: Optional[str] = None,
+                     idle_timeout: Optional[float] = None, auto_resume: Optional[bool] = None,
                      cpu_millis: Optional[int] = None, memory_mib: Optional[int] = None,
                      labels: Optional[dict] = None, secrets: Optional[list[str]] = None, wait: bool = True,
                      wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
@@ -559,7 +560,8 @@ class AsyncSandbox:
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.async_client()
         body = core.create_body(image or template or "host", envs, timeout, cpu_millis, memory_mib, labels,
-                                secrets, metadata, allow_internet_access, network, on_timeout)
+                                secrets, metadata, allow_internet_access, network, on_timeout,
+                                idle_timeout, auto_resume)
         r = await call(client, create_sandbox, body=body, wait_until_running=wait or None,
                        wait_timeout=f"{float(wait_timeout):g}s" if wait else None,
                        idempotency_key=idempotency_key)

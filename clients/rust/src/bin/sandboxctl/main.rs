@@ -74,6 +74,12 @@ enum Cmd {
         /// A retried create with the same key returns the first one's sandbox.
         #[arg(long)]
         idempotency_key: Option<String>,
+        /// Pause after this many seconds without activity.
+        #[arg(long)]
+        idle_timeout: Option<u64>,
+        /// A call to it while paused resumes it first.
+        #[arg(long)]
+        auto_resume: bool,
     },
     /// Lists sandboxes.
     List {
@@ -619,6 +625,8 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             no_wait,
             metadata,
             idempotency_key,
+            idle_timeout,
+            auto_resume,
         } => {
             let s = client(cli)
                 .await?
@@ -628,6 +636,8 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
                     metadata: pairs(metadata)?,
                     idempotency_key: idempotency_key.clone(),
                     timeout: timeout.map(Duration::from_secs),
+                    idle_timeout: idle_timeout.map(Duration::from_secs),
+                    auto_resume: *auto_resume,
                     cpu_millis: *cpu_millis,
                     memory_mib: *memory_mib,
                     no_wait: *no_wait,
