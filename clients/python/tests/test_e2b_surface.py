@@ -32,12 +32,15 @@ def test_create_takes_metadata_and_an_idempotency_key(sbx):
     assert info.metadata["suite"] == "e2b" and info.template_id == "host"
     assert info.started_at and info.end_at > info.started_at
     key = "py-" + uuid.uuid4().hex
-    a = Sandbox.create(idempotency_key=key, memory_mib=128, on_timeout="kill", allow_internet_access=False)
+    a = Sandbox.create(idempotency_key=key, memory_mib=128, on_timeout="kill", allow_internet_access=False,
+                       idle_timeout=90, auto_resume=True)
     try:
         b = Sandbox.create(idempotency_key=key, memory_mib=128)
         assert a.sandbox_id == b.sandbox_id
-        pol = a.get_info().raw["networkPolicy"]
-        assert pol["mode"] == "EGRESS_MODE_SEALED" and a.get_info().raw["timeoutAction"] == "TIMEOUT_ACTION_DELETE"
+        raw = a.get_info().raw
+        pol = raw["networkPolicy"]
+        assert pol["mode"] == "EGRESS_MODE_SEALED" and raw["timeoutAction"] == "TIMEOUT_ACTION_DELETE"
+        assert (raw["idleTimeout"], raw["autoResume"]) == ("90s", True)
     finally:
         a.kill()
     c = Sandbox.create(memory_mib=128, network={"allow_out": ["1.1.1.1", "pypi.org"], "deny_out": ["0.0.0.0/0"]})
@@ -50,6 +53,8 @@ def test_create_takes_metadata_and_an_idempotency_key(sbx):
         Sandbox.create(network={"deny_out": ["8.8.8.8"]})
     with pytest.raises(errors.InvalidArgumentError):
         Sandbox.create(on_timeout="explode")
+    with pytest.raises(errors.InvalidArgumentError):
+        Sandbox.create(idle_timeout=1)  # under the server's minimum (10 s)
 
 
 def test_list_filters_by_metadata_and_state_and_pages(sbx):
