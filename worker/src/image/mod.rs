@@ -14,6 +14,7 @@
 //! different host uid ranges.
 
 pub mod archive;
+pub mod capture;
 pub mod pack;
 pub mod unpack;
 
