@@ -181,13 +181,59 @@ impl ImageStore {
             size_bytes: total,
             created_ms: now_ms(),
         };
+        self.put_ref(&r)?;
+        Ok(r)
+    }
+
+    /// Records an image (replacing one of its name), atomically.
+    pub fn put_ref(&self, r: &ImageRef) -> Result<(), ImportError> {
         let _g = self.catalogue.lock().expect("lock");
         let tmp = self
             .tmp_dir()
             .join(format!("ref-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::write(&tmp, serde_json::to_vec(&r).map_err(invalid)?)?;
-        std::fs::rename(&tmp, self.ref_path(name))?;
-        Ok(r)
+        std::fs::write(&tmp, serde_json::to_vec(r).map_err(invalid)?)?;
+        std::fs::rename(&tmp, self.ref_path(&r.name))?;
+        Ok(())
+    }
+
+    /// Captures a tree a sandbox wrote (see `capture`) as a layer of the
+    /// store, content addressed like an imported one (`overlay_diff_id`):
+    /// its diff id and size. At most `budget` bytes. Blocking.
+    pub fn capture_layer(
+        &self,
+        src: &Path,
+        shift: capture::Shift,
+        budget: u64,
+    ) -> Result<(String, u64), ImportError> {
+        let staging = self
+            .tmp_dir()
+            .join(format!("capture-{}", uuid::Uuid::new_v4().simple()));
+        std::fs::create_dir(&staging)?;
+        let done = (|| {
+            let c = capture::capture(src, &staging, shift, budget).map_err(|e| match e {
+                capture::CaptureError::TooLarge(n) => {
+                    ImportError::TooLarge(format!("the snapshot holds more than {n} bytes"))
+                }
+                capture::CaptureError::Refused(m) => ImportError::Invalid(m),
+                capture::CaptureError::Io(e) => ImportError::Io(e),
+            })?;
+            let diff = pack::overlay_diff_id(&staging).map_err(invalid)?;
+            Ok((diff, c.bytes))
+        })();
+        let (diff, bytes) = match done {
+            Ok(d) => d,
+            Err(e) => {
+                let _ = remove_tree(&staging);
+                return Err(e);
+            }
+        };
+        let _g = self.catalogue.lock().expect("lock");
+        publish(&staging, &self.layer_dir(&diff))?;
+        std::fs::write(
+            self.root.join("layers").join(format!("{diff}.size")),
+            bytes.to_string(),
+        )?;
+        Ok((diff, bytes))
     }
 
     /// Unpacks one layer unless the store has it; its unpacked size.

@@ -54,9 +54,23 @@ impl<W: Write> Write for HashWriter<W> {
     }
 }
 
+/// The diff id (hex) of a layer in the store's overlay format (see
+/// `capture`): the digest of the tar it exports as, its whiteouts as
+/// `.wh.` entries and opaque directories as `.wh..wh..opq`, so two
+/// layers share an id only when their content is the same.
+pub fn overlay_diff_id(layer: &Path) -> anyhow::Result<String> {
+    Ok(layer_tar_of(layer, std::io::sink(), true)?.0)
+}
+
 /// Tars `rootfs` into `out` (sorted, symlinks as symlinks, hardlinks
 /// kept), returning the digest and size of the uncompressed tar.
 fn layer_tar(rootfs: &Path, out: impl Write) -> anyhow::Result<(String, u64)> {
+    layer_tar_of(rootfs, out, false)
+}
+
+/// `overlay`: the tree is a layer in overlay format (whiteouts become OCI
+/// whiteout entries) rather than a plain root filesystem.
+fn layer_tar_of(rootfs: &Path, out: impl Write, overlay: bool) -> anyhow::Result<(String, u64)> {
     let mut w = HashWriter {
         inner: out,
         hasher: Sha256::new(),
@@ -67,7 +81,7 @@ fn layer_tar(rootfs: &Path, out: impl Write) -> anyhow::Result<(String, u64)> {
         b.follow_symlinks(false);
         let mut seen: std::collections::HashMap<(u64, u64), std::path::PathBuf> =
             std::collections::HashMap::new();
-        add_dir(&mut b, rootfs, Path::new(""), &mut seen)?;
+        add_dir(&mut b, rootfs, Path::new(""), &mut seen, overlay)?;
         b.finish()?;
     }
     Ok((hex::encode(w.hasher.finalize()), w.bytes))
@@ -78,6 +92,7 @@ fn add_dir<W: Write>(
     root: &Path,
     rel: &Path,
     seen: &mut std::collections::HashMap<(u64, u64), std::path::PathBuf>,
+    overlay: bool,
 ) -> anyhow::Result<()> {
     use std::os::unix::fs::{FileTypeExt, MetadataExt};
     let mut names: Vec<_> = std::fs::read_dir(root.join(rel))?
@@ -89,7 +104,23 @@ fn add_dir<W: Write>(
         let full = root.join(&r);
         let md = std::fs::symlink_metadata(&full)?;
         let ft = md.file_type();
+        if overlay && ft.is_char_device() && md.rdev() == 0 {
+            let mut wh = std::ffi::OsString::from(".wh.");
+            wh.push(&n);
+            append_empty(b, &rel.join(wh))?;
+            continue;
+        }
         if ft.is_block_device() || ft.is_char_device() || ft.is_socket() {
+            continue;
+        }
+        if ft.is_fifo() {
+            // By hand: tar's own path for special files puts the host
+            // path in the entry.
+            let mut h = tar::Header::new_gnu();
+            h.set_metadata(&md);
+            h.set_entry_type(tar::EntryType::Fifo);
+            h.set_size(0);
+            b.append_data(&mut h, &r, std::io::empty())?;
             continue;
         }
         if ft.is_file() && md.nlink() > 1 {
@@ -106,10 +137,29 @@ fn add_dir<W: Write>(
         b.append_path_with_name(&full, &r)?;
         let pseudo =
             rel.as_os_str().is_empty() && matches!(n.to_str(), Some("proc" | "sys" | "dev"));
+        if ft.is_dir() && overlay {
+            let mut v = [0u8; 1];
+            if rustix::fs::getxattr(&full, "trusted.overlay.opaque", &mut v[..])
+                .is_ok_and(|k| k == 1 && v[0] == b'y')
+            {
+                append_empty(b, &r.join(".wh..wh..opq"))?;
+            }
+        }
         if ft.is_dir() && !pseudo {
-            add_dir(b, root, &r, seen)?;
+            add_dir(b, root, &r, seen, overlay)?;
         }
     }
+    Ok(())
+}
+
+/// An empty regular file entry (an OCI whiteout marker).
+fn append_empty<W: Write>(b: &mut tar::Builder<W>, path: &Path) -> anyhow::Result<()> {
+    let mut h = tar::Header::new_gnu();
+    h.set_size(0);
+    h.set_mode(0o644);
+    h.set_entry_type(tar::EntryType::Regular);
+    h.set_mtime(0);
+    b.append_data(&mut h, path, std::io::empty())?;
     Ok(())
 }
 
