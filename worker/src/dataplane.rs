@@ -170,8 +170,14 @@ async fn forward(
             &format!("sandbox is {:?}", held.state),
         ));
     }
-    // A call reaching the sandbox is activity (see host::idle).
-    host.touch(&id);
+    // A call reaching the sandbox is activity (see host::idle); one that
+    // comes while it is being paused for idleness is turned away.
+    if !host.admit(&id) {
+        return Ok(grpc_error(
+            tonic::Code::Unavailable,
+            "sandbox was paused for being idle; retry (with auto_resume, a call resumes it)",
+        ));
+    }
     let mut sender = match conns.get(&host, &held).await {
         Ok(s) => s,
         Err(e) => return Ok(grpc_error(tonic::Code::Unavailable, &e)),

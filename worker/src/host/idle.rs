@@ -22,14 +22,47 @@ pub(super) fn idle_limit(spec: &wpb::SandboxSpec) -> Option<u64> {
         .filter(|ms| *ms > 0)
 }
 
+/// A sandbox's activity as this worker sees it.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Seen {
+    /// The last call, start or thaw.
+    last: Instant,
+    /// Set from the start of an idle pause until the thaw: calls are
+    /// turned away then (`admit`), so that none reaches a frozen agent.
+    pausing: bool,
+}
+
+impl Seen {
+    fn now() -> Seen {
+        Seen {
+            last: Instant::now(),
+            pausing: false,
+        }
+    }
+}
+
 impl SandboxHost {
-    /// Something happened in the sandbox (a call reached it, it started
-    /// or thawed): its idle time starts again.
+    /// Something happened in the sandbox (it started or thawed): its idle
+    /// time starts again.
     pub fn touch(&self, id: &str) {
         self.activity
             .lock()
             .expect("activity")
-            .insert(id.to_string(), Instant::now());
+            .insert(id.to_string(), Seen::now());
+    }
+
+    /// A call is about to reach the sandbox: its idle time starts again,
+    /// unless an idle pause is under way, which turns it away (false).
+    /// One lock with `begin_pause`, so a call is either seen by the pause
+    /// (which then does not happen) or turned away.
+    pub fn admit(&self, id: &str) -> bool {
+        let mut a = self.activity.lock().expect("activity");
+        let seen = a.entry(id.to_string()).or_insert_with(Seen::now);
+        if seen.pausing {
+            return false;
+        }
+        seen.last = Instant::now();
+        true
     }
 
     /// Since the last touch; a sandbox not seen yet (this worker just
@@ -39,8 +72,26 @@ impl SandboxHost {
             .lock()
             .expect("activity")
             .entry(id.to_string())
-            .or_insert_with(Instant::now)
+            .or_insert_with(Seen::now)
+            .last
             .elapsed()
+    }
+
+    /// Starts an idle pause if nothing was admitted for `limit`.
+    pub(super) fn begin_pause(&self, id: &str, limit: Duration) -> bool {
+        let mut a = self.activity.lock().expect("activity");
+        let seen = a.entry(id.to_string()).or_insert_with(Seen::now);
+        if seen.last.elapsed() < limit {
+            return false;
+        }
+        seen.pausing = true;
+        true
+    }
+
+    fn end_pause(&self, id: &str) {
+        if let Some(s) = self.activity.lock().expect("activity").get_mut(id) {
+            s.pausing = false;
+        }
     }
 
     /// Freezes the running sandboxes idle past their timeout; their
@@ -75,16 +126,22 @@ impl SandboxHost {
                     continue;
                 }
             }
-            // A call may have arrived while the agent was asked.
-            if self.since_touch(&id) < limit {
+            // A call may have arrived while the agent was asked; from here
+            // on calls are turned away until it is frozen and recorded.
+            if !self.begin_pause(&id, limit) {
                 continue;
             }
-            if let Err(e) = self.runtime.pause(h.cid()).await {
+            let frozen = self.runtime.pause(h.cid()).await;
+            if let Err(e) = frozen {
+                self.end_pause(&id);
                 tracing::warn!(sandbox = %id, error = %e, "idle sandbox not paused");
                 continue;
             }
+            // Calls stay turned away until the thaw (`touch`): one that
+            // read the record before this save must not reach the agent.
             h.state = SandboxPhase::Paused;
-            if let Err(e) = self.save(&h) {
+            let saved = self.save(&h);
+            if let Err(e) = saved {
                 tracing::warn!(sandbox = %id, error = %e, "idle pause not recorded");
             }
             let why = format!("paused after {} s without activity", limit.as_secs_f64());

@@ -109,7 +109,7 @@ pub struct SandboxHost {
     /// forwarded call). A record that doesn't read is kept as its reason.
     records: std::sync::Mutex<HashMap<String, Result<Held, String>>>,
     /// When each sandbox was last touched (see `idle`); in memory only.
-    activity: std::sync::Mutex<HashMap<String, std::time::Instant>>,
+    activity: std::sync::Mutex<HashMap<String, idle::Seen>>,
 }
 
 /// How long a delete is remembered against a late create.

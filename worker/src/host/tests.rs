@@ -370,3 +370,23 @@ async fn an_older_secrets_update_is_ignored() {
             .is_err()
     );
 }
+
+#[tokio::test]
+async fn calls_are_turned_away_from_an_idle_pause_until_the_thaw() {
+    let f = fixture(RecordingRuntime::default(), 0);
+    let id = "sbx_idle";
+    f.host.touch(id);
+    assert!(
+        !f.host.begin_pause(id, Duration::from_secs(60)),
+        "not idle yet"
+    );
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert!(f.host.admit(id), "a call resets the idle time");
+    assert!(!f.host.begin_pause(id, Duration::from_millis(20)));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    assert!(f.host.begin_pause(id, Duration::from_millis(20)));
+    assert!(!f.host.admit(id), "turned away while it pauses and after");
+    assert!(!f.host.admit(id));
+    f.host.touch(id);
+    assert!(f.host.admit(id), "the thaw lets calls in again");
+}
