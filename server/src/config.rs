@@ -28,6 +28,10 @@ pub struct ServerConfig {
     pub max_sandbox_timeout: Duration,
     /// The shortest `idle_timeout` a create may ask for.
     pub min_idle_timeout: Duration,
+    /// How long the duties lease (domain::lease) holds without renewal:
+    /// with several servers, how long the duties may stop when their
+    /// server dies.
+    pub duty_lease_ttl: Duration,
     pub default_wait_timeout: Duration,
     pub max_wait_timeout: Duration,
     pub worker_command_timeout: Duration,
@@ -121,6 +125,7 @@ impl ServerConfig {
             default_sandbox_timeout: Duration::from_secs(15 * 60),
             max_sandbox_timeout: Duration::from_secs(24 * 3600),
             min_idle_timeout: Duration::from_secs(10),
+            duty_lease_ttl: Duration::from_secs(10),
             default_wait_timeout: Duration::from_secs(60),
             max_wait_timeout: Duration::from_secs(300),
             worker_command_timeout: Duration::from_secs(60),

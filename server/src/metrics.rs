@@ -25,6 +25,8 @@ pub struct Metrics {
     pub idle_pauses: prometheus::IntCounter,
     /// Paused sandboxes resumed for a call (`auto_resume`).
     pub auto_resumes: prometheus::IntCounter,
+    /// 1 while this server holds the duties lease (domain::lease).
+    pub duties_leader: IntGauge,
     pool_ready: IntGaugeVec,
     pool_target: IntGaugeVec,
     pool_hits: IntCounterVec,
@@ -103,6 +105,14 @@ impl Metrics {
         registry
             .register(Box::new(auto_resumes.clone()))
             .expect("register");
+        let duties_leader = IntGauge::new(
+            "talon_duties_leader",
+            "1 while this server runs the once-per-platform duties (it holds their lease)",
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(duties_leader.clone()))
+            .expect("register");
         let preview_tokens = IntCounterVec::new(
             prometheus::Opts::new(
                 "sandbox_preview_token_total",
@@ -176,6 +186,7 @@ impl Metrics {
             logins,
             idle_pauses,
             auto_resumes,
+            duties_leader,
         }
     }
 

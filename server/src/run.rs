@@ -264,13 +264,37 @@ pub async fn start(
             .await;
     });
 
+    // The once-per-platform duties run on the server holding their lease
+    // (domain::lease): with several servers on one database, one at a time.
     let reaper = app.clone();
     let mut stop = shutdown;
     tokio::spawn(async move {
+        use crate::domain::lease;
+        let me = crate::ids::new_id("srv");
+        let ttl = reaper.config.duty_lease_ttl;
+        let mut held: Option<i64> = None;
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
         loop {
             tokio::select! {
                 _ = tick.tick() => {
+                    let now = match lease::acquire(&reaper.db, lease::DUTIES, &me, ttl).await {
+                        Ok(h) => h.map(|h| h.epoch),
+                        Err(e) => {
+                            tracing::warn!(error = %e, "duties lease not renewed");
+                            None
+                        }
+                    };
+                    if now != held {
+                        match now {
+                            Some(epoch) => tracing::info!(server = %me, epoch, "this server runs the duties (timeouts, secret expiry)"),
+                            None => tracing::info!(server = %me, "another server runs the duties"),
+                        }
+                        reaper.metrics.duties_leader.set(i64::from(now.is_some()));
+                        held = now;
+                    }
+                    if held.is_none() {
+                        continue;
+                    }
                     if let Err(e) = sandboxes::enforce_timeouts(&reaper).await {
                         tracing::warn!(error = %e, "timeout loop");
                     }
@@ -278,7 +302,12 @@ pub async fn start(
                         tracing::warn!(error = %e, "secret expiry loop");
                     }
                 }
-                _ = async { let _ = stop.wait_for(|s| *s).await; } => break,
+                _ = async { let _ = stop.wait_for(|s| *s).await; } => {
+                    if held.is_some() {
+                        let _ = lease::release(&reaper.db, lease::DUTIES, &me).await;
+                    }
+                    break;
+                }
             }
         }
     });

@@ -103,6 +103,9 @@ pub struct ServerArgs {
     /// The shortest idle timeout a sandbox may ask for (`Sandbox.idle_timeout`), in seconds.
     #[arg(long, env = "TALON_MIN_IDLE_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub min_idle_timeout_secs: u64,
+    /// With several servers on one database: how long the server running the once-per-platform duties (timeouts, secret expiry) holds them without renewing (every second), so how long they may pause when it dies, in seconds.
+    #[arg(long, env = "TALON_DUTY_LEASE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(3..=300))]
+    pub duty_lease_secs: u64,
     /// Largest pool size PrewarmImage may ask of each worker.
     #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
     pub max_prewarm_pool_size: i32,

@@ -32,27 +32,9 @@ fn migrations_run_on_sqlite_twice() {
 
 #[tokio::test]
 async fn control_plane_on_postgres() {
-    let Ok(admin_url) = std::env::var("TALON_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must set TALON_TEST_POSTGRES_URL"
-        );
-        eprintln!("TALON_TEST_POSTGRES_URL is not set: PostgreSQL part not run here");
+    let Some((url, admin, name)) = pg_database("test").await else {
         return;
     };
-    let name = format!("talon_test_{}", std::process::id());
-    let admin = Database::connect(&admin_url).await.unwrap();
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}"))
-        .await
-        .unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    let url = format!("{base}/{name}");
-    migrate(&url);
     migrate(&url);
     {
         let s = Server::start_with(Some(&url), &[]).await;
@@ -105,6 +87,114 @@ async fn control_plane_on_postgres() {
                 .iter()
                 .any(|e| e.method.ends_with("/CreateSandbox") && e.outcome == "OK")
         );
+    }
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+}
+
+/// A database of its own on the CI's PostgreSQL, migrated; None outside
+/// CI without TALON_TEST_POSTGRES_URL.
+async fn pg_database(tag: &str) -> Option<(String, sea_orm::DatabaseConnection, String)> {
+    let Ok(admin_url) = std::env::var("TALON_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must set TALON_TEST_POSTGRES_URL"
+        );
+        eprintln!("TALON_TEST_POSTGRES_URL is not set: PostgreSQL part not run here");
+        return None;
+    };
+    let name = format!("talon_{tag}_{}", std::process::id());
+    let admin = Database::connect(&admin_url).await.unwrap();
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}"))
+        .await
+        .unwrap();
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    let url = format!("{base}/{name}");
+    migrate(&url);
+    Some((url, admin, name))
+}
+
+/// `talon_duties_leader` of a server: 1 while it runs the duties.
+async fn leads(s: &Server) -> Option<bool> {
+    let text = reqwest::get(format!("{}/metrics", s.ops))
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix("talon_duties_leader "))
+        .map(|v| v.trim() == "1")
+}
+
+#[tokio::test]
+async fn the_duties_lease_moves_to_another_server_when_its_holder_dies() {
+    let Some((url, admin, name)) = pg_database("lease").await else {
+        return;
+    };
+    let flags = ["--duty-lease-secs", "3"];
+    {
+        let mut a = Server::start_with(Some(&url), &flags).await;
+        let mut b = Server::join(&a, &url, &flags).await;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        let a_leads = loop {
+            let (la, lb) = (leads(&a).await, leads(&b).await);
+            if let (Some(la), Some(lb)) = (la, lb)
+                && la != lb
+            {
+                break la;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "never exactly one leader: {la:?} {lb:?}"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        };
+        // Kill the holder outright: no release, its lease must expire.
+        let (dead, other) = if a_leads { (&mut a, &b) } else { (&mut b, &a) };
+        dead.kill9();
+        let t0 = std::time::Instant::now();
+        while leads(other).await != Some(true) {
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(8),
+                "the other server never took the duties"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        println!(
+            "duties lease moved {:.1} s after its holder was killed (lease 3 s, renewed every 1 s)",
+            t0.elapsed().as_secs_f64()
+        );
+        // The duties run there: a timeout fires.
+        let t = tenant(other, "lease").await;
+        let _w = TestWorker::connect(other, "wrk_lease", Behaviour::Obey).await;
+        let mut dev = other.as_(&t.developer).await;
+        let sb = dev
+            .sandboxes
+            .create_sandbox(pb::CreateSandboxRequest {
+                sandbox: Some(pb::Sandbox {
+                    timeout: Some(prost_types::Duration {
+                        seconds: 1,
+                        nanos: 0,
+                    }),
+                    ..Default::default()
+                }),
+                wait_until_running: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .sandbox
+            .unwrap();
+        until_state(&mut dev, &sb.sandbox_id, pb::SandboxState::Paused).await;
     }
     admin
         .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))

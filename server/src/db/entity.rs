@@ -236,3 +236,25 @@ pub mod image {
 
     impl ActiveModelBehavior for ActiveModel {}
 }
+
+pub mod lease {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "leases")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub name: String,
+        /// The server holding it; empty when none ever did.
+        pub holder: String,
+        /// Ms since the epoch, on the database's clock.
+        pub expires_at: i64,
+        /// Incremented each time it changes hands.
+        pub epoch: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}

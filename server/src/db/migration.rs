@@ -14,6 +14,7 @@ impl MigratorTrait for Migrator {
             Box::new(Images),
             Box::new(SandboxMetadata),
             Box::new(SandboxIdle),
+            Box::new(Leases),
         ]
     }
 }
@@ -23,6 +24,27 @@ struct Secrets;
 struct Images;
 struct SandboxMetadata;
 struct SandboxIdle;
+struct Leases;
+
+impl MigrationName for Leases {
+    fn name(&self) -> &str {
+        "m20261205_000006_leases"
+    }
+}
+
+/// Leases that servers sharing one database take in turn (see
+/// domain::lease): who holds one, until when (the database's clock, ms),
+/// and how many times it changed hands.
+#[async_trait::async_trait]
+impl MigrationTrait for Leases {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(table(
+            "leases",
+            vec![id("name"), text("holder"), big("expires_at"), big("epoch")],
+        ))
+        .await
+    }
+}
 
 impl MigrationName for SandboxIdle {
     fn name(&self) -> &str {

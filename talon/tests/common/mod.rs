@@ -97,7 +97,28 @@ impl Server {
         Self::start_cmd("server", database_url, extra).await
     }
 
+    /// A second `talon server` on the database of `first`, which
+    /// bootstrapped it (this one writes no credentials of its own).
+    pub async fn join(first: &Server, database_url: &str, extra: &[&str]) -> Server {
+        Self::start_full(
+            "server",
+            Some(database_url),
+            extra,
+            Some(first.boot.clone()),
+        )
+        .await
+    }
+
     async fn start_cmd(sub: &str, database_url: Option<&str>, extra: &[&str]) -> Server {
+        Self::start_full(sub, database_url, extra, None).await
+    }
+
+    async fn start_full(
+        sub: &str,
+        database_url: Option<&str>,
+        extra: &[&str],
+        joined: Option<Bootstrap>,
+    ) -> Server {
         let dir = tempfile::tempdir().unwrap();
         // Sandboxes' mapped users must traverse the data directory.
         std::fs::set_permissions(
@@ -147,9 +168,11 @@ impl Server {
         let creds = dir.path().join("bootstrap-credentials.json");
         let mut boot = None;
         for _ in 0..300 {
-            let ready = std::fs::read_to_string(&creds)
-                .ok()
-                .and_then(|s| serde_json::from_str::<Bootstrap>(&s).ok());
+            let ready = joined.clone().or_else(|| {
+                std::fs::read_to_string(&creds)
+                    .ok()
+                    .and_then(|s| serde_json::from_str::<Bootstrap>(&s).ok())
+            });
             if let Some(b) = ready
                 && Channel::from_shared(grpc.clone())
                     .unwrap()
@@ -184,6 +207,12 @@ impl Server {
             boot: boot.expect("server did not start"),
             dir,
         }
+    }
+
+    /// SIGKILL, and waits for it to be gone: no clean shutdown.
+    pub fn kill9(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 
     /// The talon process's pid.
