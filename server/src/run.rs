@@ -127,6 +127,12 @@ pub async fn start(
     let worker_token = secret_file(&worker_token_path(&config.data_dir), || {
         format!("wkr_{}", crate::ids::random_token(32))
     })?;
+    // This server's name among those sharing the database (the duties
+    // lease's holder): kept, so a restarted server takes its own lease
+    // back at once instead of waiting for it to expire.
+    let server_id = secret_file(&config.data_dir.join("keys").join("server.id"), || {
+        crate::ids::new_id("srv")
+    })?;
     let preview_secret = secret_file(&config.data_dir.join("keys").join("preview.key"), || {
         crate::ids::random_token(32)
     })?;
@@ -270,7 +276,7 @@ pub async fn start(
     let mut stop = shutdown;
     tokio::spawn(async move {
         use crate::domain::lease;
-        let me = crate::ids::new_id("srv");
+        let me = server_id;
         let ttl = reaper.config.duty_lease_ttl;
         let mut held: Option<i64> = None;
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
