@@ -234,6 +234,25 @@ async fn read_until(
         .unwrap_or_else(|_| panic!("{needle:?} never appeared in {screen:?}"));
 }
 
+/// Output the process wrote before it exited reaches the stream even when
+/// the agent's output thread reads it late (a sandbox throttled at its
+/// cpu limit). The stream once ended 250 ms after the exit whatever was
+/// left unread: a PTY's `stty size` answer was lost that way in CI.
+#[tokio::test]
+async fn output_read_late_after_the_exit_is_not_lost() {
+    let mut a = Agent::start_env(&[], &[("TALON_AGENT_TEST_OUTPUT_DELAY_MS", "900")]).await;
+    let r = run(&mut a, start(&["sh", "-c", "echo piped"])).await;
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "piped\n");
+    assert_eq!(r.exit.unwrap().exit_code, 0);
+    let mut req = start(&["sh", "-c", "stty size"]);
+    req.pty = Some(pb::PtySize {
+        rows: 40,
+        cols: 100,
+    });
+    let r = run(&mut a, req).await;
+    assert_eq!(String::from_utf8_lossy(&r.stdout), "40 100\r\n");
+}
+
 #[tokio::test]
 async fn pty_runs_a_shell_and_resizes() {
     use pb::attach_request::Message as In;

@@ -185,12 +185,15 @@ pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
             if !ready.next().unwrap_or(false) {
                 return true;
             }
-            match f.read(&mut buf) {
+            let read = f.read(&mut buf);
+            if let Ok(n @ 1..) = read {
+                p.holding.store(true, Ordering::SeqCst);
+                p.append(*stream, &buf[..n]);
+                p.holding.store(false, Ordering::SeqCst);
+            }
+            match read {
                 Ok(0) => {}
-                Ok(n) => {
-                    p.append(*stream, &buf[..n]);
-                    return true;
-                }
+                Ok(_) => return true,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return true,
                 Err(_) => {}
             }

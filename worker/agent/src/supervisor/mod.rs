@@ -26,8 +26,13 @@ use tokio::sync::watch;
 use tonic::Status;
 
 /// How long output may still arrive after the process exits (from
-/// grandchildren that hold its pipes) before its stream ends.
+/// grandchildren that hold its pipes) before its stream ends, once
+/// nothing is left unread.
 pub const DRAIN_AFTER_EXIT: Duration = Duration::from_millis(250);
+/// The longest a stream stays open after the exit while output is still
+/// waiting to be read: an output thread starved of cpu (a throttled
+/// sandbox) gets this long to catch up before the stream ends anyway.
+pub const DRAIN_LIMIT: Duration = Duration::from_secs(3);
 /// Exited processes whose logs are kept for ConnectProcess and GetLogs.
 pub const KEEP_EXITED: usize = 256;
 
@@ -76,6 +81,11 @@ pub struct Proc {
     progress: watch::Sender<Progress>,
     timed_out: AtomicBool,
     open_streams: AtomicU32,
+    /// Copies of the output fds, polled after the exit to tell "nothing
+    /// more will come" from "the output thread has not read it yet".
+    outputs: Vec<File>,
+    /// Set by the output thread between a read and its append.
+    holding: AtomicBool,
     /// Not found or listed by the process calls (see `spawn_as`).
     hidden: bool,
 }
@@ -168,10 +178,42 @@ impl Proc {
             // must not fail when the workload holds every pid.
             let me = self.clone();
             rt.spawn(async move {
-                tokio::time::sleep(DRAIN_AFTER_EXIT).await;
+                let limit = tokio::time::Instant::now() + DRAIN_LIMIT;
+                loop {
+                    tokio::time::sleep(DRAIN_AFTER_EXIT).await;
+                    if me.open_streams.load(Ordering::SeqCst) == 0 {
+                        return; // stream_closed ended it
+                    }
+                    if !me.unread() || tokio::time::Instant::now() >= limit {
+                        break;
+                    }
+                }
                 me.progress.send_modify(|p| p.done = true);
             });
         }
+    }
+
+    /// Whether output (or an end of stream) is waiting for the output
+    /// thread, or it holds a chunk it has not appended yet.
+    fn unread(&self) -> bool {
+        if self.holding.load(Ordering::SeqCst) {
+            return true;
+        }
+        let mut fds: Vec<libc::pollfd> = self
+            .outputs
+            .iter()
+            .map(|f| libc::pollfd {
+                fd: f.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        // SAFETY: a non-blocking poll over a live array of fds.len() pollfds.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 0) };
+        n > 0
+            && fds
+                .iter()
+                .any(|f| f.revents & (libc::POLLIN | libc::POLLHUP) != 0)
     }
 
     pub fn running(&self) -> bool {
@@ -500,6 +542,14 @@ impl Supervisor {
         let (give, take) = std::sync::mpsc::sync_channel::<(Arc<Proc>, Vec<(u8, File)>)>(1);
         crate::threads::spawn("output", move || {
             if let Ok((p, readers)) = take.recv() {
+                // Tests stand in for an output thread starved of cpu.
+                #[cfg(debug_assertions)]
+                if let Some(ms) = std::env::var("TALON_AGENT_TEST_OUTPUT_DELAY_MS")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                {
+                    std::thread::sleep(Duration::from_millis(ms));
+                }
                 pump(p, readers);
             }
         })?;
@@ -542,6 +592,11 @@ impl Supervisor {
             progress,
             timed_out: AtomicBool::new(false),
             open_streams: AtomicU32::new(readers.len() as u32),
+            outputs: readers
+                .iter()
+                .filter_map(|(_, f)| f.try_clone().ok())
+                .collect(),
+            holding: AtomicBool::new(false),
             hidden,
         });
         procs.insert(pid, proc.clone());

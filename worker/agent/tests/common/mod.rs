@@ -28,6 +28,10 @@ impl Agent {
     }
 
     pub async fn start_with(extra: &[&str]) -> Agent {
+        Self::start_env(extra, &[]).await
+    }
+
+    pub async fn start_env(extra: &[&str], env: &[(&str, &str)]) -> Agent {
         let dir = tempfile::tempdir().unwrap();
         let sock = dir.path().join("agent.sock");
         std::fs::create_dir_all(dir.path().join("ws")).unwrap();
@@ -39,6 +43,7 @@ impl Agent {
             .arg("--workspace")
             .arg(dir.path().join("ws"))
             .args(extra)
+            .envs(env.iter().copied())
             .spawn()
             .unwrap();
         // The socket file appears at bind, before the agent listens: wait
