@@ -12,4 +12,4 @@ args=(-p talon-agent --target "$triple")
 # With an explicit --target, RUSTFLAGS reach only the target's crates,
 # not build scripts or proc macros (which can't be static).
 RUSTFLAGS="-C target-feature=+crt-static" cargo build --quiet "${args[@]}" >&2
-echo "$PWD/target/$triple/$profile/talon-agent"
+echo "${CARGO_TARGET_DIR:-$PWD/target}/$triple/$profile/talon-agent"

@@ -23,6 +23,12 @@ pub enum WorkerError {
     Corrupt { id: String, reason: String },
     #[error("invalid sandbox id {0:?}")]
     InvalidId(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Exists(String),
+    #[error("{0}")]
+    TooLarge(String),
 }
 
 impl WorkerError {
@@ -31,7 +37,9 @@ impl WorkerError {
             WorkerError::NotHere(_) => tonic::Code::NotFound,
             WorkerError::Stale { .. } | WorkerError::Deleted { .. } => tonic::Code::Aborted,
             WorkerError::Corrupt { .. } => tonic::Code::Internal,
-            WorkerError::InvalidId(_) => tonic::Code::InvalidArgument,
+            WorkerError::InvalidId(_) | WorkerError::Invalid(_) => tonic::Code::InvalidArgument,
+            WorkerError::Exists(_) => tonic::Code::AlreadyExists,
+            WorkerError::TooLarge(_) => tonic::Code::ResourceExhausted,
         }
     }
 }

@@ -76,6 +76,7 @@ impl SandboxHost {
         spec: &wpb::SandboxSpec,
         pooled: Option<Shape>,
     ) -> anyhow::Result<wpb::SandboxStatus> {
+        let mut seeds = Vec::new();
         let image = if spec.image.is_empty() || spec.image == HOST_IMAGE {
             None
         } else {
@@ -83,7 +84,8 @@ impl SandboxHost {
                 .images
                 .get(&spec.image)
                 .ok_or_else(|| anyhow::anyhow!("image {:?} is not on this worker", spec.image))?;
-            Some(HeldImage {
+            seeds = r.seeds;
+            (!r.host_root).then_some(HeldImage {
                 name: r.name,
                 digest: r.digest,
                 layers: r.layers,
@@ -122,7 +124,8 @@ impl SandboxHost {
         let nameserver = self.net.get().map(|n| n.gateway());
         let prepared = self
             .mount_disk(&layout, uid, spec)
-            .and_then(|()| prepare(&layout, uid, h.image.as_ref(), &self.images, nameserver));
+            .and_then(|()| prepare(&layout, uid, h.image.as_ref(), &self.images, nameserver))
+            .and_then(|()| self.lay_seeds(&layout, uid, &seeds));
         if let Err(e) = prepared {
             let _ = self.teardown(id).await;
             return Err(e);

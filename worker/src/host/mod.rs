@@ -11,6 +11,7 @@ mod prepare;
 mod reap;
 mod record;
 mod secrets;
+mod snapshot;
 
 pub use agent_bin::needs_interpreter;
 pub use fence::{Fence, WorkerError, code_of, fence};

@@ -113,7 +113,15 @@ fn copy_dir(s: &OwnedFd, d: std::sync::Arc<OwnedFd>, st: &mut State) -> Result<(
         let n = name(&leaf);
         let meta =
             rustix::fs::statat(s, n, AtFlags::SYMLINK_NOFOLLOW).map_err(std::io::Error::from)?;
-        let (uid, gid) = (st.shift.map(meta.st_uid)?, st.shift.map(meta.st_gid)?);
+        let whiteout =
+            FileType::from_raw_mode(meta.st_mode) == FileType::CharacterDevice && meta.st_rdev == 0;
+        // Overlayfs makes a whiteout with its mounter's ids (the host's
+        // root), not the deleter's: it is the new root's, whoever it was.
+        let (uid, gid) = if whiteout {
+            (st.shift.to, st.shift.to)
+        } else {
+            (st.shift.map(meta.st_uid)?, st.shift.map(meta.st_gid)?)
+        };
         let mode = Mode::from_raw_mode(meta.st_mode & 0o7777);
         match FileType::from_raw_mode(meta.st_mode) {
             FileType::Directory => {
@@ -384,7 +392,6 @@ mod tests {
             "usr/local/bin",
             "usr/local/bin/tool",
             "usr/local/bin/escape",
-            "gone",
             "opaque",
             "pipe",
             "sock",
@@ -392,6 +399,8 @@ mod tests {
             chown(&r.join(p), BASE);
         }
         chown(&r.join("usr/local/bin/tool"), BASE + 1000);
+        // Overlayfs makes whiteouts as its mounter, the host's root.
+        chown(&r.join("gone"), 0);
         // After the chown, which clears set-id bits.
         std::fs::set_permissions(
             r.join("usr/local/bin/tool"),
@@ -437,6 +446,7 @@ mod tests {
         assert!(
             std::os::unix::fs::FileTypeExt::is_char_device(&gone.file_type()) && gone.rdev() == 0
         );
+        assert_eq!(gone.uid(), 0, "a whiteout is the image's root's");
         let mut v = [0u8; 1];
         assert_eq!(
             rustix::fs::getxattr(d.join("opaque"), XATTR_OPAQUE, &mut v[..]).unwrap(),

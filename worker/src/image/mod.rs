@@ -38,6 +38,22 @@ pub struct ImageRef {
     pub config: ImageConfig,
     pub size_bytes: u64,
     pub created_ms: i64,
+    /// A snapshot's trees from its sandbox's disk, laid into the disk of
+    /// each sandbox made from it (see `host::snapshot`).
+    #[serde(default)]
+    pub seeds: Vec<Seed>,
+    /// A snapshot of a sandbox on the `host` image: its root is the
+    /// host's, `layers` is empty.
+    #[serde(default)]
+    pub host_root: bool,
+}
+
+/// One tree of a snapshot: a directory of a sandbox's disk (`workspace`,
+/// `home`, …) and the layer that holds it, its owners shifted to 0.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct Seed {
+    pub dir: String,
+    pub layer: String,
 }
 
 /// Why an import failed, for the caller's status code.
@@ -57,6 +73,8 @@ pub struct ImageStore {
     max_bytes: u64,
     /// Held while the catalogue or the set of layers changes.
     catalogue: Mutex<()>,
+    /// Layers captured for an image not recorded yet: kept from `gc`.
+    pending: Mutex<HashSet<String>>,
 }
 
 pub use talon_core::image::valid_name;
@@ -83,6 +101,7 @@ impl ImageStore {
             root,
             max_bytes,
             catalogue: Mutex::new(()),
+            pending: Mutex::new(HashSet::new()),
         })
     }
 
@@ -180,6 +199,8 @@ impl ImageStore {
             config: m.config,
             size_bytes: total,
             created_ms: now_ms(),
+            seeds: Vec::new(),
+            host_root: false,
         };
         self.put_ref(&r)?;
         Ok(r)
@@ -193,12 +214,24 @@ impl ImageStore {
             .join(format!("ref-{}", uuid::Uuid::new_v4().simple()));
         std::fs::write(&tmp, serde_json::to_vec(r).map_err(invalid)?)?;
         std::fs::rename(&tmp, self.ref_path(&r.name))?;
+        self.unpin(r.layers.iter().chain(r.seeds.iter().map(|s| &s.layer)));
         Ok(())
+    }
+
+    /// Lets `gc` remove captured layers no image recorded (a snapshot
+    /// that failed after its captures).
+    pub fn unpin<'a>(&self, layers: impl IntoIterator<Item = &'a String>) {
+        let mut p = self.pending.lock().expect("lock");
+        for l in layers {
+            p.remove(l);
+        }
     }
 
     /// Captures a tree a sandbox wrote (see `capture`) as a layer of the
     /// store, content addressed like an imported one (`overlay_diff_id`):
-    /// its diff id and size. At most `budget` bytes. Blocking.
+    /// its diff id and size. At most `budget` bytes. Blocking. The layer
+    /// is kept from `gc` until an image that holds it is recorded
+    /// (`put_ref`) or it is unpinned.
     pub fn capture_layer(
         &self,
         src: &Path,
@@ -228,6 +261,7 @@ impl ImageStore {
             }
         };
         let _g = self.catalogue.lock().expect("lock");
+        self.pending.lock().expect("lock").insert(diff.clone());
         publish(&staging, &self.layer_dir(&diff))?;
         std::fs::write(
             self.root.join("layers").join(format!("{diff}.size")),
@@ -319,7 +353,13 @@ impl ImageStore {
         let _g = self.catalogue.lock().expect("lock");
         let refs = self.list();
         let mut keep: HashSet<String> = in_use.clone();
-        keep.extend(refs.iter().flat_map(|r| r.layers.iter().cloned()));
+        keep.extend(self.pending.lock().expect("lock").iter().cloned());
+        keep.extend(refs.iter().flat_map(|r| {
+            r.layers
+                .iter()
+                .chain(r.seeds.iter().map(|s| &s.layer))
+                .cloned()
+        }));
         for e in std::fs::read_dir(self.root.join("layers"))?.flatten() {
             let n = e.file_name().to_string_lossy().into_owned();
             let id = n.trim_end_matches(".size");

@@ -1,0 +1,205 @@
+//! Filesystem snapshots: what a sandbox wrote (its root's upper layer and
+//! the directories of its disk that outlive a restart) copied into the
+//! image store while it is frozen, recorded as an image that new
+//! sandboxes start from. Copies, not shared overlay layers: a snapshot
+//! outlives its sandbox, and a fork never shares a writable byte with
+//! its source or with another fork.
+//!
+//! Owners are shifted from the sandbox's host ids to the image's own
+//! (0-based) when taken, and into the new sandbox's range when laid down,
+//! like an imported image's.
+
+use super::*;
+use crate::bundle::{self, RootKind};
+use crate::image::capture::{self, Shift};
+use crate::image::{ImageRef, Seed};
+
+/// The directories of a sandbox's disk a snapshot carries, by root kind:
+/// what the sandbox may write that is not its root's overlay. `etc` is
+/// left out (the worker writes the sandbox's identity there), and so are
+/// the agent's logs.
+pub(super) fn seed_dirs(kind: RootKind) -> &'static [&'static str] {
+    match kind {
+        RootKind::Host => &["workspace", "home", "root", "tmp", "var"],
+        RootKind::ReadOnlyImage => &["workspace", "root", "tmp"],
+        RootKind::Overlay => &["workspace"],
+    }
+}
+
+impl SandboxHost {
+    /// Snapshots a running or paused sandbox's files as the image `name`,
+    /// at most `max_bytes` of file content. A running sandbox is frozen
+    /// for the copy and thawed after it, whatever happened.
+    pub async fn snapshot(
+        &self,
+        id: &str,
+        generation: i64,
+        name: &str,
+        max_bytes: u64,
+    ) -> anyhow::Result<ImageRef> {
+        if !crate::image::valid_name(name) || name.starts_with(POOL_PREFIX) {
+            return Err(WorkerError::Invalid(format!(
+                "invalid snapshot name {name:?}: letters, digits and ._-:/@+, at most 255, not \"host\""
+            ))
+            .into());
+        }
+        if self.images.get(name).is_some() {
+            return Err(
+                WorkerError::Exists(format!("an image named {name:?} is on this worker")).into(),
+            );
+        }
+        let lock = self.lock(id).await;
+        let _g = lock.lock().await;
+        let h = self.fenced(id, generation).await?;
+        let thaw = match h.state {
+            SandboxPhase::Running => true,
+            SandboxPhase::Paused => false,
+            s => anyhow::bail!(
+                "sandbox {id} is {s:?}: only a running or paused sandbox can be snapshotted"
+            ),
+        };
+        if thaw {
+            self.runtime.pause(h.cid()).await?;
+        }
+        let t0 = std::time::Instant::now();
+        let (images, layout, uid) = (self.images.clone(), self.layout(id), h.uid());
+        let kind = h
+            .image
+            .as_ref()
+            .map_or(RootKind::Host, HeldImage::root_kind);
+        let taken =
+            tokio::task::spawn_blocking(move || take(&images, &layout, kind, uid, max_bytes)).await;
+        let frozen_for = t0.elapsed();
+        if thaw {
+            // A frozen agent's idle clock ran on: the thaw counts.
+            self.touch(id);
+            if let Err(e) = self.runtime.resume(h.cid()).await {
+                tracing::error!(sandbox = %id, error = %e, "could not thaw the sandbox after its snapshot");
+                return Err(e);
+            }
+        }
+        let (upper, seeds, bytes) = taken??;
+        tracing::info!(sandbox = %id, snapshot = %name, ?frozen_for, bytes, "snapshot taken");
+        let base = h.image.as_ref();
+        let mut layers = base.map(|i| i.layers.clone()).unwrap_or_default();
+        layers.extend(upper.clone());
+        let mut whole = layers.join(",");
+        for s in &seeds {
+            whole.push_str(&format!(";{}={}", s.dir, s.layer));
+        }
+        let r = ImageRef {
+            name: name.to_string(),
+            digest: format!(
+                "sha256:{}",
+                crate::image::archive::sha256_hex(whole.as_bytes())
+            ),
+            layers,
+            config: base.map(|i| i.config.clone()).unwrap_or_default(),
+            size_bytes: bytes,
+            created_ms: talon_core::time::now_ms(),
+            seeds,
+            host_root: base.is_none(),
+        };
+        if let Err(e) = self.images.put_ref(&r) {
+            self.images
+                .unpin(r.layers.iter().chain(r.seeds.iter().map(|s| &s.layer)));
+            return Err(e.into());
+        }
+        Ok(r)
+    }
+
+    /// Lays a snapshot's trees into a new sandbox's disk (after
+    /// `prepare`, which made each directory empty and the sandbox's).
+    pub(super) fn lay_seeds(&self, l: &Layout, uid: u32, seeds: &[Seed]) -> anyhow::Result<()> {
+        let shift = Shift {
+            from: 0,
+            to: uid,
+            len: bundle::ID_RANGE,
+        };
+        for s in seeds {
+            anyhow::ensure!(
+                seed_dirs(RootKind::Host).contains(&s.dir.as_str()),
+                "the snapshot names an unknown directory {:?}",
+                s.dir
+            );
+            let dst = l.disk().join(&s.dir);
+            clear_dir(&dst)?;
+            capture::capture(&self.images.layer_dir(&s.layer), &dst, shift, u64::MAX)
+                .map_err(|e| anyhow::anyhow!("laying down the snapshot's {}: {e}", s.dir))?;
+        }
+        Ok(())
+    }
+}
+
+/// Empties a directory that `prepare` made (a home it seeded, say).
+fn clear_dir(d: &Path) -> std::io::Result<()> {
+    for e in std::fs::read_dir(d)? {
+        let p = e?.path();
+        if p.is_dir() && !p.is_symlink() {
+            crate::image::remove_tree(&p)?;
+        } else {
+            std::fs::remove_file(&p)?;
+        }
+    }
+    Ok(())
+}
+
+/// The captures, blocking: the root's upper layer (an overlay root), then
+/// each seed directory that exists; with the bytes of content in all.
+fn take(
+    images: &ImageStore,
+    l: &Layout,
+    kind: RootKind,
+    uid: u32,
+    max_bytes: u64,
+) -> anyhow::Result<(Option<String>, Vec<Seed>, u64)> {
+    let shift = Shift {
+        from: uid,
+        to: 0,
+        len: bundle::ID_RANGE,
+    };
+    let mut taken: Vec<String> = Vec::new();
+    let mut bytes = 0u64;
+    let mut capture = |dir: &Path| -> anyhow::Result<String> {
+        let (diff, n) = images
+            .capture_layer(dir, shift, max_bytes.saturating_sub(bytes))
+            .map_err(|e| match e {
+                crate::image::ImportError::TooLarge(_) => {
+                    anyhow::Error::from(WorkerError::TooLarge(format!(
+                        "the snapshot holds more than {max_bytes} bytes (--max-snapshot-bytes)"
+                    )))
+                }
+                crate::image::ImportError::Invalid(m) => {
+                    WorkerError::Invalid(format!("cannot snapshot {}: {m}", dir.display())).into()
+                }
+                e => anyhow::anyhow!("snapshot of {}: {e}", dir.display()),
+            })?;
+        bytes += n;
+        taken.push(diff.clone());
+        Ok(diff)
+    };
+    let done = (|| {
+        let upper = match kind {
+            RootKind::Overlay => Some(capture(&l.upper())?),
+            _ => None,
+        };
+        let mut seeds = Vec::new();
+        for d in seed_dirs(kind) {
+            let p = l.disk().join(d);
+            if p.is_dir() {
+                seeds.push(Seed {
+                    dir: d.to_string(),
+                    layer: capture(&p)?,
+                });
+            }
+        }
+        anyhow::Ok((upper, seeds))
+    })();
+    match done {
+        Ok((upper, seeds)) => Ok((upper, seeds, bytes)),
+        Err(e) => {
+            images.unpin(&taken);
+            Err(e)
+        }
+    }
+}
