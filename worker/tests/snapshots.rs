@@ -62,12 +62,16 @@ async fn a_snapshot_forks_into_independent_sandboxes_and_outlives_its_source() {
     assert_eq!(code, 0, "{err}");
 
     let t = std::time::Instant::now();
-    let snap = env
+    let (snap, frozen) = env
         .host
         .snapshot(&src.id, 1, "snap:one", 1 << 30)
         .await
         .unwrap();
-    println!("snapshot of a running sandbox: {:?}", t.elapsed());
+    println!(
+        "snapshot of a running sandbox: {:?}, frozen {frozen:?}",
+        t.elapsed()
+    );
+    assert!(frozen > std::time::Duration::ZERO);
     assert_eq!(
         snap.layers.len(),
         2,
@@ -128,10 +132,12 @@ async fn a_snapshot_forks_into_independent_sandboxes_and_outlives_its_source() {
 
     // A paused sandbox is snapshotted as it is, and stays paused.
     env.host.pause(&forks[0].id, 1).await.unwrap();
-    env.host
+    let (_, frozen) = env
+        .host
         .snapshot(&forks[0].id, 1, "snap:paused", 1 << 30)
         .await
         .unwrap();
+    assert_eq!(frozen, std::time::Duration::ZERO, "it was already");
     let held = env.host.held(&forks[0].id).unwrap();
     assert_eq!(held.state, talon_worker::host::SandboxPhase::Paused);
     env.host.resume(&forks[0].id, 1).await.unwrap();
@@ -166,7 +172,7 @@ async fn a_host_image_sandbox_snapshots_its_workspace_and_home() {
     assert_eq!(code, 0, "{err}");
     let (_, err, code) = common::sh_as(&mut src.agent, "user", "echo h > /home/user/h").await;
     assert_eq!(code, 0, "{err}");
-    let snap = env
+    let (snap, _) = env
         .host
         .snapshot(&src.id, 1, "snap:host", 1 << 30)
         .await

@@ -28,15 +28,16 @@ pub(super) fn seed_dirs(kind: RootKind) -> &'static [&'static str] {
 
 impl SandboxHost {
     /// Snapshots a running or paused sandbox's files as the image `name`,
-    /// at most `max_bytes` of file content. A running sandbox is frozen
-    /// for the copy and thawed after it, whatever happened.
+    /// at most `max_bytes` of file content: the image, and how long the
+    /// sandbox was frozen for it. A running sandbox is frozen for the copy
+    /// and thawed after it, whatever happened.
     pub async fn snapshot(
         &self,
         id: &str,
         generation: i64,
         name: &str,
         max_bytes: u64,
-    ) -> anyhow::Result<ImageRef> {
+    ) -> anyhow::Result<(ImageRef, std::time::Duration)> {
         if !crate::image::valid_name(name) || name.starts_with(POOL_PREFIX) {
             return Err(WorkerError::Invalid(format!(
                 "invalid snapshot name {name:?}: letters, digits and ._-:/@+, at most 255, not \"host\""
@@ -69,7 +70,11 @@ impl SandboxHost {
             .map_or(RootKind::Host, HeldImage::root_kind);
         let taken =
             tokio::task::spawn_blocking(move || take(&images, &layout, kind, uid, max_bytes)).await;
-        let frozen_for = t0.elapsed();
+        let frozen_for = if thaw {
+            t0.elapsed()
+        } else {
+            std::time::Duration::ZERO
+        };
         if thaw {
             // A frozen agent's idle clock ran on: the thaw counts.
             self.touch(id);
@@ -105,7 +110,7 @@ impl SandboxHost {
                 .unpin(r.layers.iter().chain(r.seeds.iter().map(|s| &s.layer)));
             return Err(e.into());
         }
-        Ok(r)
+        Ok((r, frozen_for))
     }
 
     /// Lays a snapshot's trees into a new sandbox's disk (after
