@@ -28,6 +28,10 @@ pub struct ServerConfig {
     pub max_sandbox_timeout: Duration,
     /// The shortest `idle_timeout` a create may ask for.
     pub min_idle_timeout: Duration,
+    /// Most bytes of file content one snapshot may hold.
+    pub max_snapshot_bytes: i64,
+    /// Most bytes of snapshots one tenant may keep.
+    pub tenant_snapshot_bytes: i64,
     /// How long the duties lease (domain::lease) holds without renewal:
     /// with several servers, how long the duties may stop when their
     /// server dies.
@@ -125,6 +129,8 @@ impl ServerConfig {
             default_sandbox_timeout: Duration::from_secs(15 * 60),
             max_sandbox_timeout: Duration::from_secs(24 * 3600),
             min_idle_timeout: Duration::from_secs(10),
+            max_snapshot_bytes: 10 << 30,
+            tenant_snapshot_bytes: 50 << 30,
             duty_lease_ttl: Duration::from_secs(10),
             default_wait_timeout: Duration::from_secs(60),
             max_wait_timeout: Duration::from_secs(300),

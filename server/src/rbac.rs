@@ -85,6 +85,11 @@ pub const METHODS: &[MethodRule] = &[
     ),
     rule("/talon.v1.SandboxService/UpdateNetworkPolicy", DEV, MUT),
     rule("/talon.v1.SandboxService/WatchSandboxEvents", VIEW, READ),
+    rule("/talon.v1.SandboxService/CreateSnapshot", DEV, MUT),
+    rule("/talon.v1.SandboxService/ListSnapshots", VIEW, READ),
+    rule("/talon.v1.SandboxService/GetSnapshot", VIEW, READ),
+    rule("/talon.v1.SandboxService/DeleteSnapshot", DEV, MUT),
+    rule("/talon.v1.SandboxService/ForkSandbox", DEV, MUT),
     // ProcessService
     rule("/talon.v1.ProcessService/StartProcess", DEV, MUT),
     rule("/talon.v1.ProcessService/ConnectProcess", VIEW, READ),

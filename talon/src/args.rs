@@ -103,6 +103,12 @@ pub struct ServerArgs {
     /// The shortest idle timeout a sandbox may ask for (`Sandbox.idle_timeout`), in seconds.
     #[arg(long, env = "TALON_MIN_IDLE_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub min_idle_timeout_secs: u64,
+    /// Most bytes of file content one sandbox snapshot (CreateSnapshot, ForkSandbox) may hold, in MiB.
+    #[arg(long, env = "TALON_MAX_SNAPSHOT_MIB", default_value_t = 10240, value_parser = clap::value_parser!(i64).range(1..=1 << 30))]
+    pub max_snapshot_mib: i64,
+    /// Most bytes of snapshots one tenant may keep, in MiB (a snapshot that would pass it is refused with RESOURCE_EXHAUSTED).
+    #[arg(long, env = "TALON_TENANT_SNAPSHOT_MIB", default_value_t = 51200, value_parser = clap::value_parser!(i64).range(1..=1 << 30))]
+    pub tenant_snapshot_mib: i64,
     /// With several servers on one database: how long the server running the once-per-platform duties (timeouts, secret expiry) holds them without renewing (every second), so how long they may pause when it dies, in seconds.
     #[arg(long, env = "TALON_DUTY_LEASE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(3..=300))]
     pub duty_lease_secs: u64,

@@ -23,6 +23,8 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.grpc_connections = a.connections.grpc();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     c.min_idle_timeout = std::time::Duration::from_secs(a.min_idle_timeout_secs);
+    c.max_snapshot_bytes = a.max_snapshot_mib << 20;
+    c.tenant_snapshot_bytes = a.tenant_snapshot_mib << 20;
     c.duty_lease_ttl = std::time::Duration::from_secs(a.duty_lease_secs);
     c.tenant_max_share = a.tenant_max_share;
     c.placement = match a.placement.as_str() {

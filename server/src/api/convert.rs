@@ -93,6 +93,23 @@ fn role_of(s: &str) -> pb::Role {
         .unwrap_or(pb::Role::Unspecified)
 }
 
+/// A snapshot as the contract says it.
+pub fn snapshot_to_pb(m: &crate::db::entity::snapshot::Model) -> pb::Snapshot {
+    pb::Snapshot {
+        snapshot_id: m.id.clone(),
+        name: m.name.clone(),
+        sandbox_id: m.sandbox_id.clone(),
+        image: m.image.clone(),
+        size_bytes: m.size_bytes,
+        create_time: Some(ts(m.created_at)),
+        frozen: Some(prost_types::Duration {
+            seconds: m.frozen_ms / 1000,
+            nanos: ((m.frozen_ms % 1000) * 1_000_000) as i32,
+        }),
+        memory: false,
+    }
+}
+
 /// A sandbox as the contract says it. A stored field that doesn't read is
 /// an error (INTERNAL, naming the sandbox), never shown as a default.
 pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
@@ -135,6 +152,7 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
             nanos: ((m.idle_timeout_ms % 1000) * 1_000_000) as i32,
         }),
         auto_resume: m.auto_resume,
+        snapshot_id: m.snapshot_id.clone(),
     })
 }
 

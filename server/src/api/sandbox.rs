@@ -2,11 +2,13 @@
 
 use super::principal;
 use crate::api::convert::{
-    duration, policy_from_pb, sandbox_to_pb, state_from_pb, timeout_action_from_pb, ts,
+    duration, policy_from_pb, sandbox_to_pb, snapshot_to_pb, state_from_pb, timeout_action_from_pb,
+    ts,
 };
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::domain::sandboxes::{self, ListQuery, NewSandbox};
+use crate::domain::snapshots;
 use crate::domain::tenants::TenantScope;
 use crate::domain::{encode_page_token, page};
 use crate::error::Error;
@@ -39,6 +41,7 @@ fn new_sandbox(s: pb::Sandbox, idempotency_key: String) -> Result<NewSandbox, Er
         idempotency_key: (!idempotency_key.is_empty()).then_some(idempotency_key),
         idle_timeout: s.idle_timeout.as_ref().map(duration).transpose()?,
         auto_resume: s.auto_resume,
+        snapshot_id: (!s.snapshot_id.is_empty()).then_some(s.snapshot_id),
     })
 }
 
@@ -141,6 +144,80 @@ impl SandboxService for SandboxApi {
                 String::new()
             },
         }))
+    }
+
+    async fn create_snapshot(
+        &self,
+        req: Request<pb::CreateSnapshotRequest>,
+    ) -> Result<Response<pb::CreateSnapshotResponse>, Status> {
+        let p = principal(&req)?;
+        let r = req.into_inner();
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &r.sandbox_id).await?;
+        let s = snapshots::create(&self.0, &p, &row, &r.name, r.memory).await?;
+        Ok(with_resource(
+            Response::new(pb::CreateSnapshotResponse {
+                snapshot: Some(snapshot_to_pb(&s)),
+            }),
+            s.id,
+        ))
+    }
+
+    async fn list_snapshots(
+        &self,
+        req: Request<pb::ListSnapshotsRequest>,
+    ) -> Result<Response<pb::ListSnapshotsResponse>, Status> {
+        let p = principal(&req)?;
+        let r = req.into_inner();
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
+        let (rows, more) =
+            snapshots::list(&self.0, &p.tenant_id, &r.sandbox_id, offset, limit).await?;
+        Ok(Response::new(pb::ListSnapshotsResponse {
+            snapshots: rows.iter().map(snapshot_to_pb).collect(),
+            next_page_token: if more {
+                encode_page_token(offset + limit)
+            } else {
+                String::new()
+            },
+        }))
+    }
+
+    async fn get_snapshot(
+        &self,
+        req: Request<pb::GetSnapshotRequest>,
+    ) -> Result<Response<pb::GetSnapshotResponse>, Status> {
+        let p = principal(&req)?;
+        let s = snapshots::get(&self.0, &p.tenant_id, &req.get_ref().snapshot_id).await?;
+        Ok(Response::new(pb::GetSnapshotResponse {
+            snapshot: Some(snapshot_to_pb(&s)),
+        }))
+    }
+
+    async fn delete_snapshot(
+        &self,
+        req: Request<pb::DeleteSnapshotRequest>,
+    ) -> Result<Response<pb::DeleteSnapshotResponse>, Status> {
+        let p = principal(&req)?;
+        let s = snapshots::delete(&self.0, &p.tenant_id, &req.get_ref().snapshot_id).await?;
+        Ok(with_resource(
+            Response::new(pb::DeleteSnapshotResponse {}),
+            s.id,
+        ))
+    }
+
+    async fn fork_sandbox(
+        &self,
+        req: Request<pb::ForkSandboxRequest>,
+    ) -> Result<Response<pb::ForkSandboxResponse>, Status> {
+        let p = principal(&req)?;
+        let r = req.into_inner();
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &r.sandbox_id).await?;
+        let forks = snapshots::fork(&self.0, &p, &row, r.count).await?;
+        Ok(with_resource(
+            Response::new(pb::ForkSandboxResponse {
+                sandboxes: forks.iter().map(sandbox_to_pb).collect::<Result<_, _>>()?,
+            }),
+            row.id,
+        ))
     }
 
     async fn get_sandbox_metrics(

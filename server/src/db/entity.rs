@@ -160,6 +160,8 @@ pub mod sandbox {
         pub idle_timeout_ms: i64,
         /// A call to it while paused resumes it first.
         pub auto_resume: bool,
+        /// The snapshot it was created from; "" for none.
+        pub snapshot_id: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -228,6 +230,34 @@ pub mod image {
         pub name: String,
         pub digest: String,
         pub size_bytes: i64,
+        pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod snapshot {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "snapshots")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub tenant_id: String,
+        pub name: String,
+        /// The sandbox it was taken from.
+        pub sandbox_id: String,
+        /// The image that sandbox was created from.
+        pub image: String,
+        /// The worker that holds it, and its image there.
+        pub worker_id: String,
+        pub worker_image: String,
+        pub size_bytes: i64,
+        pub frozen_ms: i64,
         pub created_at: i64,
     }
 

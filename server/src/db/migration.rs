@@ -15,6 +15,7 @@ impl MigratorTrait for Migrator {
             Box::new(SandboxMetadata),
             Box::new(SandboxIdle),
             Box::new(Leases),
+            Box::new(Snapshots),
         ]
     }
 }
@@ -25,6 +26,57 @@ struct Images;
 struct SandboxMetadata;
 struct SandboxIdle;
 struct Leases;
+struct Snapshots;
+
+impl MigrationName for Snapshots {
+    fn name(&self) -> &str {
+        "m20261205_000007_snapshots"
+    }
+}
+
+/// Tenants' filesystem snapshots (domain::snapshots): each held by the
+/// worker that took it, as an image of its store (`worker_image`); and
+/// the snapshot a sandbox was created from ("" for none).
+#[async_trait::async_trait]
+impl MigrationTrait for Snapshots {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(table(
+            "snapshots",
+            vec![
+                id("id"),
+                text("tenant_id"),
+                text("name"),
+                text("sandbox_id"),
+                text("image"),
+                text("worker_id"),
+                text("worker_image"),
+                big("size_bytes"),
+                big("frozen_ms"),
+                big("created_at"),
+            ],
+        ))
+        .await?;
+        m.create_index(index(
+            "snapshots_tenant_name",
+            "snapshots",
+            &["tenant_id", "name"],
+            true,
+        ))
+        .await?;
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("sandboxes"))
+                .add_column(
+                    ColumnDef::new(Alias::new("snapshot_id"))
+                        .string()
+                        .not_null()
+                        .default(""),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for Leases {
     fn name(&self) -> &str {

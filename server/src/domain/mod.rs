@@ -12,6 +12,7 @@ pub mod sandboxes;
 pub mod scheduler;
 pub mod secrets;
 pub mod sessions;
+pub mod snapshots;
 pub mod state;
 pub mod tenants;
 pub mod workers;

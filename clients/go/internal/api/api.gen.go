@@ -1168,6 +1168,25 @@ type CreateSandboxResponse struct {
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
 }
 
+// CreateSnapshotRequest Request for CreateSnapshot.
+type CreateSnapshotRequest struct {
+	// Memory Snapshot memory and processes too: refused (UNIMPLEMENTED) for now.
+	Memory *bool `json:"memory,omitempty"`
+
+	// Name The snapshot's name; one is made from the sandbox's id and the time
+	//  when empty.
+	Name *string `json:"name,omitempty"`
+
+	// SandboxId The sandbox, running or paused.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// CreateSnapshotResponse Response of CreateSnapshot.
+type CreateSnapshotResponse struct {
+	// Snapshot The snapshot.
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
+}
+
 // CreateTenantRequest Request for CreateTenant.
 type CreateTenantRequest struct {
 	// Name Unique name.
@@ -1237,6 +1256,9 @@ type DeleteSandboxResponse struct {
 // DeleteSecretResponse Response of DeleteSecret.
 type DeleteSecretResponse = map[string]interface{}
 
+// DeleteSnapshotResponse Response of DeleteSnapshot.
+type DeleteSnapshotResponse = map[string]interface{}
+
 // DeleteUserResponse Response of DeleteUser.
 type DeleteUserResponse = map[string]interface{}
 
@@ -1297,6 +1319,21 @@ type FollowProcessLogsResponse struct {
 	Exited *ProcessExited `json:"exited,omitempty"`
 }
 
+// ForkSandboxRequest Request for ForkSandbox.
+type ForkSandboxRequest struct {
+	// Count How many sandboxes to create: 1 to 20.
+	Count *int32 `json:"count,omitempty"`
+
+	// SandboxId The sandbox, running or paused.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// ForkSandboxResponse Response of ForkSandbox.
+type ForkSandboxResponse struct {
+	// Sandboxes The new sandboxes, running.
+	Sandboxes *[]Sandbox `json:"sandboxes,omitempty"`
+}
+
 // GetBrowserResponse Response of GetBrowser.
 type GetBrowserResponse struct {
 	// Browser The browser.
@@ -1334,6 +1371,12 @@ type GetSandboxMetricsResponse struct {
 type GetSandboxResponse struct {
 	// Sandbox The sandbox.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// GetSnapshotResponse Response of GetSnapshot.
+type GetSnapshotResponse struct {
+	// Snapshot The snapshot.
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
 }
 
 // GetTenantResponse Response of GetTenant.
@@ -1485,6 +1528,15 @@ type ListSecretsResponse struct {
 
 	// Secrets One page.
 	Secrets *[]Secret `json:"secrets,omitempty"`
+}
+
+// ListSnapshotsResponse Response of ListSnapshots.
+type ListSnapshotsResponse struct {
+	// NextPageToken Empty on the last page.
+	NextPageToken *string `json:"nextPageToken,omitempty"`
+
+	// Snapshots One page.
+	Snapshots *[]Snapshot `json:"snapshots,omitempty"`
 }
 
 // ListTenantsResponse Response of ListTenants.
@@ -2070,6 +2122,11 @@ type Sandbox struct {
 	// SecretNames Names of tenant secrets to inject as environment variables.
 	SecretNames *[]string `json:"secretNames,omitempty"`
 
+	// SnapshotId Create it from this snapshot of the caller's tenant (CreateSnapshot):
+	//  it starts with the snapshot's files, on the image the snapshot was
+	//  taken from (leave `image` empty). Output: the snapshot it came from.
+	SnapshotId *string `json:"snapshotId,omitempty"`
+
 	// State Output only. The lifecycle state.
 	State *SandboxState `json:"state,omitempty"`
 
@@ -2204,6 +2261,37 @@ type SetSandboxTimeoutRequestTimeoutAction string
 type SetSandboxTimeoutResponse struct {
 	// Sandbox The sandbox.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// Snapshot A copy of a sandbox's filesystem that new sandboxes start from.
+type Snapshot struct {
+	// CreateTime Output only.
+	CreateTime *time.Time `json:"createTime,omitempty"`
+
+	// Frozen Output only: how long the sandbox was frozen for the copy (zero when
+	//  it was paused).
+	Frozen *string `json:"frozen,omitempty"`
+
+	// Image Output only: the image that sandbox was created from.
+	Image *string `json:"image,omitempty"`
+
+	// Memory Whether it holds the sandbox's memory and processes: always false.
+	//  Memory snapshots need CRIU, which does not work on this platform's
+	//  supported kernels yet.
+	Memory *bool `json:"memory,omitempty"`
+
+	// Name Unique in the tenant; 1 to 128 letters, digits and ._-.
+	Name *string `json:"name,omitempty"`
+
+	// SandboxId Output only: the sandbox it was taken from.
+	SandboxId *string `json:"sandboxId,omitempty"`
+
+	// SizeBytes Output only: bytes of file content it holds (what the storage quota
+	//  counts).
+	SizeBytes *string `json:"sizeBytes,omitempty"`
+
+	// SnapshotId Output only.
+	SnapshotId *string `json:"snapshotId,omitempty"`
 }
 
 // StartBrowserRequest Request for StartBrowser.
@@ -2940,6 +3028,18 @@ type SecretServiceListSecretsParams struct {
 	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// SandboxServiceListSnapshotsParams defines parameters for SandboxServiceListSnapshots.
+type SandboxServiceListSnapshotsParams struct {
+	// PageSize At most this many; 50 when unset, 500 at most.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken From a previous response.
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+
+	// SandboxId Only snapshots of this sandbox.
+	SandboxId *string `form:"sandboxId,omitempty" json:"sandboxId,omitempty"`
+}
+
 // TenantServiceListTenantsParams defines parameters for TenantServiceListTenants.
 type TenantServiceListTenantsParams struct {
 	// PageSize At most this many; 50 when unset, 500 at most.
@@ -3065,6 +3165,12 @@ type ProcessServiceResizeProcessPtyJSONRequestBody = ResizeProcessPtyRequest
 
 // ProcessServiceSendProcessSignalJSONRequestBody defines body for ProcessServiceSendProcessSignal for application/json ContentType.
 type ProcessServiceSendProcessSignalJSONRequestBody = SendProcessSignalRequest
+
+// SandboxServiceCreateSnapshotJSONRequestBody defines body for SandboxServiceCreateSnapshot for application/json ContentType.
+type SandboxServiceCreateSnapshotJSONRequestBody = CreateSnapshotRequest
+
+// SandboxServiceForkSandboxJSONRequestBody defines body for SandboxServiceForkSandbox for application/json ContentType.
+type SandboxServiceForkSandboxJSONRequestBody = ForkSandboxRequest
 
 // SandboxServicePauseSandboxJSONRequestBody defines body for SandboxServicePauseSandbox for application/json ContentType.
 type SandboxServicePauseSandboxJSONRequestBody = PauseSandboxRequest
@@ -4125,6 +4231,46 @@ type ClientInterface interface {
 	//  the exit. Open as a WebSocket: text frames carry JSON request messages (the first opens), binary frames raw input; the server sends raw output as binary frames and other messages as JSON text frames. Without a WebSocket upgrade the call is refused (400). Browsers may pass the credential as the subprotocol `bearer.<token>`.
 	PtyServiceAttach(ctx context.Context, sandboxId string, params *PtyServiceAttachParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SandboxServiceCreateSnapshotWithBody performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Snapshots a running or paused sandbox's filesystem (its root's
+	//  writable layer and its workspace, home and other writable
+	//  directories) as a snapshot of the caller's tenant. A running sandbox
+	//  is frozen for the copy only, then runs on. Processes, memory and open
+	//  connections are not kept (`memory` is refused: see the docs).
+	//  Counted against the tenant's snapshot storage quota.
+	SandboxServiceCreateSnapshotWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceCreateSnapshot performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Snapshots a running or paused sandbox's filesystem (its root's
+	//  writable layer and its workspace, home and other writable
+	//  directories) as a snapshot of the caller's tenant. A running sandbox
+	//  is frozen for the copy only, then runs on. Processes, memory and open
+	//  connections are not kept (`memory` is refused: see the docs).
+	//  Counted against the tenant's snapshot storage quota.
+	SandboxServiceCreateSnapshot(ctx context.Context, sandboxId string, body SandboxServiceCreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceForkSandboxWithBody performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Creates `count` new sandboxes from a running or paused sandbox's
+	//  current filesystem, each with its own id, address, tokens and secrets
+	//  and the source's settings (resources, environment, secrets, egress
+	//  policy, timeout, metadata, labels); answers once every one runs.
+	SandboxServiceForkSandboxWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceForkSandbox performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Creates `count` new sandboxes from a running or paused sandbox's
+	//  current filesystem, each with its own id, address, tokens and secrets
+	//  and the source's settings (resources, environment, secrets, egress
+	//  policy, timeout, metadata, labels); answers once every one runs.
+	SandboxServiceForkSandbox(ctx context.Context, sandboxId string, body SandboxServiceForkSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SandboxServicePauseSandboxWithBody performs a POST /v1/sandboxes/{sandboxId}:pause (the `SandboxServicePauseSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -4209,6 +4355,21 @@ type ClientInterface interface {
 	// Creates or replaces a secret; a new value reaches the running
 	//  sandboxes that name it (docs/security.md, Secrets).
 	SecretServicePutSecret(ctx context.Context, name string, body SecretServicePutSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceListSnapshots performs a GET /v1/snapshots (the `SandboxServiceListSnapshots` operationId) request.
+	//
+	// Lists the tenant's snapshots, newest first.
+	SandboxServiceListSnapshots(ctx context.Context, params *SandboxServiceListSnapshotsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceDeleteSnapshot performs a DELETE /v1/snapshots/{snapshotId} (the `SandboxServiceDeleteSnapshot` operationId) request.
+	//
+	// Deletes a snapshot. Sandboxes created from it keep their files.
+	SandboxServiceDeleteSnapshot(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceGetSnapshot performs a GET /v1/snapshots/{snapshotId} (the `SandboxServiceGetSnapshot` operationId) request.
+	//
+	// Returns one snapshot.
+	SandboxServiceGetSnapshot(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// TenantServiceListTenants performs a GET /v1/tenants (the `TenantServiceListTenants` operationId) request.
 	//
@@ -5973,6 +6134,90 @@ func (c *Client) PtyServiceAttach(ctx context.Context, sandboxId string, params 
 	return c.Client.Do(req)
 }
 
+// SandboxServiceCreateSnapshotWithBody performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request,
+// with any type of body and a specified content type.
+//
+// Snapshots a running or paused sandbox's filesystem (its root's
+//
+//	writable layer and its workspace, home and other writable
+//	directories) as a snapshot of the caller's tenant. A running sandbox
+//	is frozen for the copy only, then runs on. Processes, memory and open
+//	connections are not kept (`memory` is refused: see the docs).
+//	Counted against the tenant's snapshot storage quota.
+func (c *Client) SandboxServiceCreateSnapshotWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceCreateSnapshotRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceCreateSnapshot performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Snapshots a running or paused sandbox's filesystem (its root's
+//
+//	writable layer and its workspace, home and other writable
+//	directories) as a snapshot of the caller's tenant. A running sandbox
+//	is frozen for the copy only, then runs on. Processes, memory and open
+//	connections are not kept (`memory` is refused: see the docs).
+//	Counted against the tenant's snapshot storage quota.
+func (c *Client) SandboxServiceCreateSnapshot(ctx context.Context, sandboxId string, body SandboxServiceCreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceCreateSnapshotRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceForkSandboxWithBody performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
+// with any type of body and a specified content type.
+//
+// Creates `count` new sandboxes from a running or paused sandbox's
+//
+//	current filesystem, each with its own id, address, tokens and secrets
+//	and the source's settings (resources, environment, secrets, egress
+//	policy, timeout, metadata, labels); answers once every one runs.
+func (c *Client) SandboxServiceForkSandboxWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceForkSandboxRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceForkSandbox performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Creates `count` new sandboxes from a running or paused sandbox's
+//
+//	current filesystem, each with its own id, address, tokens and secrets
+//	and the source's settings (resources, environment, secrets, egress
+//	policy, timeout, metadata, labels); answers once every one runs.
+func (c *Client) SandboxServiceForkSandbox(ctx context.Context, sandboxId string, body SandboxServiceForkSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceForkSandboxRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SandboxServicePauseSandboxWithBody performs a POST /v1/sandboxes/{sandboxId}:pause (the `SandboxServicePauseSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -6191,6 +6436,51 @@ func (c *Client) SecretServicePutSecretWithBody(ctx context.Context, name string
 //	sandboxes that name it (docs/security.md, Secrets).
 func (c *Client) SecretServicePutSecret(ctx context.Context, name string, body SecretServicePutSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewSecretServicePutSecretRequest(c.Server, name, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceListSnapshots performs a GET /v1/snapshots (the `SandboxServiceListSnapshots` operationId) request.
+//
+// Lists the tenant's snapshots, newest first.
+func (c *Client) SandboxServiceListSnapshots(ctx context.Context, params *SandboxServiceListSnapshotsParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceListSnapshotsRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceDeleteSnapshot performs a DELETE /v1/snapshots/{snapshotId} (the `SandboxServiceDeleteSnapshot` operationId) request.
+//
+// Deletes a snapshot. Sandboxes created from it keep their files.
+func (c *Client) SandboxServiceDeleteSnapshot(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceDeleteSnapshotRequest(c.Server, snapshotId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceGetSnapshot performs a GET /v1/snapshots/{snapshotId} (the `SandboxServiceGetSnapshot` operationId) request.
+//
+// Returns one snapshot.
+func (c *Client) SandboxServiceGetSnapshot(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceGetSnapshotRequest(c.Server, snapshotId)
 	if err != nil {
 		return nil, err
 	}
@@ -10360,6 +10650,100 @@ func NewPtyServiceAttachRequest(server string, sandboxId string, params *PtyServ
 	return req, nil
 }
 
+// NewSandboxServiceCreateSnapshotRequest calls the generic SandboxServiceCreateSnapshot builder with application/json body
+func NewSandboxServiceCreateSnapshotRequest(server string, sandboxId string, body SandboxServiceCreateSnapshotJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSandboxServiceCreateSnapshotRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewSandboxServiceCreateSnapshotRequestWithBody constructs an http.Request for the SandboxServiceCreateSnapshot method, with any body, and a specified content type
+func NewSandboxServiceCreateSnapshotRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/snapshots", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSandboxServiceForkSandboxRequest calls the generic SandboxServiceForkSandbox builder with application/json body
+func NewSandboxServiceForkSandboxRequest(server string, sandboxId string, body SandboxServiceForkSandboxJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSandboxServiceForkSandboxRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewSandboxServiceForkSandboxRequestWithBody constructs an http.Request for the SandboxServiceForkSandbox method, with any body, and a specified content type
+func NewSandboxServiceForkSandboxRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s:fork", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSandboxServicePauseSandboxRequest calls the generic SandboxServicePauseSandbox builder with application/json body
 func NewSandboxServicePauseSandboxRequest(server string, sandboxId string, body SandboxServicePauseSandboxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -10738,6 +11122,152 @@ func NewSecretServicePutSecretRequestWithBody(server string, name string, conten
 	}
 
 	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewSandboxServiceListSnapshotsRequest constructs an http.Request for the SandboxServiceListSnapshots method
+func NewSandboxServiceListSnapshotsRequest(server string, params *SandboxServiceListSnapshotsParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/snapshots")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SandboxId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sandboxId", *params.SandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSandboxServiceDeleteSnapshotRequest constructs an http.Request for the SandboxServiceDeleteSnapshot method
+func NewSandboxServiceDeleteSnapshotRequest(server string, snapshotId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "snapshotId", snapshotId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/snapshots/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewSandboxServiceGetSnapshotRequest constructs an http.Request for the SandboxServiceGetSnapshot method
+func NewSandboxServiceGetSnapshotRequest(server string, snapshotId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "snapshotId", snapshotId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/snapshots/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
 
 	return req, nil
 }
@@ -12158,6 +12688,50 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	PtyServiceAttachWithResponse(ctx context.Context, sandboxId string, params *PtyServiceAttachParams, reqEditors ...RequestEditorFn) (*PtyServiceAttachResponse, error)
 
+	// SandboxServiceCreateSnapshotWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Snapshots a running or paused sandbox's filesystem (its root's
+	//  writable layer and its workspace, home and other writable
+	//  directories) as a snapshot of the caller's tenant. A running sandbox
+	//  is frozen for the copy only, then runs on. Processes, memory and open
+	//  connections are not kept (`memory` is refused: see the docs).
+	//  Counted against the tenant's snapshot storage quota.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceCreateSnapshotWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSnapshotResponse, error)
+
+	// SandboxServiceCreateSnapshotWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Snapshots a running or paused sandbox's filesystem (its root's
+	//  writable layer and its workspace, home and other writable
+	//  directories) as a snapshot of the caller's tenant. A running sandbox
+	//  is frozen for the copy only, then runs on. Processes, memory and open
+	//  connections are not kept (`memory` is refused: see the docs).
+	//  Counted against the tenant's snapshot storage quota.
+	SandboxServiceCreateSnapshotWithResponse(ctx context.Context, sandboxId string, body SandboxServiceCreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSnapshotResponse, error)
+
+	// SandboxServiceForkSandboxWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Creates `count` new sandboxes from a running or paused sandbox's
+	//  current filesystem, each with its own id, address, tokens and secrets
+	//  and the source's settings (resources, environment, secrets, egress
+	//  policy, timeout, metadata, labels); answers once every one runs.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceForkSandboxWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceForkSandboxResponse, error)
+
+	// SandboxServiceForkSandboxWithResponse performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Creates `count` new sandboxes from a running or paused sandbox's
+	//  current filesystem, each with its own id, address, tokens and secrets
+	//  and the source's settings (resources, environment, secrets, egress
+	//  policy, timeout, metadata, labels); answers once every one runs.
+	SandboxServiceForkSandboxWithResponse(ctx context.Context, sandboxId string, body SandboxServiceForkSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceForkSandboxResponse, error)
+
 	// SandboxServicePauseSandboxWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}:pause (the `SandboxServicePauseSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -12258,6 +12832,27 @@ type ClientWithResponsesInterface interface {
 	// Creates or replaces a secret; a new value reaches the running
 	//  sandboxes that name it (docs/security.md, Secrets).
 	SecretServicePutSecretWithResponse(ctx context.Context, name string, body SecretServicePutSecretJSONRequestBody, reqEditors ...RequestEditorFn) (*SecretServicePutSecretResponse, error)
+
+	// SandboxServiceListSnapshotsWithResponse performs a GET /v1/snapshots (the `SandboxServiceListSnapshots` operationId) request.
+	//
+	// Lists the tenant's snapshots, newest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceListSnapshotsWithResponse(ctx context.Context, params *SandboxServiceListSnapshotsParams, reqEditors ...RequestEditorFn) (*SandboxServiceListSnapshotsResponse, error)
+
+	// SandboxServiceDeleteSnapshotWithResponse performs a DELETE /v1/snapshots/{snapshotId} (the `SandboxServiceDeleteSnapshot` operationId) request.
+	//
+	// Deletes a snapshot. Sandboxes created from it keep their files.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceDeleteSnapshotWithResponse(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*SandboxServiceDeleteSnapshotResponse, error)
+
+	// SandboxServiceGetSnapshotWithResponse performs a GET /v1/snapshots/{snapshotId} (the `SandboxServiceGetSnapshot` operationId) request.
+	//
+	// Returns one snapshot.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceGetSnapshotWithResponse(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*SandboxServiceGetSnapshotResponse, error)
 
 	// TenantServiceListTenantsWithResponse performs a GET /v1/tenants (the `TenantServiceListTenants` operationId) request.
 	//
@@ -15462,6 +16057,102 @@ func (r PtyServiceAttachResponse) ContentType() string {
 	return ""
 }
 
+type SandboxServiceCreateSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateSnapshotResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SandboxServiceCreateSnapshotResponse) GetJSON200() *CreateSnapshotResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceCreateSnapshotResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceCreateSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceCreateSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceCreateSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceCreateSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SandboxServiceForkSandboxResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ForkSandboxResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SandboxServiceForkSandboxResponse) GetJSON200() *ForkSandboxResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceForkSandboxResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceForkSandboxResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceForkSandboxResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceForkSandboxResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceForkSandboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SandboxServicePauseSandboxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -15840,6 +16531,150 @@ func (r SecretServicePutSecretResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r SecretServicePutSecretResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SandboxServiceListSnapshotsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListSnapshotsResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SandboxServiceListSnapshotsResponse) GetJSON200() *ListSnapshotsResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceListSnapshotsResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceListSnapshotsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceListSnapshotsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceListSnapshotsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceListSnapshotsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SandboxServiceDeleteSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeleteSnapshotResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SandboxServiceDeleteSnapshotResponse) GetJSON200() *DeleteSnapshotResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceDeleteSnapshotResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceDeleteSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceDeleteSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceDeleteSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceDeleteSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type SandboxServiceGetSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetSnapshotResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r SandboxServiceGetSnapshotResponse) GetJSON200() *GetSnapshotResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceGetSnapshotResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceGetSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceGetSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceGetSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceGetSnapshotResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17819,6 +18654,78 @@ func (c *ClientWithResponses) PtyServiceAttachWithResponse(ctx context.Context, 
 	return ParsePtyServiceAttachResponse(rsp)
 }
 
+// SandboxServiceCreateSnapshotWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request,
+// with any type of body and a specified content type.
+//
+// Snapshots a running or paused sandbox's filesystem (its root's
+//
+//	writable layer and its workspace, home and other writable
+//	directories) as a snapshot of the caller's tenant. A running sandbox
+//	is frozen for the copy only, then runs on. Processes, memory and open
+//	connections are not kept (`memory` is refused: see the docs).
+//	Counted against the tenant's snapshot storage quota.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceCreateSnapshotWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSnapshotResponse, error) {
+	rsp, err := c.SandboxServiceCreateSnapshotWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceCreateSnapshotResponse(rsp)
+}
+
+// SandboxServiceCreateSnapshotWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots (the `SandboxServiceCreateSnapshot` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Snapshots a running or paused sandbox's filesystem (its root's
+//
+//	writable layer and its workspace, home and other writable
+//	directories) as a snapshot of the caller's tenant. A running sandbox
+//	is frozen for the copy only, then runs on. Processes, memory and open
+//	connections are not kept (`memory` is refused: see the docs).
+//	Counted against the tenant's snapshot storage quota.
+func (c *ClientWithResponses) SandboxServiceCreateSnapshotWithResponse(ctx context.Context, sandboxId string, body SandboxServiceCreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSnapshotResponse, error) {
+	rsp, err := c.SandboxServiceCreateSnapshot(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceCreateSnapshotResponse(rsp)
+}
+
+// SandboxServiceForkSandboxWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
+// with any type of body and a specified content type.
+//
+// Creates `count` new sandboxes from a running or paused sandbox's
+//
+//	current filesystem, each with its own id, address, tokens and secrets
+//	and the source's settings (resources, environment, secrets, egress
+//	policy, timeout, metadata, labels); answers once every one runs.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceForkSandboxWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceForkSandboxResponse, error) {
+	rsp, err := c.SandboxServiceForkSandboxWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceForkSandboxResponse(rsp)
+}
+
+// SandboxServiceForkSandboxWithResponse performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Creates `count` new sandboxes from a running or paused sandbox's
+//
+//	current filesystem, each with its own id, address, tokens and secrets
+//	and the source's settings (resources, environment, secrets, egress
+//	policy, timeout, metadata, labels); answers once every one runs.
+func (c *ClientWithResponses) SandboxServiceForkSandboxWithResponse(ctx context.Context, sandboxId string, body SandboxServiceForkSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceForkSandboxResponse, error) {
+	rsp, err := c.SandboxServiceForkSandbox(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceForkSandboxResponse(rsp)
+}
+
 // SandboxServicePauseSandboxWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}:pause (the `SandboxServicePauseSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -18005,6 +18912,45 @@ func (c *ClientWithResponses) SecretServicePutSecretWithResponse(ctx context.Con
 		return nil, err
 	}
 	return ParseSecretServicePutSecretResponse(rsp)
+}
+
+// SandboxServiceListSnapshotsWithResponse performs a GET /v1/snapshots (the `SandboxServiceListSnapshots` operationId) request.
+//
+// Lists the tenant's snapshots, newest first.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceListSnapshotsWithResponse(ctx context.Context, params *SandboxServiceListSnapshotsParams, reqEditors ...RequestEditorFn) (*SandboxServiceListSnapshotsResponse, error) {
+	rsp, err := c.SandboxServiceListSnapshots(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceListSnapshotsResponse(rsp)
+}
+
+// SandboxServiceDeleteSnapshotWithResponse performs a DELETE /v1/snapshots/{snapshotId} (the `SandboxServiceDeleteSnapshot` operationId) request.
+//
+// Deletes a snapshot. Sandboxes created from it keep their files.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceDeleteSnapshotWithResponse(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*SandboxServiceDeleteSnapshotResponse, error) {
+	rsp, err := c.SandboxServiceDeleteSnapshot(ctx, snapshotId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceDeleteSnapshotResponse(rsp)
+}
+
+// SandboxServiceGetSnapshotWithResponse performs a GET /v1/snapshots/{snapshotId} (the `SandboxServiceGetSnapshot` operationId) request.
+//
+// Returns one snapshot.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceGetSnapshotWithResponse(ctx context.Context, snapshotId string, reqEditors ...RequestEditorFn) (*SandboxServiceGetSnapshotResponse, error) {
+	rsp, err := c.SandboxServiceGetSnapshot(ctx, snapshotId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceGetSnapshotResponse(rsp)
 }
 
 // TenantServiceListTenantsWithResponse performs a GET /v1/tenants (the `TenantServiceListTenants` operationId) request.
@@ -20327,6 +21273,72 @@ func ParsePtyServiceAttachResponse(rsp *http.Response) (*PtyServiceAttachRespons
 	return response, nil
 }
 
+// ParseSandboxServiceCreateSnapshotResponse parses an HTTP response from a SandboxServiceCreateSnapshotWithResponse call
+func ParseSandboxServiceCreateSnapshotResponse(rsp *http.Response) (*SandboxServiceCreateSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceCreateSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateSnapshotResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxServiceForkSandboxResponse parses an HTTP response from a SandboxServiceForkSandboxWithResponse call
+func ParseSandboxServiceForkSandboxResponse(rsp *http.Response) (*SandboxServiceForkSandboxResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceForkSandboxResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ForkSandboxResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseSandboxServicePauseSandboxResponse parses an HTTP response from a SandboxServicePauseSandboxWithResponse call
 func ParseSandboxServicePauseSandboxResponse(rsp *http.Response) (*SandboxServicePauseSandboxResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20574,6 +21586,105 @@ func ParseSecretServicePutSecretResponse(rsp *http.Response) (*SecretServicePutS
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest PutSecretResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxServiceListSnapshotsResponse parses an HTTP response from a SandboxServiceListSnapshotsWithResponse call
+func ParseSandboxServiceListSnapshotsResponse(rsp *http.Response) (*SandboxServiceListSnapshotsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceListSnapshotsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListSnapshotsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxServiceDeleteSnapshotResponse parses an HTTP response from a SandboxServiceDeleteSnapshotWithResponse call
+func ParseSandboxServiceDeleteSnapshotResponse(rsp *http.Response) (*SandboxServiceDeleteSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceDeleteSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeleteSnapshotResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxServiceGetSnapshotResponse parses an HTTP response from a SandboxServiceGetSnapshotWithResponse call
+func ParseSandboxServiceGetSnapshotResponse(rsp *http.Response) (*SandboxServiceGetSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceGetSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetSnapshotResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

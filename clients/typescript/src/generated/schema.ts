@@ -1117,6 +1117,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sandboxes/{sandboxId}/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Snapshots a running or paused sandbox's filesystem (its root's
+         *      writable layer and its workspace, home and other writable
+         *      directories) as a snapshot of the caller's tenant. A running sandbox
+         *      is frozen for the copy only, then runs on. Processes, memory and open
+         *      connections are not kept (`memory` is refused: see the docs).
+         *      Counted against the tenant's snapshot storage quota.
+         */
+        post: operations["SandboxService_CreateSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}:fork": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Creates `count` new sandboxes from a running or paused sandbox's
+         *      current filesystem, each with its own id, address, tokens and secrets
+         *      and the source's settings (resources, environment, secrets, egress
+         *      policy, timeout, metadata, labels); answers once every one runs.
+         */
+        post: operations["SandboxService_ForkSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/sandboxes/{sandboxId}:pause": {
         parameters: {
             query?: never;
@@ -1238,6 +1284,41 @@ export interface paths {
          *      name it.
          */
         delete: operations["SecretService_DeleteSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snapshots": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Lists the tenant's snapshots, newest first. */
+        get: operations["SandboxService_ListSnapshots"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/snapshots/{snapshotId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Returns one snapshot. */
+        get: operations["SandboxService_GetSnapshot"];
+        put?: never;
+        post?: never;
+        /** @description Deletes a snapshot. Sandboxes created from it keep their files. */
+        delete: operations["SandboxService_DeleteSnapshot"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1786,6 +1867,23 @@ export interface components {
             /** @description The created sandbox. */
             sandbox?: components["schemas"]["Sandbox"];
         };
+        /** @description Request for CreateSnapshot. */
+        CreateSnapshotRequest: {
+            /** @description Snapshot memory and processes too: refused (UNIMPLEMENTED) for now. */
+            memory?: boolean;
+            /**
+             * @description The snapshot's name; one is made from the sandbox's id and the time
+             *      when empty.
+             */
+            name?: string;
+            /** @description The sandbox, running or paused. */
+            sandboxId?: string;
+        };
+        /** @description Response of CreateSnapshot. */
+        CreateSnapshotResponse: {
+            /** @description The snapshot. */
+            snapshot?: components["schemas"]["Snapshot"];
+        };
         /** @description Request for CreateTenant. */
         CreateTenantRequest: {
             /** @description Unique name. */
@@ -1839,6 +1937,8 @@ export interface components {
         };
         /** @description Response of DeleteSecret. */
         DeleteSecretResponse: Record<string, never>;
+        /** @description Response of DeleteSnapshot. */
+        DeleteSnapshotResponse: Record<string, never>;
         /** @description Response of DeleteUser. */
         DeleteUserResponse: Record<string, never>;
         /** @description Request for DrainWorker. */
@@ -1897,6 +1997,21 @@ export interface components {
             /** @description Set on the last message, when the process has ended. */
             exited?: components["schemas"]["ProcessExited"];
         };
+        /** @description Request for ForkSandbox. */
+        ForkSandboxRequest: {
+            /**
+             * Format: int32
+             * @description How many sandboxes to create: 1 to 20.
+             */
+            count?: number;
+            /** @description The sandbox, running or paused. */
+            sandboxId?: string;
+        };
+        /** @description Response of ForkSandbox. */
+        ForkSandboxResponse: {
+            /** @description The new sandboxes, running. */
+            sandboxes?: components["schemas"]["Sandbox"][];
+        };
         /** @description Response of GetBrowser. */
         GetBrowserResponse: {
             /** @description The browser. */
@@ -1927,6 +2042,11 @@ export interface components {
         GetSandboxResponse: {
             /** @description The sandbox. */
             sandbox?: components["schemas"]["Sandbox"];
+        };
+        /** @description Response of GetSnapshot. */
+        GetSnapshotResponse: {
+            /** @description The snapshot. */
+            snapshot?: components["schemas"]["Snapshot"];
         };
         /** @description Response of GetTenant. */
         GetTenantResponse: {
@@ -2052,6 +2172,13 @@ export interface components {
             nextPageToken?: string;
             /** @description One page. */
             secrets?: components["schemas"]["Secret"][];
+        };
+        /** @description Response of ListSnapshots. */
+        ListSnapshotsResponse: {
+            /** @description Empty on the last page. */
+            nextPageToken?: string;
+            /** @description One page. */
+            snapshots?: components["schemas"]["Snapshot"][];
         };
         /** @description Response of ListTenants. */
         ListTenantsResponse: {
@@ -2597,6 +2724,12 @@ export interface components {
             /** @description Names of tenant secrets to inject as environment variables. */
             secretNames?: string[];
             /**
+             * @description Create it from this snapshot of the caller's tenant (CreateSnapshot):
+             *      it starts with the snapshot's files, on the image the snapshot was
+             *      taken from (leave `image` empty). Output: the snapshot it came from.
+             */
+            snapshotId?: string;
+            /**
              * Format: enum
              * @description Output only. The lifecycle state.
              * @enum {string}
@@ -2732,6 +2865,38 @@ export interface components {
         SetSandboxTimeoutResponse: {
             /** @description The sandbox. */
             sandbox?: components["schemas"]["Sandbox"];
+        };
+        /** @description A copy of a sandbox's filesystem that new sandboxes start from. */
+        Snapshot: {
+            /**
+             * Format: date-time
+             * @description Output only.
+             */
+            createTime?: string;
+            /**
+             * @description Output only: how long the sandbox was frozen for the copy (zero when
+             *      it was paused).
+             */
+            frozen?: string;
+            /** @description Output only: the image that sandbox was created from. */
+            image?: string;
+            /**
+             * @description Whether it holds the sandbox's memory and processes: always false.
+             *      Memory snapshots need CRIU, which does not work on this platform's
+             *      supported kernels yet.
+             */
+            memory?: boolean;
+            /** @description Unique in the tenant; 1 to 128 letters, digits and ._-. */
+            name?: string;
+            /** @description Output only: the sandbox it was taken from. */
+            sandboxId?: string;
+            /**
+             * @description Output only: bytes of file content it holds (what the storage quota
+             *      counts).
+             */
+            sizeBytes?: string;
+            /** @description Output only. */
+            snapshotId?: string;
         };
         /** @description Request for StartBrowser. */
         StartBrowserRequest: {
@@ -5532,6 +5697,78 @@ export interface operations {
             };
         };
     };
+    SandboxService_CreateSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox, running or paused. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateSnapshotRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateSnapshotResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    SandboxService_ForkSandbox: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox, running or paused. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForkSandboxRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ForkSandboxResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     SandboxService_PauseSandbox: {
         parameters: {
             query?: never;
@@ -5801,6 +6038,106 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["DeleteSecretResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    SandboxService_ListSnapshots: {
+        parameters: {
+            query?: {
+                /** @description At most this many; 50 when unset, 500 at most. */
+                pageSize?: number;
+                /** @description From a previous response. */
+                pageToken?: string;
+                /** @description Only snapshots of this sandbox. */
+                sandboxId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListSnapshotsResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    SandboxService_GetSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The snapshot. */
+                snapshotId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetSnapshotResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    SandboxService_DeleteSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The snapshot. */
+                snapshotId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteSnapshotResponse"];
                 };
             };
             /** @description Default error response */

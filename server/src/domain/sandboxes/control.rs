@@ -290,7 +290,7 @@ pub async fn apply_status(
 }
 
 /// The worker holding the sandbox, if it is connected.
-pub(super) fn require_worker(app: &App, row: &sandbox::Model) -> Result<String> {
+pub fn require_worker(app: &App, row: &sandbox::Model) -> Result<String> {
     let w = row.worker_id.clone().ok_or_else(|| {
         Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id))
     })?;

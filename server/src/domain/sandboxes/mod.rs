@@ -22,7 +22,7 @@ mod reads;
 mod record;
 mod validate;
 
-pub use control::{apply_status, orphans, reconcile, secrets_changed};
+pub use control::{apply_status, orphans, reconcile, require_worker, secrets_changed};
 pub use idle::{apply_event, ensure_running};
 pub use lifecycle::{Edge, fence};
 pub use metrics::{Metrics, metrics};
@@ -63,6 +63,8 @@ pub struct NewSandbox {
     pub idle_timeout: Option<Duration>,
     /// See `Sandbox.auto_resume`.
     pub auto_resume: bool,
+    /// See `Sandbox.snapshot_id`: create from the tenant's snapshot.
+    pub snapshot_id: Option<String>,
 }
 
 async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {

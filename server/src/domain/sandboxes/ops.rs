@@ -91,13 +91,22 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
 
 async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
     let t0 = std::time::Instant::now();
-    if n.image.is_empty() {
+    let snapshot_id = n.snapshot_id.clone().unwrap_or_default();
+    if !snapshot_id.is_empty() {
+        if !n.image.is_empty() {
+            return Err(Error::InvalidArgument(
+                "set either image or snapshot_id: a sandbox from a snapshot runs the snapshot's image"
+                    .into(),
+            ));
+        }
+        n.image = crate::domain::snapshots::image_of(app, &p.tenant_id, &snapshot_id).await?;
+    } else if n.image.is_empty() {
         n.image = talon_core::image::HOST_IMAGE.into();
     }
     if n.image.len() > 255 || n.image.contains(char::is_whitespace) {
         return Err(Error::InvalidArgument("invalid image name".into()));
     }
-    if !crate::domain::images::exists(app, &n.image).await? {
+    if snapshot_id.is_empty() && !crate::domain::images::exists(app, &n.image).await? {
         return Err(Error::NotFound(format!(
             "image {:?} (ListImages shows those available)",
             n.image
@@ -145,6 +154,10 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         if cands.is_empty() {
             Error::Unavailable(if app.hub.connected().is_empty() {
                 "no worker is connected".to_string()
+            } else if !snapshot_id.is_empty() {
+                format!(
+                    "the worker that holds snapshot {snapshot_id} is not connected or is draining"
+                )
             } else {
                 format!("no connected, undrained worker holds image {:?}", n.image)
             })
@@ -186,6 +199,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         idempotency_key: Set(n.idempotency_key.clone()),
         idle_timeout_ms: Set(idle_timeout_ms),
         auto_resume: Set(n.auto_resume),
+        snapshot_id: Set(snapshot_id),
     }
     .insert(&r.txn)
     .await?;

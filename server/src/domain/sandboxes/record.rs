@@ -95,6 +95,7 @@ pub(crate) mod tests {
             idempotency_key: None,
             idle_timeout_ms: 0,
             auto_resume: false,
+            snapshot_id: String::new(),
         }
     }
 

@@ -42,6 +42,8 @@ from .create_preview_token_response import CreatePreviewTokenResponse
 from .create_sandbox_access_token_request import CreateSandboxAccessTokenRequest
 from .create_sandbox_access_token_response import CreateSandboxAccessTokenResponse
 from .create_sandbox_response import CreateSandboxResponse
+from .create_snapshot_request import CreateSnapshotRequest
+from .create_snapshot_response import CreateSnapshotResponse
 from .create_tenant_request import CreateTenantRequest
 from .create_tenant_response import CreateTenantResponse
 from .create_user_request import CreateUserRequest
@@ -53,17 +55,21 @@ from .delete_code_context_response import DeleteCodeContextResponse
 from .delete_image_response import DeleteImageResponse
 from .delete_sandbox_response import DeleteSandboxResponse
 from .delete_secret_response import DeleteSecretResponse
+from .delete_snapshot_response import DeleteSnapshotResponse
 from .delete_user_response import DeleteUserResponse
 from .drain_worker_request import DrainWorkerRequest
 from .drain_worker_response import DrainWorkerResponse
 from .file_info import FileInfo
 from .file_info_type import FileInfoType
 from .follow_process_logs_response import FollowProcessLogsResponse
+from .fork_sandbox_request import ForkSandboxRequest
+from .fork_sandbox_response import ForkSandboxResponse
 from .get_browser_response import GetBrowserResponse
 from .get_image_response import GetImageResponse
 from .get_process_logs_response import GetProcessLogsResponse
 from .get_sandbox_metrics_response import GetSandboxMetricsResponse
 from .get_sandbox_response import GetSandboxResponse
+from .get_snapshot_response import GetSnapshotResponse
 from .get_tenant_response import GetTenantResponse
 from .get_user_response import GetUserResponse
 from .get_worker_response import GetWorkerResponse
@@ -84,6 +90,7 @@ from .list_ports_response import ListPortsResponse
 from .list_processes_response import ListProcessesResponse
 from .list_sandboxes_response import ListSandboxesResponse
 from .list_secrets_response import ListSecretsResponse
+from .list_snapshots_response import ListSnapshotsResponse
 from .list_tenants_response import ListTenantsResponse
 from .list_users_response import ListUsersResponse
 from .list_workers_response import ListWorkersResponse
@@ -161,6 +168,7 @@ from .set_sandbox_timeout_request_timeout_action import (
     SetSandboxTimeoutRequestTimeoutAction,
 )
 from .set_sandbox_timeout_response import SetSandboxTimeoutResponse
+from .snapshot import Snapshot
 from .start_browser_request import StartBrowserRequest
 from .start_browser_response import StartBrowserResponse
 from .start_process_request import StartProcessRequest
@@ -243,6 +251,8 @@ __all__ = (
     "CreateSandboxAccessTokenRequest",
     "CreateSandboxAccessTokenResponse",
     "CreateSandboxResponse",
+    "CreateSnapshotRequest",
+    "CreateSnapshotResponse",
     "CreateTenantRequest",
     "CreateTenantResponse",
     "CreateUserRequest",
@@ -254,17 +264,21 @@ __all__ = (
     "DeleteImageResponse",
     "DeleteSandboxResponse",
     "DeleteSecretResponse",
+    "DeleteSnapshotResponse",
     "DeleteUserResponse",
     "DrainWorkerRequest",
     "DrainWorkerResponse",
     "FileInfo",
     "FileInfoType",
     "FollowProcessLogsResponse",
+    "ForkSandboxRequest",
+    "ForkSandboxResponse",
     "GetBrowserResponse",
     "GetImageResponse",
     "GetProcessLogsResponse",
     "GetSandboxMetricsResponse",
     "GetSandboxResponse",
+    "GetSnapshotResponse",
     "GetTenantResponse",
     "GetUserResponse",
     "GetWorkerResponse",
@@ -286,6 +300,7 @@ __all__ = (
     "ListProcessesResponse",
     "ListSandboxesResponse",
     "ListSecretsResponse",
+    "ListSnapshotsResponse",
     "ListTenantsResponse",
     "ListUsersResponse",
     "ListWorkersResponse",
@@ -356,6 +371,7 @@ __all__ = (
     "SetSandboxTimeoutRequest",
     "SetSandboxTimeoutRequestTimeoutAction",
     "SetSandboxTimeoutResponse",
+    "Snapshot",
     "StartBrowserRequest",
     "StartBrowserResponse",
     "StartProcessRequest",

@@ -55,6 +55,9 @@ class Sandbox:
            resources (Resources | Unset): Compute resources of one sandbox. Zero means "the server's default".
            sandbox_id (str | Unset): Output only. "sbx_" followed by 26 lowercase base32 characters.
            secret_names (list[str] | Unset): Names of tenant secrets to inject as environment variables.
+           snapshot_id (str | Unset): Create it from this snapshot of the caller's tenant (CreateSnapshot):
+                it starts with the snapshot's files, on the image the snapshot was
+                taken from (leave `image` empty). Output: the snapshot it came from.
            state (SandboxState | Unset): Output only. The lifecycle state.
            state_message (str | Unset): Output only. Why the sandbox is in its state, e.g. a failure reason.
            tenant_id (str | Unset): Output only. The owning tenant.
@@ -79,6 +82,7 @@ class Sandbox:
     resources: Resources | Unset = UNSET
     sandbox_id: str | Unset = UNSET
     secret_names: list[str] | Unset = UNSET
+    snapshot_id: str | Unset = UNSET
     state: SandboxState | Unset = UNSET
     state_message: str | Unset = UNSET
     tenant_id: str | Unset = UNSET
@@ -133,6 +137,8 @@ class Sandbox:
         if not isinstance(self.secret_names, Unset):
             secret_names = self.secret_names
 
+        snapshot_id = self.snapshot_id
+
         state: str | Unset = UNSET
         if not isinstance(self.state, Unset):
             state = self.state.value
@@ -184,6 +190,8 @@ class Sandbox:
             field_dict["sandboxId"] = sandbox_id
         if secret_names is not UNSET:
             field_dict["secretNames"] = secret_names
+        if snapshot_id is not UNSET:
+            field_dict["snapshotId"] = snapshot_id
         if state is not UNSET:
             field_dict["state"] = state
         if state_message is not UNSET:
@@ -273,6 +281,8 @@ class Sandbox:
 
         secret_names = cast(list[str], d.pop("secretNames", UNSET))
 
+        snapshot_id = d.pop("snapshotId", UNSET)
+
         _state = d.pop("state", UNSET)
         state: SandboxState | Unset
         if isinstance(_state, Unset):
@@ -317,6 +327,7 @@ class Sandbox:
             resources=resources,
             sandbox_id=sandbox_id,
             secret_names=secret_names,
+            snapshot_id=snapshot_id,
             state=state,
             state_message=state_message,
             tenant_id=tenant_id,

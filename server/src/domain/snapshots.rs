@@ -1,0 +1,348 @@
+//! Filesystem snapshots of sandboxes, per tenant. The worker that runs
+//! the sandbox copies its files into its own image store (frozen for the
+//! copy only) as the image `snapshot/<id>`; this module keeps the
+//! catalogue, the tenant's storage quota, and placement: a sandbox created
+//! from a snapshot goes to a worker that holds its image. Fork is a
+//! snapshot, N creates from it, and the snapshot's removal once they run
+//! (their own layers stay on the worker while they use them).
+//!
+//! That image name is never reachable as an `image` of a create: only
+//! the catalogue's images are (`images::exists`), so a snapshot is seen
+//! through its tenant's `snapshot_id` alone.
+
+use crate::app::App;
+use crate::auth::Principal;
+use crate::db::entity::{sandbox, snapshot};
+use crate::db::now_ms;
+use crate::domain::sandboxes::{self, NewSandbox};
+use crate::domain::state::SandboxState;
+use crate::error::{Error, Result};
+use sea_orm::sea_query::Expr;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+};
+use std::sync::Arc;
+use talon_proto::talon::worker::v1 as wpb;
+use talon_proto::talon::worker::v1::worker_image_service_client::WorkerImageServiceClient;
+use talon_proto::talon::worker::v1::worker_sandbox_service_client::WorkerSandboxServiceClient;
+
+/// Most sandboxes one ForkSandbox makes.
+pub const MAX_FORKS: i32 = 20;
+const MAX_NAME: usize = 128;
+
+fn valid_name(n: &str) -> bool {
+    !n.is_empty()
+        && n.len() <= MAX_NAME
+        && n.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
+}
+
+/// The tenant's snapshot `id`; another tenant's is NOT_FOUND.
+pub async fn get(app: &App, tenant: &str, id: &str) -> Result<snapshot::Model> {
+    if !crate::ids::valid_id("snp", id) {
+        return Err(Error::NotFound(format!("snapshot {id}")));
+    }
+    snapshot::Entity::find_by_id(id.to_string())
+        .filter(snapshot::Column::TenantId.eq(tenant))
+        .one(&app.db)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("snapshot {id}")))
+}
+
+/// A page of the tenant's snapshots, newest first; `sandbox` filters by
+/// source. The rows and whether more follow.
+pub async fn list(
+    app: &App,
+    tenant: &str,
+    sandbox: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<(Vec<snapshot::Model>, bool)> {
+    let mut q = snapshot::Entity::find().filter(snapshot::Column::TenantId.eq(tenant));
+    if !sandbox.is_empty() {
+        q = q.filter(snapshot::Column::SandboxId.eq(sandbox));
+    }
+    let mut rows = q
+        .order_by_desc(snapshot::Column::CreatedAt)
+        .order_by_desc(snapshot::Column::Id)
+        .offset(offset)
+        .limit(limit + 1)
+        .all(&app.db)
+        .await?;
+    let more = rows.len() as u64 > limit;
+    rows.truncate(limit as usize);
+    Ok((rows, more))
+}
+
+/// Bytes of snapshots the tenant keeps.
+async fn used_bytes(app: &App, tenant: &str) -> Result<i64> {
+    let sum: Option<Option<i64>> = snapshot::Entity::find()
+        .select_only()
+        .column_as(Expr::col(snapshot::Column::SizeBytes).sum(), "total")
+        .filter(snapshot::Column::TenantId.eq(tenant))
+        .into_tuple()
+        .one(&app.db)
+        .await?;
+    Ok(sum.flatten().unwrap_or(0))
+}
+
+/// Snapshots a running or paused sandbox of the caller's tenant.
+pub async fn create(
+    app: &App,
+    p: &Principal,
+    row: &sandbox::Model,
+    name: &str,
+    memory: bool,
+) -> Result<snapshot::Model> {
+    if memory {
+        return Err(Error::Unimplemented(
+            "memory snapshots need CRIU, which does not work on this platform's kernels yet; \
+             snapshots hold the filesystem only"
+                .into(),
+        ));
+    }
+    let name = if name.is_empty() {
+        format!("{}-{}", row.id, now_ms())
+    } else {
+        name.to_string()
+    };
+    if !valid_name(&name) {
+        return Err(Error::InvalidArgument(format!(
+            "invalid snapshot name {name:?}: 1 to {MAX_NAME} letters, digits and ._-"
+        )));
+    }
+    let state = sandboxes::state_of(row)?;
+    if !matches!(state, SandboxState::Running | SandboxState::Paused) {
+        return Err(Error::FailedPrecondition(format!(
+            "sandbox {} is {state}; only a running or paused sandbox can be snapshotted",
+            row.id
+        )));
+    }
+    let taken = snapshot::Entity::find()
+        .filter(snapshot::Column::TenantId.eq(&p.tenant_id))
+        .filter(snapshot::Column::Name.eq(&name))
+        .one(&app.db)
+        .await?;
+    if taken.is_some() {
+        return Err(Error::AlreadyExists(format!("snapshot {name:?}")));
+    }
+    let room = app.config.tenant_snapshot_bytes - used_bytes(app, &p.tenant_id).await?;
+    if room <= 0 {
+        return Err(Error::ResourceExhausted(format!(
+            "the tenant's snapshots hold {} MiB, its limit (--tenant-snapshot-mib); delete some",
+            app.config.tenant_snapshot_bytes >> 20
+        )));
+    }
+    let max = room.min(app.config.max_snapshot_bytes);
+    let worker = sandboxes::require_worker(app, row)?;
+    let addr = app
+        .hub
+        .data_address(&worker)
+        .ok_or_else(|| Error::Unavailable(format!("worker {worker} has no data address")))?;
+    let id = crate::ids::new_id("snp");
+    let worker_image = format!("snapshot/{id}");
+    let req = crate::workers::data_request(
+        wpb::SnapshotSandboxRequest {
+            sandbox_id: row.id.clone(),
+            image_name: worker_image.clone(),
+            max_bytes: max,
+        },
+        &app.worker_token,
+        &row.id,
+        row.generation,
+    );
+    let done = WorkerSandboxServiceClient::new(app.data_channel(&addr)?)
+        .snapshot_sandbox(req)
+        .await
+        .map_err(|s| match s.code() {
+            tonic::Code::ResourceExhausted => Error::ResourceExhausted(format!(
+                "sandbox {}'s files hold more than {} MiB, {}: {}",
+                row.id,
+                max >> 20,
+                if max < app.config.max_snapshot_bytes {
+                    "the room left in the tenant's snapshot quota"
+                } else {
+                    "the most one snapshot may hold (--max-snapshot-mib)"
+                },
+                s.message()
+            )),
+            tonic::Code::InvalidArgument => {
+                Error::FailedPrecondition(format!("sandbox {}: {}", row.id, s.message()))
+            }
+            tonic::Code::FailedPrecondition | tonic::Code::NotFound | tonic::Code::Aborted => {
+                Error::FailedPrecondition(format!("sandbox {}: {}", row.id, s.message()))
+            }
+            _ => Error::Unavailable(format!(
+                "worker {worker} could not snapshot sandbox {}: {}",
+                row.id,
+                s.message()
+            )),
+        })?
+        .into_inner();
+    let frozen = done.frozen.unwrap_or_default();
+    let model = snapshot::ActiveModel {
+        id: Set(id),
+        tenant_id: Set(p.tenant_id.clone()),
+        name: Set(name),
+        sandbox_id: Set(row.id.clone()),
+        image: Set(row.image.clone()),
+        worker_id: Set(worker.clone()),
+        worker_image: Set(worker_image.clone()),
+        size_bytes: Set(done.size_bytes),
+        frozen_ms: Set(frozen.seconds * 1000 + i64::from(frozen.nanos) / 1_000_000),
+        created_at: Set(now_ms()),
+    };
+    match model.insert(&app.db).await {
+        Ok(m) => {
+            app.hub.set_image(&worker, &worker_image, true);
+            Ok(m)
+        }
+        Err(e) => {
+            // A name taken meanwhile: the worker forgets the copy.
+            forget(app, &worker, &worker_image).await;
+            Err(match e.sql_err() {
+                Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => {
+                    Error::AlreadyExists("a snapshot of that name".into())
+                }
+                _ => Error::Db(e),
+            })
+        }
+    }
+}
+
+/// Deletes the tenant's snapshot; its worker forgets the image, keeping
+/// the layers its sandboxes still use.
+pub async fn delete(app: &App, tenant: &str, id: &str) -> Result<snapshot::Model> {
+    let row = get(app, tenant, id).await?;
+    snapshot::Entity::delete_by_id(row.id.clone())
+        .exec(&app.db)
+        .await?;
+    forget(app, &row.worker_id, &row.worker_image).await;
+    Ok(row)
+}
+
+async fn forget(app: &App, worker: &str, image: &str) {
+    app.hub.set_image(worker, image, false);
+    let Some(addr) = app.hub.data_address(worker) else {
+        tracing::warn!(worker = %worker, image = %image, "the worker is away; it keeps the deleted snapshot's files");
+        return;
+    };
+    let r = match app.data_channel(&addr) {
+        Ok(ch) => {
+            let mut req = tonic::Request::new(wpb::DeleteImageRequest { name: image.into() });
+            req.metadata_mut().insert(
+                "authorization",
+                format!("Bearer {}", app.worker_token)
+                    .parse()
+                    .expect("ascii token"),
+            );
+            WorkerImageServiceClient::new(ch)
+                .delete_image(req)
+                .await
+                .map(|_| ())
+                .map_err(|s| s.message().to_string())
+        }
+        Err(e) => Err(e.to_string()),
+    };
+    if let Err(e) = r {
+        tracing::warn!(worker = %worker, image = %image, error = %e, "the worker kept a deleted snapshot");
+    }
+}
+
+/// The image a create from the tenant's snapshot `id` runs.
+pub async fn image_of(app: &App, tenant: &str, id: &str) -> Result<String> {
+    Ok(get(app, tenant, id).await?.worker_image)
+}
+
+/// `count` new sandboxes from `row`'s files now, with its settings; all
+/// running when it answers, or none left behind.
+pub async fn fork(
+    app: &Arc<App>,
+    p: &Principal,
+    row: &sandbox::Model,
+    count: i32,
+) -> Result<Vec<sandbox::Model>> {
+    if !(1..=MAX_FORKS).contains(&count) {
+        return Err(Error::InvalidArgument(format!(
+            "count must be 1 to {MAX_FORKS}"
+        )));
+    }
+    let snap = create(app, p, row, &format!("fork-{}-{}", row.id, now_ms()), false).await?;
+    let made = make_forks(app, p, row, &snap, count).await;
+    let _ = delete(app, &p.tenant_id, &snap.id).await;
+    made
+}
+
+async fn make_forks(
+    app: &Arc<App>,
+    p: &Principal,
+    row: &sandbox::Model,
+    snap: &snapshot::Model,
+    count: i32,
+) -> Result<Vec<sandbox::Model>> {
+    let env: std::collections::BTreeMap<String, String> =
+        serde_json::from_str(&row.env).map_err(|_| {
+            Error::Internal(format!("sandbox {}: its environment does not read", row.id))
+        })?;
+    let secret_names: Vec<String> = serde_json::from_str(&row.secret_names).map_err(|_| {
+        Error::Internal(format!("sandbox {}: its secret names do not read", row.id))
+    })?;
+    let n = NewSandbox {
+        image: String::new(),
+        snapshot_id: Some(snap.id.clone()),
+        cpu_millis: row.cpu_millis,
+        memory_mib: row.memory_mib,
+        disk_mib: row.disk_mib,
+        max_pids: row.max_pids,
+        labels: sandboxes::labels_of(row)?,
+        env,
+        secret_names,
+        network_policy: Some(sandboxes::policy_of(row)?),
+        timeout: Some(std::time::Duration::from_millis(
+            row.timeout_ms.max(1) as u64
+        )),
+        timeout_action: Some(sandboxes::timeout_action_of(row)?),
+        metadata: sandboxes::metadata_of(row)?,
+        idempotency_key: None,
+        idle_timeout: (row.idle_timeout_ms > 0)
+            .then(|| std::time::Duration::from_millis(row.idle_timeout_ms as u64)),
+        auto_resume: row.auto_resume,
+    };
+    let mut made: Vec<sandbox::Model> = Vec::new();
+    let mut failed = None;
+    for _ in 0..count {
+        match sandboxes::create(app, p, n.clone()).await {
+            Ok(r) => made.push(r),
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
+        }
+    }
+    if failed.is_none() {
+        let waits = made
+            .iter()
+            .map(|r| sandboxes::wait_until_running(app, r.clone(), app.config.max_wait_timeout));
+        let mut running = Vec::new();
+        for r in futures::future::join_all(waits).await {
+            match r {
+                Ok(r) => running.push(r),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        if failed.is_none() {
+            return Ok(running);
+        }
+    }
+    // None left behind: a fork of 5 that made 3 is an error, not 3.
+    for r in made {
+        if let Ok(r) =
+            sandboxes::get(app, &crate::domain::tenants::TenantScope::own(p), &r.id).await
+        {
+            let _ = sandboxes::delete(app, r).await;
+        }
+    }
+    Err(failed.expect("failed"))
+}

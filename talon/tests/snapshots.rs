@@ -1,0 +1,333 @@
+//! Snapshots and fork through a real server and a real worker process: a
+//! sandbox of an imported image (a writable root) with files in its
+//! workspace, a package under /usr/local and a secret, forked five ways;
+//! each fork has the files, the package and the secret, its own id and
+//! identity, and what one writes no other sees. A named snapshot outlives
+//! its source's deletion and a worker restart, is its tenant's alone, and
+//! counts against the tenant's storage limit. Needs root (CI is root).
+
+mod common;
+use common::*;
+use std::time::Duration;
+use talon_proto::v1 as pb;
+use talon_worker::image::pack::{Format, PackOptions, pack};
+use tonic::Code;
+
+type Procs = pb::process_service_client::ProcessServiceClient<Authed>;
+
+async fn sh(p: &mut Procs, id: &str, script: &str) -> (String, i32) {
+    let req = pb::StartProcessRequest {
+        sandbox_id: id.into(),
+        command: vec!["sh".into(), "-c".into(), script.into()],
+        ..Default::default()
+    };
+    let mut s = p.start_process(req).await.unwrap().into_inner();
+    let (mut out, mut code) = (Vec::new(), -1);
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(30), s.message())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        match m.event.unwrap().event.unwrap() {
+            pb::process_event::Event::Output(o) => out.extend(o.data),
+            pb::process_event::Event::Exited(e) => code = e.exit_code,
+            _ => {}
+        }
+    }
+    (String::from_utf8_lossy(&out).into_owned(), code)
+}
+
+fn bearer(token: &str) -> Bearer {
+    Bearer(Some(format!("Bearer {token}").parse().unwrap()))
+}
+
+const CHECK: &str = "cat /workspace/data.txt; tool; cat /run/secrets/SNAP_TOKEN; echo; hostname";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_sandbox_forks_five_ways_and_its_snapshot_outlives_it_and_a_worker_restart() {
+    assert_eq!(
+        unsafe { libc::geteuid() },
+        0,
+        "this test needs root (CI runs as root)"
+    );
+    ensure_agent_built();
+    let s = Server::start_with(None, &["--tenant-snapshot-mib", "64"]).await;
+    let t = tenant(&s, "snap").await;
+    let other = tenant(&s, "snap-other").await;
+    let mut admin = s.admin().await;
+    let mut w = spawn_worker(&s);
+    until_worker(&mut admin, true).await;
+
+    // An image with a writable root, from a path on the worker's host.
+    let oci = s.dir.path().join("debian-oci.tar");
+    let opts = PackOptions {
+        reference: "debian:bookworm".into(),
+        env: vec![],
+        working_dir: String::new(),
+    };
+    pack(
+        &talon_worker::testing::debian_rootfs(),
+        &oci,
+        Format::Oci,
+        &opts,
+    )
+    .unwrap();
+    let mut images = pb::image_service_client::ImageServiceClient::with_interceptor(
+        s.channel().await,
+        bearer(&s.boot.api_key),
+    );
+    images
+        .import_image(tokio_stream::iter(vec![pb::ImportImageRequest {
+            message: Some(pb::import_image_request::Message::Header(
+                pb::ImportImageHeader {
+                    name: "debian".into(),
+                    source_path: oci.to_string_lossy().into(),
+                },
+            )),
+        }]))
+        .await
+        .unwrap();
+    let mut secrets = pb::secret_service_client::SecretServiceClient::with_interceptor(
+        s.channel().await,
+        bearer(&t.developer),
+    );
+    secrets
+        .put_secret(pb::PutSecretRequest {
+            name: "SNAP_TOKEN".into(),
+            value: "s3cret".into(),
+            delivery: pb::SecretDelivery::File as i32,
+            expire_time: None,
+        })
+        .await
+        .unwrap();
+
+    let mut dev = s.as_(&t.developer).await;
+    let mut p: Procs = pb::process_service_client::ProcessServiceClient::with_interceptor(
+        s.channel().await,
+        bearer(&t.developer),
+    );
+    let src = dev
+        .sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            sandbox: Some(pb::Sandbox {
+                image: "debian".into(),
+                secret_names: vec!["SNAP_TOKEN".into()],
+                metadata: [("run".to_string(), "r1".to_string())].into(),
+                ..Default::default()
+            }),
+            wait_until_running: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap();
+    let (out, rc) = sh(
+        &mut p,
+        &src.sandbox_id,
+        "echo source > /workspace/data.txt && printf '#!/bin/sh\\necho tool-ran\\n' > /usr/local/bin/tool && chmod 755 /usr/local/bin/tool",
+    )
+    .await;
+    assert_eq!(rc, 0, "{out}");
+
+    // Fork five ways.
+    let t0 = std::time::Instant::now();
+    let forks = dev
+        .sandboxes
+        .fork_sandbox(pb::ForkSandboxRequest {
+            sandbox_id: src.sandbox_id.clone(),
+            count: 5,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandboxes;
+    println!("fork of 5: {:?}", t0.elapsed());
+    assert_eq!(forks.len(), 5);
+    let mut ids: Vec<&str> = forks.iter().map(|f| f.sandbox_id.as_str()).collect();
+    ids.push(&src.sandbox_id);
+    ids.sort();
+    ids.dedup();
+    assert_eq!(ids.len(), 6, "each fork has its own id");
+    for f in &forks {
+        assert_eq!(f.state, pb::SandboxState::Running as i32);
+        assert!(!f.snapshot_id.is_empty());
+        assert_eq!(f.metadata.get("run").map(String::as_str), Some("r1"));
+        let (out, code) = sh(&mut p, &f.sandbox_id, CHECK).await;
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(
+            out,
+            format!("source\ntool-ran\ns3cret\n{}\n", f.sandbox_id),
+            "the fork has the files, the package, the secret and its own name"
+        );
+    }
+    // The fork's snapshot is gone; its files are the forks' own.
+    let left = dev
+        .sandboxes
+        .list_snapshots(pb::ListSnapshotsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .snapshots;
+    assert!(left.is_empty(), "{left:?}");
+    let (_, rc) = sh(
+        &mut p,
+        &forks[0].sandbox_id,
+        "echo fork0 > /workspace/data.txt && echo broken > /usr/local/bin/tool",
+    )
+    .await;
+    assert_eq!(rc, 0);
+    for id in [&forks[1].sandbox_id, &src.sandbox_id] {
+        let (out, _) = sh(&mut p, id, "cat /workspace/data.txt; tool").await;
+        assert_eq!(out, "source\ntool-ran\n", "{id} saw fork 0's writes");
+    }
+
+    // A named snapshot: its tenant's alone; a taken name is refused.
+    let snap = dev
+        .sandboxes
+        .create_snapshot(pb::CreateSnapshotRequest {
+            sandbox_id: src.sandbox_id.clone(),
+            name: "after-setup".into(),
+            memory: false,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .snapshot
+        .unwrap();
+    assert_eq!(snap.sandbox_id, src.sandbox_id);
+    assert_eq!(snap.image, "debian");
+    assert!(snap.size_bytes > 0);
+    let dup = dev
+        .sandboxes
+        .create_snapshot(pb::CreateSnapshotRequest {
+            sandbox_id: src.sandbox_id.clone(),
+            name: "after-setup".into(),
+            memory: false,
+        })
+        .await;
+    assert_eq!(code(dup), Code::AlreadyExists);
+    let memory = dev
+        .sandboxes
+        .create_snapshot(pb::CreateSnapshotRequest {
+            sandbox_id: src.sandbox_id.clone(),
+            name: "mem".into(),
+            memory: true,
+        })
+        .await;
+    assert_eq!(code(memory), Code::Unimplemented);
+    let mut stranger = s.as_(&other.developer).await;
+    let theirs = stranger
+        .sandboxes
+        .get_snapshot(pb::GetSnapshotRequest {
+            snapshot_id: snap.snapshot_id.clone(),
+        })
+        .await;
+    assert_eq!(code(theirs), Code::NotFound);
+    let from_theirs = stranger
+        .sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            sandbox: Some(pb::Sandbox {
+                snapshot_id: snap.snapshot_id.clone(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(
+        code(from_theirs),
+        Code::NotFound,
+        "another tenant's snapshot"
+    );
+    let by_image = stranger
+        .sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            sandbox: Some(pb::Sandbox {
+                image: format!("snapshot/{}", snap.snapshot_id),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(by_image), Code::NotFound, "a snapshot is not an image");
+
+    // The source goes, the worker restarts: the snapshot stays usable.
+    dev.sandboxes
+        .delete_sandbox(pb::DeleteSandboxRequest {
+            sandbox_id: src.sandbox_id.clone(),
+        })
+        .await
+        .unwrap();
+    let _ = w.child.kill();
+    let _ = w.child.wait();
+    until_worker(&mut admin, false).await;
+    w = spawn_worker(&s);
+    until_worker(&mut admin, true).await;
+    let again = dev
+        .sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            sandbox: Some(pb::Sandbox {
+                snapshot_id: snap.snapshot_id.clone(),
+                secret_names: vec!["SNAP_TOKEN".into()],
+                ..Default::default()
+            }),
+            wait_until_running: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap();
+    assert_eq!(again.snapshot_id, snap.snapshot_id);
+    let (out, rc) = sh(&mut p, &again.sandbox_id, CHECK).await;
+    assert_eq!(rc, 0, "{out}");
+    assert!(out.starts_with("source\ntool-ran\ns3cret\n"), "{out}");
+
+    // The tenant's storage limit (64 MiB here) refuses what passes it.
+    let (_, rc) = sh(
+        &mut p,
+        &again.sandbox_id,
+        "head -c 80000000 /dev/urandom > /workspace/big",
+    )
+    .await;
+    assert_eq!(rc, 0);
+    let over = dev
+        .sandboxes
+        .create_snapshot(pb::CreateSnapshotRequest {
+            sandbox_id: again.sandbox_id.clone(),
+            name: "too-big".into(),
+            memory: false,
+        })
+        .await;
+    assert_eq!(code(over), Code::ResourceExhausted);
+
+    // Deleted, it is gone from the list and from creates.
+    dev.sandboxes
+        .delete_snapshot(pb::DeleteSnapshotRequest {
+            snapshot_id: snap.snapshot_id.clone(),
+        })
+        .await
+        .unwrap();
+    let gone = dev
+        .sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            sandbox: Some(pb::Sandbox {
+                snapshot_id: snap.snapshot_id.clone(),
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await;
+    assert_eq!(code(gone), Code::NotFound);
+    let forks = dev
+        .sandboxes
+        .fork_sandbox(pb::ForkSandboxRequest {
+            sandbox_id: again.sandbox_id.clone(),
+            count: 21,
+        })
+        .await;
+    assert_eq!(code(forks), Code::InvalidArgument);
+    drop(w);
+}
