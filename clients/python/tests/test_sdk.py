@@ -117,6 +117,38 @@ def test_pause_resume_kill():
         s.commands.run("true")
 
 
+def test_snapshot_create_from_it_and_fork():
+    src = Sandbox.create(memory_mib=128)
+    try:
+        src.files.write("/workspace/state.txt", "kept")
+        src.commands.run("echo mine > /home/user/note", user="user")
+        snap = src.create_snapshot()
+        assert snap.snapshot_id.startswith("snp_") and snap.sandbox_id == src.sandbox_id
+        assert snap.snapshot_id in [x.snapshot_id for x in Sandbox.list_snapshots(sandbox_id=src.sandbox_id)[0]]
+        with pytest.raises(errors.AlreadyExistsError):
+            src.create_snapshot(snap.name)
+        with Sandbox.create(snapshot_id=snap.snapshot_id, memory_mib=128) as again:
+            assert again.info().snapshot_id == snap.snapshot_id
+            assert again.files.read("/workspace/state.txt") == "kept"
+            assert again.commands.run("cat /home/user/note").stdout == "mine\n"
+        forks = src.fork(2)
+        try:
+            assert len({f.sandbox_id for f in forks} | {src.sandbox_id}) == 3
+            forks[0].files.write("/workspace/state.txt", "changed")
+            assert forks[1].files.read("/workspace/state.txt") == "kept"
+            assert src.files.read("/workspace/state.txt") == "kept"
+        finally:
+            for f in forks:
+                f.kill()
+        Sandbox.delete_snapshot(snap.snapshot_id)
+        with pytest.raises(errors.NotFoundError):
+            Sandbox.get_snapshot(snap.snapshot_id)
+        with pytest.raises(errors.InvalidArgumentError):
+            src.fork(21)
+    finally:
+        src.kill()
+
+
 def test_async():
     async def main():
         async with await AsyncSandbox.create(memory_mib=128) as s:

@@ -14,7 +14,7 @@ default).
 """
 
 from . import errors
-from ._core import AgentEvent, AgentRun, BrowserInfo, CodeContext, CodeError, CodeResult, CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from ._core import AgentEvent, AgentRun, BrowserInfo, CodeContext, CodeError, CodeResult, CommandResult, Config, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, SnapshotInfo, WriteEntry
 from ._core import Execution
 from .async_sandbox import AsyncCommandHandle, AsyncSandbox, AsyncWatchHandle
 from .errors import (
@@ -61,6 +61,7 @@ __all__ = [
     "Sandbox",
     "SandboxInfo",
     "SandboxMetrics",
+    "SnapshotInfo",
     "TalonError",
     "TimeoutError",
     "WatchHandle",

@@ -162,6 +162,7 @@ class SandboxInfo:
     end_at: str = ""
     cpu_millis: int = 0
     memory_mib: int = 0
+    snapshot_id: str = ""
 
     @property
     def template_id(self) -> str:
@@ -175,7 +176,28 @@ class SandboxInfo:
         return SandboxInfo(d.get("sandboxId", ""), state, d.get("image", ""), d,
                            metadata=dict(d.get("metadata") or {}), started_at=d.get("createTime", ""),
                            end_at=d.get("expireTime", ""), cpu_millis=int(res.get("cpuMillis", 0) or 0),
-                           memory_mib=int(res.get("memoryMib", 0) or 0))
+                           memory_mib=int(res.get("memoryMib", 0) or 0),
+                           snapshot_id=d.get("snapshotId", ""))
+
+
+@dataclass
+class SnapshotInfo:
+    """A snapshot of a sandbox's filesystem (CreateSnapshot): new sandboxes
+    start from it with `Sandbox.create(snapshot_id=...)`."""
+
+    snapshot_id: str
+    name: str
+    sandbox_id: str
+    image: str
+    size_bytes: int
+    created_at: str
+    raw: dict = field(repr=False, default_factory=dict)
+
+    @staticmethod
+    def of(d: dict) -> "SnapshotInfo":
+        d = d.get("snapshot", d)
+        return SnapshotInfo(d.get("snapshotId", ""), d.get("name", ""), d.get("sandboxId", ""),
+                            d.get("image", ""), int(d.get("sizeBytes", 0) or 0), d.get("createTime", ""), d)
 
 
 @dataclass
@@ -462,8 +484,12 @@ def create_body(image: str, envs: Optional[dict], timeout: Optional[float], cpu_
                 memory_mib: Optional[int], labels: Optional[dict], secrets: Optional[list[str]],
                 metadata: Optional[dict] = None, allow_internet_access: Optional[bool] = None,
                 network: Optional[dict] = None, on_timeout: Optional[str] = None,
-                idle_timeout: Optional[float] = None, auto_resume: Optional[bool] = None) -> dict:
-    b: dict[str, Any] = {"image": image or "host"}
+                idle_timeout: Optional[float] = None, auto_resume: Optional[bool] = None,
+                snapshot_id: Optional[str] = None) -> dict:
+    # From a snapshot, the image is the snapshot's (an image too is refused).
+    b: dict[str, Any] = {"snapshotId": snapshot_id} if snapshot_id else {"image": image or "host"}
+    if snapshot_id and image:
+        b["image"] = image
     if idle_timeout:
         b["idleTimeout"] = f"{float(idle_timeout):g}s"
     if auto_resume:

@@ -10,7 +10,15 @@ import httpx
 
 from . import _core as core
 from ._api.client import AuthenticatedClient
-from ._core import CommandResult, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from ._core import (
+    CommandResult,
+    FileInfo,
+    FilesystemEvent,
+    SandboxInfo,
+    SandboxMetrics,
+    SnapshotInfo,
+    WriteEntry,
+)
 from .sandbox import (
     _body,
     _user,
@@ -18,7 +26,11 @@ from .sandbox import (
     close_stdin_tag,
     create_file_url,
     create_sandbox,
+    create_snapshot,
     delete_sandbox,
+    delete_snapshot,
+    fork_sandbox,
+    get_snapshot,
     get_metrics,
     get_sandbox,
     list_dir,
@@ -556,12 +568,12 @@ class AsyncSandbox:
                      cpu_millis: Optional[int] = None, memory_mib: Optional[int] = None,
                      labels: Optional[dict] = None, secrets: Optional[list[str]] = None, wait: bool = True,
                      wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
-                     request_timeout: float = 60.0) -> "AsyncSandbox":
+                     request_timeout: float = 60.0, snapshot_id: Optional[str] = None) -> "AsyncSandbox":
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.async_client()
-        body = core.create_body(image or template or "host", envs, timeout, cpu_millis, memory_mib, labels,
-                                secrets, metadata, allow_internet_access, network, on_timeout,
-                                idle_timeout, auto_resume)
+        body = core.create_body(image or template or ("" if snapshot_id else "host"), envs, timeout, cpu_millis,
+                                memory_mib, labels, secrets, metadata, allow_internet_access, network,
+                                on_timeout, idle_timeout, auto_resume, snapshot_id)
         r = await call(client, create_sandbox, body=body, wait_until_running=wait or None,
                        wait_timeout=f"{float(wait_timeout):g}s" if wait else None,
                        idempotency_key=idempotency_key)
@@ -635,6 +647,39 @@ class AsyncSandbox:
             return False
 
     kill = core.either(_kill, _kill_by_id)
+
+    async def create_snapshot(self, name: Optional[str] = None) -> SnapshotInfo:
+        """See `Sandbox.create_snapshot`."""
+        body = {"name": name} if name else {}
+        return SnapshotInfo.of(await call(self._client, create_snapshot, self.sandbox_id, body=body))
+
+    async def fork(self, count: int = 1) -> list["AsyncSandbox"]:
+        """See `Sandbox.fork`."""
+        r = await call(self._client, fork_sandbox, self.sandbox_id, body={"count": count})
+        return [AsyncSandbox(SandboxInfo.of(s), self._client, self._config) for s in r.get("sandboxes", [])]
+
+    @staticmethod
+    async def list_snapshots(*, sandbox_id: Optional[str] = None, page_size: Optional[int] = None,
+                             page_token: Optional[str] = None, api_key: Optional[str] = None,
+                             base_url: Optional[str] = None) -> tuple[list[SnapshotInfo], str]:
+        client = core.Config(api_key, base_url).async_client()
+        params = {k: v for k, v in {"sandboxId": sandbox_id, "pageSize": page_size,
+                                    "pageToken": page_token}.items() if v}
+        resp = await client.get_async_httpx_client().get("/v1/snapshots", params=params)
+        core.check(resp)
+        r = core.parsed(resp)
+        return [SnapshotInfo.of(x) for x in r.get("snapshots", [])], r.get("nextPageToken", "")
+
+    @staticmethod
+    async def get_snapshot(snapshot_id: str, *, api_key: Optional[str] = None,
+                           base_url: Optional[str] = None) -> SnapshotInfo:
+        client = core.Config(api_key, base_url).async_client()
+        return SnapshotInfo.of(await call(client, get_snapshot, snapshot_id))
+
+    @staticmethod
+    async def delete_snapshot(snapshot_id: str, *, api_key: Optional[str] = None,
+                              base_url: Optional[str] = None) -> None:
+        await call(core.Config(api_key, base_url).async_client(), delete_snapshot, snapshot_id)
 
     async def set_timeout(self, seconds: float) -> None:
         await call(self._client, set_timeout, self.sandbox_id, body={"timeout": f"{float(seconds):g}s"})

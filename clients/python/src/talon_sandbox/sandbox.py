@@ -29,7 +29,11 @@ from ._api.api.process_service import (
 )
 from ._api.api.sandbox_service import (
     sandbox_service_create_sandbox as create_sandbox,
+    sandbox_service_create_snapshot as create_snapshot,
     sandbox_service_delete_sandbox as delete_sandbox,
+    sandbox_service_delete_snapshot as delete_snapshot,
+    sandbox_service_fork_sandbox as fork_sandbox,
+    sandbox_service_get_snapshot as get_snapshot,
     sandbox_service_get_sandbox as get_sandbox,
     sandbox_service_get_sandbox_metrics as get_metrics,
     sandbox_service_list_sandboxes as list_sandboxes,
@@ -39,7 +43,15 @@ from ._api.api.sandbox_service import (
     sandbox_service_start_sandbox as start_sandbox,
 )
 from ._api.client import AuthenticatedClient
-from ._core import CommandResult, FileInfo, FilesystemEvent, SandboxInfo, SandboxMetrics, WriteEntry
+from ._core import (
+    CommandResult,
+    FileInfo,
+    FilesystemEvent,
+    SandboxInfo,
+    SandboxMetrics,
+    SnapshotInfo,
+    WriteEntry,
+)
 
 
 def _body(mod: Any, body: Optional[dict]) -> dict:
@@ -594,7 +606,7 @@ class Sandbox:
                cpu_millis: Optional[int] = None, memory_mib: Optional[int] = None,
                labels: Optional[dict] = None, secrets: Optional[list[str]] = None, wait: bool = True,
                wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
-               request_timeout: float = 60.0) -> "Sandbox":
+               request_timeout: float = 60.0, snapshot_id: Optional[str] = None) -> "Sandbox":
         """Creates a sandbox from `image` (E2B's `template`; "host" by
         default) and waits until it runs. `timeout` (s) is how long it may
         live, then `on_timeout` ("pause", the default, or "kill") happens.
@@ -602,12 +614,13 @@ class Sandbox:
         allows only those CIDRs and domains. A retried create with the same
         `idempotency_key` returns the first one's sandbox. `idle_timeout`
         (s) pauses it after that long without activity; with `auto_resume`
-        the next call to a paused sandbox resumes it."""
+        the next call to a paused sandbox resumes it. `snapshot_id` starts
+        it from a snapshot's files (`create_snapshot`), on its image."""
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.client()
-        body = core.create_body(image or template or "host", envs, timeout, cpu_millis, memory_mib, labels,
-                                secrets, metadata, allow_internet_access, network, on_timeout,
-                                idle_timeout, auto_resume)
+        body = core.create_body(image or template or ("" if snapshot_id else "host"), envs, timeout, cpu_millis,
+                                memory_mib, labels, secrets, metadata, allow_internet_access, network,
+                                on_timeout, idle_timeout, auto_resume, snapshot_id)
         r = call(client, create_sandbox, body=body, wait_until_running=wait or None,
                  wait_timeout=f"{float(wait_timeout):g}s" if wait else None, idempotency_key=idempotency_key)
         return cls(SandboxInfo.of(r["sandbox"]), client, config)
@@ -694,6 +707,44 @@ class Sandbox:
 
     # `sbx.kill()` and `Sandbox.kill(sandbox_id)`, as in E2B.
     kill = core.either(_kill, _kill_by_id)
+
+    def create_snapshot(self, name: Optional[str] = None) -> SnapshotInfo:
+        """Copies the sandbox's filesystem (its writable root, workspace and
+        home) into a snapshot of your tenant; a running sandbox is frozen
+        for the copy only. Processes and memory are not kept."""
+        body = {"name": name} if name else {}
+        return SnapshotInfo.of(call(self._client, create_snapshot, self.sandbox_id, body=body))
+
+    def fork(self, count: int = 1) -> list["Sandbox"]:
+        """`count` (1 to 20) new sandboxes from this one's files now, with its
+        settings and each its own id, tokens and secrets; all running."""
+        r = call(self._client, fork_sandbox, self.sandbox_id, body={"count": count})
+        return [Sandbox(SandboxInfo.of(s), self._client, self._config) for s in r.get("sandboxes", [])]
+
+    @staticmethod
+    def list_snapshots(*, sandbox_id: Optional[str] = None, page_size: Optional[int] = None,
+                       page_token: Optional[str] = None, api_key: Optional[str] = None,
+                       base_url: Optional[str] = None) -> tuple[list[SnapshotInfo], str]:
+        """One page of your tenant's snapshots (newest first; of one sandbox
+        when `sandbox_id` is set), and the next page's token ("" on the last)."""
+        client = core.Config(api_key, base_url).client()
+        params = {k: v for k, v in {"sandboxId": sandbox_id, "pageSize": page_size,
+                                    "pageToken": page_token}.items() if v}
+        resp = client.get_httpx_client().get("/v1/snapshots", params=params)
+        core.check(resp)
+        r = core.parsed(resp)
+        return [SnapshotInfo.of(x) for x in r.get("snapshots", [])], r.get("nextPageToken", "")
+
+    @staticmethod
+    def get_snapshot(snapshot_id: str, *, api_key: Optional[str] = None,
+                     base_url: Optional[str] = None) -> SnapshotInfo:
+        return SnapshotInfo.of(call(core.Config(api_key, base_url).client(), get_snapshot, snapshot_id))
+
+    @staticmethod
+    def delete_snapshot(snapshot_id: str, *, api_key: Optional[str] = None,
+                        base_url: Optional[str] = None) -> None:
+        """Deletes a snapshot; sandboxes made from it keep their files."""
+        call(core.Config(api_key, base_url).client(), delete_snapshot, snapshot_id)
 
     def set_timeout(self, seconds: float) -> None:
         """The sandbox may live `seconds` from now."""
