@@ -195,6 +195,8 @@ async fn images_are_imported_listed_used_and_deleted() {
     for (name, data, want) in [
         ("host", &b"x"[..], Code::InvalidArgument),
         ("../evil", &b"x"[..], Code::InvalidArgument),
+        // The name a worker gives a snapshot: an import must not shadow one.
+        ("snapshot/snp_x", &b"x"[..], Code::InvalidArgument),
         ("junk", &b"not an archive"[..], Code::InvalidArgument),
     ] {
         let e = upload(&mut images, name, data).await.unwrap_err();

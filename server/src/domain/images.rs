@@ -207,6 +207,12 @@ pub async fn import(
             "invalid image name {name:?}: letters, digits and ._-:/@+, at most 255, not \"host\""
         )));
     }
+    if name.starts_with("snapshot/") {
+        // Workers hold snapshots as images of that name (domain::snapshots).
+        return Err(Error::InvalidArgument(format!(
+            "invalid image name {name:?}: names under snapshot/ are the snapshots'"
+        )));
+    }
     if !source_path.is_empty() && !source_path.starts_with('/') {
         return Err(Error::InvalidArgument(
             "source_path must be an absolute path on the workers".into(),
