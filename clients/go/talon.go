@@ -216,6 +216,8 @@ type SandboxInfo struct {
 	// StartedAt is when it was made; EndAt when its timeout passes.
 	StartedAt time.Time
 	EndAt     time.Time
+	// SnapshotID is the snapshot it was created from ("" for none).
+	SnapshotID string
 	// Raw is the whole record as the API gave it.
 	Raw *api.Sandbox
 }
@@ -227,7 +229,7 @@ func infoOf(s *api.Sandbox) SandboxInfo {
 	st := strings.ToLower(strings.TrimPrefix(string(deref(s.State)), "SANDBOX_STATE_"))
 	return SandboxInfo{
 		ID: deref(s.SandboxId), State: st, Image: deref(s.Image), Metadata: deref(s.Metadata),
-		StartedAt: deref(s.CreateTime), EndAt: deref(s.ExpireTime), Raw: s,
+		StartedAt: deref(s.CreateTime), EndAt: deref(s.ExpireTime), SnapshotID: deref(s.SnapshotId), Raw: s,
 	}
 }
 
@@ -245,8 +247,11 @@ type CreateOptions struct {
 	// Image is the image ("host" when empty); Template is E2B's name for it.
 	Image    string
 	Template string
-	Envs     map[string]string
-	Labels   map[string]string
+	// SnapshotID starts it from a snapshot's files (CreateSnapshot), on
+	// the snapshot's image; leave Image empty.
+	SnapshotID string
+	Envs       map[string]string
+	Labels     map[string]string
 	// Metadata is free-form, filterable in ListFiltered.
 	Metadata map[string]string
 	Secrets  []string
@@ -331,10 +336,18 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 	if image == "" {
 		image = o.Template
 	}
-	if image == "" {
-		image = "host"
+	body := api.Sandbox{}
+	switch {
+	case o.SnapshotID != "":
+		body.SnapshotId = ptr(o.SnapshotID)
+		if image != "" {
+			body.Image = ptr(image) // refused by the server: one or the other
+		}
+	case image == "":
+		body.Image = ptr("host")
+	default:
+		body.Image = ptr(image)
 	}
-	body := api.Sandbox{Image: ptr(image)}
 	if len(o.Metadata) > 0 {
 		body.Metadata = &o.Metadata
 	}
@@ -577,6 +590,109 @@ func (s *Sandbox) Pause(ctx context.Context) error {
 // Resume thaws a paused sandbox.
 func (s *Sandbox) Resume(ctx context.Context) error {
 	r, err := s.c.api.SandboxServiceResumeSandboxWithResponse(ctx, s.Info.ID, api.ResumeSandboxRequest{})
+	if err != nil {
+		return err
+	}
+	return check(r.HTTPResponse, r.Body)
+}
+
+// SnapshotInfo is a snapshot of a sandbox's filesystem.
+type SnapshotInfo struct {
+	ID        string
+	Name      string
+	SandboxID string
+	Image     string
+	SizeBytes int64
+	CreatedAt time.Time
+	Raw       *api.Snapshot
+}
+
+func snapshotOf(s *api.Snapshot) SnapshotInfo {
+	if s == nil {
+		return SnapshotInfo{}
+	}
+	n, _ := strconv.ParseInt(deref(s.SizeBytes), 10, 64)
+	return SnapshotInfo{
+		ID: deref(s.SnapshotId), Name: deref(s.Name), SandboxID: deref(s.SandboxId),
+		Image: deref(s.Image), SizeBytes: n, CreatedAt: deref(s.CreateTime), Raw: s,
+	}
+}
+
+// CreateSnapshot copies the sandbox's filesystem (writable root,
+// workspace, home) into a snapshot of the tenant ("" names it from the
+// sandbox and the time); a running sandbox is frozen for the copy only.
+// Processes and memory are not kept.
+func (s *Sandbox) CreateSnapshot(ctx context.Context, name string) (SnapshotInfo, error) {
+	body := api.CreateSnapshotRequest{}
+	if name != "" {
+		body.Name = ptr(name)
+	}
+	r, err := s.c.api.SandboxServiceCreateSnapshotWithResponse(ctx, s.Info.ID, body)
+	if err != nil {
+		return SnapshotInfo{}, err
+	}
+	if err := check(r.HTTPResponse, r.Body); err != nil {
+		return SnapshotInfo{}, err
+	}
+	return snapshotOf(r.JSON200.Snapshot), nil
+}
+
+// Fork makes count (1 to 20) sandboxes from this one's files now, with its
+// settings and each its own id, tokens and secrets; all running.
+func (s *Sandbox) Fork(ctx context.Context, count int) ([]*Sandbox, error) {
+	r, err := s.c.api.SandboxServiceForkSandboxWithResponse(ctx, s.Info.ID, api.ForkSandboxRequest{Count: ptr(int32(count))})
+	if err != nil {
+		return nil, err
+	}
+	if err := check(r.HTTPResponse, r.Body); err != nil {
+		return nil, err
+	}
+	var out []*Sandbox
+	for i := range deref(r.JSON200.Sandboxes) {
+		out = append(out, s.c.sandbox(infoOf(&(*r.JSON200.Sandboxes)[i])))
+	}
+	return out, nil
+}
+
+// ListSnapshots is one page of the tenant's snapshots, newest first (of
+// one sandbox when sandboxID is set), and the next page's token.
+func (c *Client) ListSnapshots(ctx context.Context, sandboxID, pageToken string) ([]SnapshotInfo, string, error) {
+	p := &api.SandboxServiceListSnapshotsParams{}
+	if sandboxID != "" {
+		p.SandboxId = &sandboxID
+	}
+	if pageToken != "" {
+		p.PageToken = &pageToken
+	}
+	r, err := c.api.SandboxServiceListSnapshotsWithResponse(ctx, p)
+	if err != nil {
+		return nil, "", err
+	}
+	if err := check(r.HTTPResponse, r.Body); err != nil {
+		return nil, "", err
+	}
+	var out []SnapshotInfo
+	for i := range deref(r.JSON200.Snapshots) {
+		out = append(out, snapshotOf(&(*r.JSON200.Snapshots)[i]))
+	}
+	return out, deref(r.JSON200.NextPageToken), nil
+}
+
+// GetSnapshot reads one snapshot.
+func (c *Client) GetSnapshot(ctx context.Context, id string) (SnapshotInfo, error) {
+	r, err := c.api.SandboxServiceGetSnapshotWithResponse(ctx, id)
+	if err != nil {
+		return SnapshotInfo{}, err
+	}
+	if err := check(r.HTTPResponse, r.Body); err != nil {
+		return SnapshotInfo{}, err
+	}
+	return snapshotOf(r.JSON200.Snapshot), nil
+}
+
+// DeleteSnapshot deletes a snapshot; sandboxes made from it keep their files.
+func (c *Client) DeleteSnapshot(ctx context.Context, id string) error {
+	r, err := c.api.SandboxServiceDeleteSnapshotWithResponse(ctx, id)
 	if err != nil {
 		return err
 	}

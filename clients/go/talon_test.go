@@ -235,3 +235,52 @@ func TestPreviewURLIsASignedLink(t *testing.T) {
 		t.Fatal(err, r.StatusCode)
 	}
 }
+
+func TestSnapshotAndFork(t *testing.T) {
+	s, ctx := sandbox(t)
+	c := client(t)
+	if _, err := s.Files.Write(ctx, "/workspace/state.txt", []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := s.CreateSnapshot(ctx, "")
+	if err != nil || !strings.HasPrefix(snap.ID, "snp_") || snap.SandboxID != s.ID() {
+		t.Fatal(err, snap)
+	}
+	if _, err := s.CreateSnapshot(ctx, snap.Name); !errors.Is(err, talon.ErrAlreadyExists) {
+		t.Fatalf("a taken name: %v", err)
+	}
+	list, _, err := c.ListSnapshots(ctx, s.ID(), "")
+	if err != nil || len(list) != 1 || list[0].ID != snap.ID {
+		t.Fatal(err, list)
+	}
+	again, err := c.Create(ctx, talon.CreateOptions{SnapshotID: snap.ID, MemoryMiB: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Kill(context.Background())
+	if again.Info.SnapshotID != snap.ID {
+		t.Fatalf("snapshot id %q", again.Info.SnapshotID)
+	}
+	if b, err := again.Files.Read(ctx, "/workspace/state.txt"); err != nil || string(b) != "kept" {
+		t.Fatal(err, string(b))
+	}
+	forks, err := s.Fork(ctx, 2)
+	if err != nil || len(forks) != 2 || forks[0].ID() == forks[1].ID() {
+		t.Fatal(err, forks)
+	}
+	for _, f := range forks {
+		defer f.Kill(context.Background())
+	}
+	if _, err := forks[0].Files.Write(ctx, "/workspace/state.txt", []byte("changed")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := forks[1].Files.Read(ctx, "/workspace/state.txt"); string(b) != "kept" {
+		t.Fatalf("fork 1 read %q", b)
+	}
+	if err := c.DeleteSnapshot(ctx, snap.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.GetSnapshot(ctx, snap.ID); !errors.Is(err, talon.ErrNotFound) {
+		t.Fatalf("deleted: %v", err)
+	}
+}

@@ -186,7 +186,12 @@ impl Client {
     pub async fn create(&self, o: CreateOptions) -> Result<Sandbox> {
         let req = pb::CreateSandboxRequest {
             sandbox: Some(pb::Sandbox {
-                image: o.image.unwrap_or_else(|| "host".into()),
+                // From a snapshot, its image (an image too is refused).
+                image: match (&o.snapshot_id, o.image) {
+                    (Some(_), image) => image.unwrap_or_default(),
+                    (None, image) => image.unwrap_or_else(|| "host".into()),
+                },
+                snapshot_id: o.snapshot_id.unwrap_or_default(),
                 env: o.envs,
                 labels: o.labels,
                 metadata: o.metadata,
@@ -300,6 +305,47 @@ impl Client {
         Ok(sb)
     }
 
+    /// One page of the tenant's snapshots (newest first; of one sandbox
+    /// when `sandbox_id` is not empty) and the next page's token.
+    pub async fn list_snapshots(
+        &self,
+        sandbox_id: &str,
+        page_token: &str,
+    ) -> Result<(Vec<pb::Snapshot>, String)> {
+        let r = self
+            .sandboxes()
+            .list_snapshots(pb::ListSnapshotsRequest {
+                sandbox_id: sandbox_id.into(),
+                page_token: page_token.into(),
+                page_size: 0,
+            })
+            .await?
+            .into_inner();
+        Ok((r.snapshots, r.next_page_token))
+    }
+
+    pub async fn get_snapshot(&self, snapshot_id: &str) -> Result<pb::Snapshot> {
+        Ok(self
+            .sandboxes()
+            .get_snapshot(pb::GetSnapshotRequest {
+                snapshot_id: snapshot_id.into(),
+            })
+            .await?
+            .into_inner()
+            .snapshot
+            .unwrap_or_default())
+    }
+
+    /// Deletes a snapshot; sandboxes made from it keep their files.
+    pub async fn delete_snapshot(&self, snapshot_id: &str) -> Result<()> {
+        self.sandboxes()
+            .delete_snapshot(pb::DeleteSnapshotRequest {
+                snapshot_id: snapshot_id.into(),
+            })
+            .await?;
+        Ok(())
+    }
+
     pub async fn whoami(&self) -> Result<pb::WhoAmIResponse> {
         Ok(self
             .auth()
@@ -326,6 +372,9 @@ pub struct CreateOptions {
     pub idle_timeout: Option<Duration>,
     /// The next call to it while paused resumes it first.
     pub auto_resume: bool,
+    /// Start from this snapshot's files (`Sandbox::create_snapshot`), on
+    /// its image; leave `image` unset.
+    pub snapshot_id: Option<String>,
     pub cpu_millis: Option<i64>,
     pub memory_mib: Option<i64>,
     pub no_wait: bool,
@@ -386,6 +435,46 @@ impl Sandbox {
             })
             .await?;
         Ok(())
+    }
+
+    /// Copies the sandbox's filesystem (writable root, workspace, home)
+    /// into a snapshot of the tenant ("" names it from the sandbox and the
+    /// time); a running sandbox is frozen for the copy only. Processes and
+    /// memory are not kept.
+    pub async fn create_snapshot(&self, name: &str) -> Result<pb::Snapshot> {
+        Ok(self
+            .client
+            .sandboxes()
+            .create_snapshot(pb::CreateSnapshotRequest {
+                sandbox_id: self.id().into(),
+                name: name.into(),
+                memory: false,
+            })
+            .await?
+            .into_inner()
+            .snapshot
+            .unwrap_or_default())
+    }
+
+    /// `count` (1 to 20) new sandboxes from this one's files now, with its
+    /// settings and each its own id, tokens and secrets; all running.
+    pub async fn fork(&self, count: i32) -> Result<Vec<Sandbox>> {
+        let r = self
+            .client
+            .sandboxes()
+            .fork_sandbox(pb::ForkSandboxRequest {
+                sandbox_id: self.id().into(),
+                count,
+            })
+            .await?
+            .into_inner();
+        Ok(r.sandboxes
+            .into_iter()
+            .map(|info| Sandbox {
+                client: self.client.clone(),
+                info,
+            })
+            .collect())
     }
 
     /// Deletes the sandbox and everything in it.

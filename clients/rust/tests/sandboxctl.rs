@@ -133,3 +133,49 @@ fn browser_start_screenshot_cdp_url_and_stop() {
     assert!(String::from_utf8_lossy(&url.stderr).contains("not running"));
     let _ = ctl(&["rm", &id]);
 }
+
+/// `snapshot create|ls|get|rm`, `create --snapshot` and `fork`: a file
+/// written before the snapshot is in the sandboxes made from it.
+#[test]
+fn snapshot_create_from_it_and_fork() {
+    let Some(_) = live() else {
+        eprintln!("skipped: needs TALON_GRPC_URL and TALON_API_KEY (scripts/test.sh sets them)");
+        return;
+    };
+    let text = |o: std::process::Output| {
+        assert!(o.status.success(), "{o:?}");
+        String::from_utf8(o.stdout).unwrap().trim().to_string()
+    };
+    let id = text(ctl(&["create"]));
+    text(ctl(&[
+        "exec",
+        &id,
+        "--",
+        "sh",
+        "-c",
+        "echo kept > /workspace/s.txt",
+    ]));
+    let snap = text(ctl(&[
+        "snapshot",
+        "create",
+        &id,
+        "--name",
+        &format!("ctl-{id}"),
+    ]));
+    assert!(snap.starts_with("snp_"), "{snap}");
+    assert!(text(ctl(&["snapshot", "ls", "--sandbox", &id])).contains(&snap));
+    let again = text(ctl(&["create", "--snapshot", &snap]));
+    let cat = |sbx: &str| text(ctl(&["exec", sbx, "--", "cat", "/workspace/s.txt"]));
+    assert_eq!(cat(&again), "kept");
+    let forks = text(ctl(&["fork", &id, "--count", "2"]));
+    let forks: Vec<&str> = forks.lines().collect();
+    assert_eq!(forks.len(), 2, "{forks:?}");
+    for f in &forks {
+        assert_eq!(cat(f), "kept");
+    }
+    text(ctl(&["snapshot", "rm", &snap]));
+    assert!(!ctl(&["snapshot", "get", &snap]).status.success());
+    let mut all = vec![id.as_str(), again.as_str()];
+    all.extend(&forks);
+    assert!(ctl(&[&["rm"][..], &all[..]].concat()).status.success());
+}

@@ -194,11 +194,37 @@ export interface SandboxInfo {
   metadata: Record<string, string>;
   startedAt?: Date;
   endAt?: Date;
+  /** The snapshot it was created from ("" for none). */
+  snapshotId: string;
   raw: ApiSandbox;
+}
+
+/** A snapshot of a sandbox's filesystem; `Sandbox.create({ snapshotId })` starts from it. */
+export interface SnapshotInfo {
+  snapshotId: string;
+  name: string;
+  sandboxId: string;
+  image: string;
+  sizeBytes: number;
+  createdAt?: Date;
+  raw: components["schemas"]["Snapshot"];
+}
+
+function snapshotInfo(s: components["schemas"]["Snapshot"]): SnapshotInfo {
+  return {
+    snapshotId: s.snapshotId ?? "",
+    name: s.name ?? "",
+    sandboxId: s.sandboxId ?? "",
+    image: s.image ?? "",
+    sizeBytes: Number(s.sizeBytes ?? 0),
+    createdAt: s.createTime ? new Date(s.createTime) : undefined,
+    raw: s,
+  };
 }
 
 function info(s: ApiSandbox): SandboxInfo {
   return {
+    snapshotId: s.snapshotId ?? "",
     sandboxId: s.sandboxId ?? "",
     state: String(s.state ?? "").replace("SANDBOX_STATE_", "").toLowerCase(),
     image: s.image ?? "",
@@ -844,6 +870,8 @@ export interface CreateOptions extends ConnectionOptions {
   idleTimeoutMs?: number;
   /** The next call to it while paused resumes it first. */
   autoResume?: boolean;
+  /** Start from this snapshot's files (`createSnapshot`), on its image; leave `image` unset. */
+  snapshotId?: string;
   cpuMillis?: number;
   memoryMib?: number;
   labels?: Record<string, string>;
@@ -1301,7 +1329,9 @@ export class Sandbox {
   static async create(templateOrOpts: string | CreateOptions = {}, opts: CreateOptions = {}): Promise<Sandbox> {
     const o = typeof templateOrOpts === "string" ? { ...opts, template: templateOrOpts } : templateOrOpts;
     const conn = new Connection(o);
-    const body: ApiSandbox = { image: o.image ?? o.template ?? "host" };
+    const body: ApiSandbox = o.snapshotId
+      ? { snapshotId: o.snapshotId, ...(o.image ?? o.template ? { image: o.image ?? o.template } : {}) }
+      : { image: o.image ?? o.template ?? "host" };
     if (o.envs) body.env = o.envs;
     if (o.labels) body.labels = o.labels;
     if (o.metadata) body.metadata = o.metadata;
@@ -1424,6 +1454,64 @@ export class Sandbox {
   /** Deletes the sandbox and everything in it; false when it was gone. */
   async kill(): Promise<boolean> {
     return killed(this.conn, this.sandboxId);
+  }
+
+  /**
+   * Copies the sandbox's filesystem (writable root, workspace, home) into a
+   * snapshot of your tenant; a running sandbox is frozen for the copy only.
+   * Processes and memory are not kept.
+   */
+  async createSnapshot(name?: string): Promise<SnapshotInfo> {
+    const r = await this.conn.unwrap(
+      this.conn.api.POST("/v1/sandboxes/{sandboxId}/snapshots", {
+        params: { path: { sandboxId: this.sandboxId } },
+        body: name ? { name } : {},
+      }),
+    );
+    return snapshotInfo(r.snapshot!);
+  }
+
+  /**
+   * `count` (1 to 20) new sandboxes from this one's files now, with its
+   * settings and each its own id, tokens and secrets; all running.
+   */
+  async fork(count = 1): Promise<Sandbox[]> {
+    const r = await this.conn.unwrap(
+      this.conn.api.POST("/v1/sandboxes/{sandboxId}:fork", {
+        params: { path: { sandboxId: this.sandboxId } },
+        body: { count },
+      }),
+    );
+    return (r.sandboxes ?? []).map((s) => new Sandbox(info(s), this.conn));
+  }
+
+  /** One page of your tenant's snapshots, newest first (of one sandbox with `sandboxId`). */
+  static async listSnapshots(o: ConnectionOptions & { sandboxId?: string; pageSize?: number; pageToken?: string } = {}) {
+    const conn = new Connection(o);
+    const r = await conn.unwrap(
+      conn.api.GET("/v1/snapshots", {
+        params: {
+          query: {
+            ...(o.sandboxId ? { sandboxId: o.sandboxId } : {}),
+            ...(o.pageSize ? { pageSize: o.pageSize } : {}),
+            ...(o.pageToken ? { pageToken: o.pageToken } : {}),
+          },
+        },
+      }),
+    );
+    return { snapshots: (r.snapshots ?? []).map(snapshotInfo), nextPageToken: r.nextPageToken ?? "" };
+  }
+
+  static async getSnapshot(snapshotId: string, o: ConnectionOptions = {}): Promise<SnapshotInfo> {
+    const conn = new Connection(o);
+    const r = await conn.unwrap(conn.api.GET("/v1/snapshots/{snapshotId}", { params: { path: { snapshotId } } }));
+    return snapshotInfo(r.snapshot!);
+  }
+
+  /** Deletes a snapshot; sandboxes made from it keep their files. */
+  static async deleteSnapshot(snapshotId: string, o: ConnectionOptions = {}): Promise<void> {
+    const conn = new Connection(o);
+    await conn.unwrap(conn.api.DELETE("/v1/snapshots/{snapshotId}", { params: { path: { snapshotId } } }));
   }
 
   /** The sandbox may live `ms` from now. */

@@ -3,6 +3,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import {
+  AlreadyExistsError,
   AuthenticationError,
   CommandExitError,
   CommandTimeoutError,
@@ -152,5 +153,31 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
     await s.kill();
     assert.equal((await s.getInfo()).state, "deleted");
     await assert.rejects(s.commands.run("true"), FailedPreconditionError);
+  });
+
+  it("snapshots, creates from a snapshot and forks", async () => {
+    const src = await Sandbox.create({ memoryMib: 128 });
+    try {
+      await src.files.write("/workspace/state.txt", "kept");
+      const snap = await src.createSnapshot();
+      assert.match(snap.snapshotId, /^snp_/);
+      assert.equal(snap.sandboxId, src.sandboxId);
+      const { snapshots } = await Sandbox.listSnapshots({ sandboxId: src.sandboxId });
+      assert.ok(snapshots.some((x) => x.snapshotId === snap.snapshotId));
+      await assert.rejects(src.createSnapshot(snap.name), AlreadyExistsError);
+      const again = await Sandbox.create({ snapshotId: snap.snapshotId, memoryMib: 128 });
+      assert.equal((await again.getInfo()).snapshotId, snap.snapshotId);
+      assert.equal(await again.files.read("/workspace/state.txt"), "kept");
+      await again.kill();
+      const forks = await src.fork(2);
+      assert.equal(new Set([src.sandboxId, ...forks.map((f) => f.sandboxId)]).size, 3);
+      await forks[0].files.write("/workspace/state.txt", "changed");
+      assert.equal(await forks[1].files.read("/workspace/state.txt"), "kept");
+      for (const f of forks) await f.kill();
+      await Sandbox.deleteSnapshot(snap.snapshotId);
+      await assert.rejects(Sandbox.getSnapshot(snap.snapshotId), NotFoundError);
+    } finally {
+      await src.kill();
+    }
   });
 });

@@ -54,8 +54,12 @@ enum Cmd {
     Whoami,
     /// Creates a sandbox and waits until it runs.
     Create {
-        #[arg(long, default_value = "host")]
-        image: String,
+        /// The image ("host" when neither it nor --snapshot is given).
+        #[arg(long)]
+        image: Option<String>,
+        /// Start from this snapshot's files, on its image.
+        #[arg(long, conflicts_with = "image")]
+        snapshot: Option<String>,
         /// KEY=VALUE, repeatable.
         #[arg(long = "env")]
         envs: Vec<String>,
@@ -106,6 +110,17 @@ enum Cmd {
     Rm { ids: Vec<String> },
     /// Freezes a sandbox.
     Pause { id: String },
+    /// New sandboxes from a sandbox's files now, with its settings; all
+    /// running when it answers.
+    Fork {
+        id: String,
+        #[arg(long, default_value_t = 1)]
+        count: i32,
+    },
+    /// Filesystem snapshots: take one of a sandbox, list, show, delete
+    /// (`create --snapshot ID` starts a sandbox from one).
+    #[command(subcommand)]
+    Snapshot(SnapshotCmd),
     /// Thaws a paused sandbox.
     Resume { id: String },
     /// Sends a signal to a process.
@@ -536,8 +551,91 @@ fn pairs(v: &[String]) -> anyhow::Result<std::collections::HashMap<String, Strin
         .collect()
 }
 
+#[derive(Subcommand)]
+enum SnapshotCmd {
+    /// Snapshots a running or paused sandbox's files.
+    Create {
+        id: String,
+        /// Unique in the tenant; made from the sandbox's id and the time when unset.
+        #[arg(long, default_value = "")]
+        name: String,
+    },
+    /// The tenant's snapshots, newest first.
+    Ls {
+        /// Only those of this sandbox.
+        #[arg(long, default_value = "")]
+        sandbox: String,
+    },
+    /// Shows one snapshot.
+    Get { snapshot: String },
+    /// Deletes snapshots; sandboxes made from them keep their files.
+    Rm { snapshots: Vec<String> },
+}
+
+fn snapshot_json(s: &pb::Snapshot) -> Value {
+    json!({
+        "snapshot_id": s.snapshot_id,
+        "name": s.name,
+        "sandbox_id": s.sandbox_id,
+        "image": s.image,
+        "size_bytes": s.size_bytes,
+    })
+}
+
+async fn snapshot(cli: &Cli, c: &SnapshotCmd) -> anyhow::Result<i32> {
+    let fmt = cli.output;
+    let line = |s: &pb::Snapshot| {
+        format!(
+            "{}\t{}\t{}\t{}",
+            s.snapshot_id, s.name, s.sandbox_id, s.size_bytes
+        )
+    };
+    match c {
+        SnapshotCmd::Create { id, name } => {
+            let s = client(cli)
+                .await?
+                .get(id)
+                .await?
+                .create_snapshot(name)
+                .await?;
+            print(fmt, &snapshot_json(&s), || s.snapshot_id.clone());
+        }
+        SnapshotCmd::Ls { sandbox } => {
+            let c = client(cli).await?;
+            let (mut all, mut token) = (Vec::new(), String::new());
+            loop {
+                let (page, next) = c.list_snapshots(sandbox, &token).await?;
+                all.extend(page);
+                if next.is_empty() {
+                    break;
+                }
+                token = next;
+            }
+            let v: Vec<Value> = all.iter().map(snapshot_json).collect();
+            print(fmt, &Value::Array(v), || {
+                all.iter().map(line).collect::<Vec<_>>().join("\n")
+            });
+        }
+        SnapshotCmd::Get { snapshot } => {
+            let s = client(cli).await?.get_snapshot(snapshot).await?;
+            print(fmt, &snapshot_json(&s), || line(&s));
+        }
+        SnapshotCmd::Rm { snapshots } => {
+            let c = client(cli).await?;
+            for s in snapshots {
+                c.delete_snapshot(s).await?;
+                if fmt == Format::Text {
+                    println!("{s}");
+                }
+            }
+        }
+    }
+    Ok(0)
+}
+
 fn sandbox_json(s: &pb::Sandbox) -> Value {
     json!({
+        "snapshot_id": s.snapshot_id,
         "sandbox_id": s.sandbox_id,
         "state": state_name(s.state),
         "image": s.image,
@@ -618,6 +716,7 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
         Cmd::Whoami => return commands::whoami(cli).await,
         Cmd::Create {
             image,
+            snapshot,
             envs,
             timeout,
             cpu_millis,
@@ -631,7 +730,8 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             let s = client(cli)
                 .await?
                 .create(CreateOptions {
-                    image: Some(image.clone()),
+                    image: image.clone(),
+                    snapshot_id: snapshot.clone(),
                     envs: pairs(envs)?,
                     metadata: pairs(metadata)?,
                     idempotency_key: idempotency_key.clone(),
@@ -710,6 +810,18 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             return exec(&s, *interactive, o, command, Events(cli.output)).await;
         }
         Cmd::Pause { id } => client(cli).await?.get(id).await?.pause().await?,
+        Cmd::Fork { id, count } => {
+            let forks = client(cli).await?.get(id).await?.fork(*count).await?;
+            let v: Vec<Value> = forks.iter().map(|s| sandbox_json(&s.info)).collect();
+            print(cli.output, &Value::Array(v), || {
+                forks
+                    .iter()
+                    .map(|s| s.id().to_string())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            });
+        }
+        Cmd::Snapshot(c) => return snapshot(cli, c).await,
         Cmd::Resume { id } => client(cli).await?.get(id).await?.resume().await?,
         Cmd::Signal {
             id,
