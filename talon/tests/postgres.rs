@@ -87,6 +87,29 @@ async fn control_plane_on_postgres() {
                 .iter()
                 .any(|e| e.method.ends_with("/CreateSandbox") && e.outcome == "OK")
         );
+        // The snapshot quota's sum: PostgreSQL sums a BIGINT as a NUMERIC.
+        let list = dev
+            .sandboxes
+            .list_snapshots(pb::ListSnapshotsRequest::default())
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(list.snapshots.is_empty());
+        let db = talon_server::db::connect(&url).await.unwrap();
+        for bytes in [5_i64 << 30, 7] {
+            db.execute_unprepared(&format!(
+                "INSERT INTO snapshots VALUES ('snp_{bytes}', '{}', 'n{bytes}', 'sbx_x', 'host', 'wrk_x', 'snapshot/x', {bytes}, 0, 0)",
+                t.tenant_id
+            ))
+            .await
+            .unwrap();
+        }
+        assert_eq!(
+            talon_server::domain::snapshots::used_bytes(&db, &t.tenant_id)
+                .await
+                .unwrap(),
+            (5 << 30) + 7
+        );
     }
     admin
         .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))

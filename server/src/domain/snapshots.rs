@@ -74,14 +74,18 @@ pub async fn list(
     Ok((rows, more))
 }
 
-/// Bytes of snapshots the tenant keeps.
-async fn used_bytes(app: &App, tenant: &str) -> Result<i64> {
+/// Bytes of snapshots the tenant keeps. (PostgreSQL's SUM of a BIGINT is
+/// a NUMERIC: cast back, so both engines answer an integer.)
+pub async fn used_bytes(db: &impl sea_orm::ConnectionTrait, tenant: &str) -> Result<i64> {
+    let total = Expr::col(snapshot::Column::SizeBytes)
+        .sum()
+        .cast_as(sea_orm::sea_query::Alias::new("BIGINT"));
     let sum: Option<Option<i64>> = snapshot::Entity::find()
         .select_only()
-        .column_as(Expr::col(snapshot::Column::SizeBytes).sum(), "total")
+        .column_as(total, "total")
         .filter(snapshot::Column::TenantId.eq(tenant))
         .into_tuple()
-        .one(&app.db)
+        .one(db)
         .await?;
     Ok(sum.flatten().unwrap_or(0))
 }
@@ -126,7 +130,7 @@ pub async fn create(
     if taken.is_some() {
         return Err(Error::AlreadyExists(format!("snapshot {name:?}")));
     }
-    let room = app.config.tenant_snapshot_bytes - used_bytes(app, &p.tenant_id).await?;
+    let room = app.config.tenant_snapshot_bytes - used_bytes(&app.db, &p.tenant_id).await?;
     if room <= 0 {
         return Err(Error::ResourceExhausted(format!(
             "the tenant's snapshots hold {} MiB, its limit (--tenant-snapshot-mib); delete some",
@@ -345,4 +349,43 @@ async fn make_forks(
         }
     }
     Err(failed.expect("failed"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Inserts a snapshot row of `bytes` for `tenant`.
+    pub async fn row(db: &impl sea_orm::ConnectionTrait, tenant: &str, bytes: i64) {
+        snapshot::ActiveModel {
+            id: Set(crate::ids::new_id("snp")),
+            tenant_id: Set(tenant.into()),
+            name: Set(crate::ids::new_id("n")),
+            sandbox_id: Set("sbx_x".into()),
+            image: Set("host".into()),
+            worker_id: Set("wrk_x".into()),
+            worker_image: Set("snapshot/x".into()),
+            size_bytes: Set(bytes),
+            frozen_ms: Set(0),
+            created_at: Set(now_ms()),
+        }
+        .insert(db)
+        .await
+        .unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_tenants_snapshot_bytes_add_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = crate::db::connect(&crate::db::sqlite_url(dir.path()))
+            .await
+            .unwrap();
+        assert_eq!(used_bytes(&db, "ten_a").await.unwrap(), 0);
+        row(&db, "ten_a", 5 << 30).await;
+        row(&db, "ten_a", 7).await;
+        row(&db, "ten_b", 100).await;
+        assert_eq!(used_bytes(&db, "ten_a").await.unwrap(), (5 << 30) + 7);
+        assert!(valid_name("after-setup.v2_x") && !valid_name("") && !valid_name("a/b"));
+        assert!(!valid_name(&"x".repeat(MAX_NAME + 1)));
+    }
 }
