@@ -35,8 +35,6 @@ pub enum Error {
     #[error("database: {0}")]
     Db(#[from] sea_orm::DbErr),
     #[error("{0}")]
-    Unimplemented(String),
-    #[error("{0}")]
     Internal(String),
 }
 
@@ -55,7 +53,6 @@ impl Error {
             Error::Unavailable(_) => Code::Unavailable,
             Error::DeadlineExceeded { .. } => Code::DeadlineExceeded,
             Error::Aborted(_) => Code::Aborted,
-            Error::Unimplemented(_) => Code::Unimplemented,
             Error::Db(_) | Error::Internal(_) => Code::Internal,
         }
     }

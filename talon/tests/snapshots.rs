@@ -216,7 +216,7 @@ async fn a_sandbox_forks_five_ways_and_its_snapshot_outlives_it_and_a_worker_res
             memory: true,
         })
         .await;
-    assert_eq!(code(memory), Code::Unimplemented);
+    assert_eq!(code(memory), Code::FailedPrecondition);
     let mut stranger = s.as_(&other.developer).await;
     let theirs = stranger
         .sandboxes

@@ -90,7 +90,9 @@ pub async fn used_bytes(db: &impl sea_orm::ConnectionTrait, tenant: &str) -> Res
     Ok(sum.flatten().unwrap_or(0))
 }
 
-/// Snapshots a running or paused sandbox of the caller's tenant.
+/// Snapshots a running or paused sandbox of the caller's tenant. Memory
+/// is refused as a precondition of the platform, not UNIMPLEMENTED (the
+/// HTTP 501 a client would take for a server fault).
 pub async fn create(
     app: &App,
     p: &Principal,
@@ -99,9 +101,9 @@ pub async fn create(
     memory: bool,
 ) -> Result<snapshot::Model> {
     if memory {
-        return Err(Error::Unimplemented(
+        return Err(Error::FailedPrecondition(
             "memory snapshots need CRIU, which does not work on this platform's kernels yet; \
-             snapshots hold the filesystem only"
+             snapshots hold the filesystem only (leave memory unset)"
                 .into(),
         ));
     }

@@ -1170,7 +1170,8 @@ type CreateSandboxResponse struct {
 
 // CreateSnapshotRequest Request for CreateSnapshot.
 type CreateSnapshotRequest struct {
-	// Memory Snapshot memory and processes too: refused (UNIMPLEMENTED) for now.
+	// Memory Snapshot memory and processes too: refused (FAILED_PRECONDITION) on
+	//  every platform Talon runs on today.
 	Memory *bool `json:"memory,omitempty"`
 
 	// Name The snapshot's name; one is made from the sandbox's id and the time

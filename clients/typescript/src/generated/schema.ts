@@ -1869,7 +1869,10 @@ export interface components {
         };
         /** @description Request for CreateSnapshot. */
         CreateSnapshotRequest: {
-            /** @description Snapshot memory and processes too: refused (UNIMPLEMENTED) for now. */
+            /**
+             * @description Snapshot memory and processes too: refused (FAILED_PRECONDITION) on
+             *      every platform Talon runs on today.
+             */
             memory?: boolean;
             /**
              * @description The snapshot's name; one is made from the sandbox's id and the time

@@ -16,7 +16,8 @@ class CreateSnapshotRequest:
     """Request for CreateSnapshot.
 
     Attributes:
-        memory (bool | Unset): Snapshot memory and processes too: refused (UNIMPLEMENTED) for now.
+        memory (bool | Unset): Snapshot memory and processes too: refused (FAILED_PRECONDITION) on
+             every platform Talon runs on today.
         name (str | Unset): The snapshot's name; one is made from the sandbox's id and the time
              when empty.
         sandbox_id (str | Unset): The sandbox, running or paused.
