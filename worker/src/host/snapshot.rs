@@ -12,7 +12,7 @@
 use super::*;
 use crate::bundle::{self, RootKind};
 use crate::image::capture::{self, Shift};
-use crate::image::{ImageRef, Seed};
+use crate::image::{ImageRef, Seed, Staged};
 
 /// The directories of a sandbox's disk a snapshot carries, by root kind:
 /// what the sandbox may write that is not its root's overlay. `etc` is
@@ -68,8 +68,10 @@ impl SandboxHost {
             .image
             .as_ref()
             .map_or(RootKind::Host, HeldImage::root_kind);
-        let taken =
-            tokio::task::spawn_blocking(move || take(&images, &layout, kind, uid, max_bytes)).await;
+        let staged = {
+            let images = images.clone();
+            tokio::task::spawn_blocking(move || stage(&images, &layout, kind, uid, max_bytes)).await
+        };
         let frozen_for = if thaw {
             t0.elapsed()
         } else {
@@ -83,7 +85,9 @@ impl SandboxHost {
                 return Err(e);
             }
         }
-        let (upper, seeds, bytes) = taken??;
+        let staged = staged??;
+        let (upper, seeds, bytes) =
+            tokio::task::spawn_blocking(move || publish(&images, staged)).await??;
         tracing::info!(sandbox = %id, snapshot = %name, ?frozen_for, bytes, "snapshot taken");
         let base = h.image.as_ref();
         let mut layers = base.map(|i| i.layers.clone()).unwrap_or_default();
@@ -149,29 +153,30 @@ fn clear_dir(d: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The captures, blocking: the root's upper layer (an overlay root), then
-/// each seed directory that exists; with the bytes of content in all.
-fn take(
+/// The copies, blocking, while the sandbox is frozen: the root's upper
+/// layer (an overlay root), then each seed directory that exists, within
+/// one byte budget. Hashing them into layers waits for the thaw
+/// (`publish`).
+fn stage(
     images: &ImageStore,
     l: &Layout,
     kind: RootKind,
     uid: u32,
     max_bytes: u64,
-) -> anyhow::Result<(Option<String>, Vec<Seed>, u64)> {
+) -> anyhow::Result<Trees> {
     let shift = Shift {
         from: uid,
         to: 0,
         len: bundle::ID_RANGE,
     };
-    let mut taken: Vec<String> = Vec::new();
     let mut bytes = 0u64;
-    let mut capture = |dir: &Path| -> anyhow::Result<String> {
-        let (diff, n) = images
-            .capture_layer(dir, shift, max_bytes.saturating_sub(bytes))
+    let mut copy = |dir: &Path| -> anyhow::Result<Staged> {
+        let st = images
+            .stage(dir, shift, max_bytes.saturating_sub(bytes))
             .map_err(|e| match e {
                 crate::image::ImportError::TooLarge(_) => {
                     anyhow::Error::from(WorkerError::TooLarge(format!(
-                        "the snapshot holds more than {max_bytes} bytes (--max-snapshot-bytes)"
+                        "the snapshot holds more than {max_bytes} bytes"
                     )))
                 }
                 crate::image::ImportError::Invalid(m) => {
@@ -179,31 +184,55 @@ fn take(
                 }
                 e => anyhow::anyhow!("snapshot of {}: {e}", dir.display()),
             })?;
+        bytes += st.bytes;
+        Ok(st)
+    };
+    let upper = match kind {
+        RootKind::Overlay => Some(copy(&l.upper())?),
+        _ => None,
+    };
+    let mut seeds = Vec::new();
+    for d in seed_dirs(kind) {
+        let p = l.disk().join(d);
+        if p.is_dir() {
+            seeds.push((d.to_string(), copy(&p)?));
+        }
+    }
+    Ok(Trees { upper, seeds })
+}
+
+/// What `stage` copied: the root's upper layer, and the seed directories.
+struct Trees {
+    upper: Option<Staged>,
+    seeds: Vec<(String, Staged)>,
+}
+
+/// The staged trees as layers of the store (pinned until the image is
+/// recorded): the upper layer's diff id, the seeds, the bytes in all.
+fn publish(images: &ImageStore, t: Trees) -> anyhow::Result<(Option<String>, Vec<Seed>, u64)> {
+    let mut done: Vec<String> = Vec::new();
+    let mut bytes = 0u64;
+    let mut one = |s: Staged| -> anyhow::Result<String> {
+        let (diff, n) = images.publish_staged(s)?;
         bytes += n;
-        taken.push(diff.clone());
+        done.push(diff.clone());
         Ok(diff)
     };
-    let done = (|| {
-        let upper = match kind {
-            RootKind::Overlay => Some(capture(&l.upper())?),
-            _ => None,
-        };
+    let all = (|| {
+        let upper = t.upper.map(&mut one).transpose()?;
         let mut seeds = Vec::new();
-        for d in seed_dirs(kind) {
-            let p = l.disk().join(d);
-            if p.is_dir() {
-                seeds.push(Seed {
-                    dir: d.to_string(),
-                    layer: capture(&p)?,
-                });
-            }
+        for (dir, s) in t.seeds {
+            seeds.push(Seed {
+                dir,
+                layer: one(s)?,
+            });
         }
         anyhow::Ok((upper, seeds))
     })();
-    match done {
+    match all {
         Ok((upper, seeds)) => Ok((upper, seeds, bytes)),
         Err(e) => {
-            images.unpin(&taken);
+            images.unpin(&done);
             Err(e)
         }
     }

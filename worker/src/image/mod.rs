@@ -48,6 +48,21 @@ pub struct ImageRef {
     pub host_root: bool,
 }
 
+/// A captured tree in the store's staging area, removed when dropped
+/// unless it was published (`ImageStore::publish_staged`).
+pub struct Staged {
+    dir: PathBuf,
+    pub bytes: u64,
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if self.dir.exists() {
+            let _ = remove_tree(&self.dir);
+        }
+    }
+}
+
 /// One tree of a snapshot: a directory of a sandbox's disk (`workspace`,
 /// `home`, …) and the layer that holds it, its owners shifted to 0.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
@@ -238,36 +253,48 @@ impl ImageStore {
         shift: capture::Shift,
         budget: u64,
     ) -> Result<(String, u64), ImportError> {
-        let staging = self
-            .tmp_dir()
-            .join(format!("capture-{}", uuid::Uuid::new_v4().simple()));
-        std::fs::create_dir(&staging)?;
-        let done = (|| {
-            let c = capture::capture(src, &staging, shift, budget).map_err(|e| match e {
-                capture::CaptureError::TooLarge(n) => {
-                    ImportError::TooLarge(format!("the snapshot holds more than {n} bytes"))
-                }
-                capture::CaptureError::Refused(m) => ImportError::Invalid(m),
-                capture::CaptureError::Io(e) => ImportError::Io(e),
-            })?;
-            let diff = pack::overlay_diff_id(&staging).map_err(invalid)?;
-            Ok((diff, c.bytes))
-        })();
-        let (diff, bytes) = match done {
-            Ok(d) => d,
-            Err(e) => {
-                let _ = remove_tree(&staging);
-                return Err(e);
-            }
+        let staged = self.stage(src, shift, budget)?;
+        self.publish_staged(staged)
+    }
+
+    /// The first half of `capture_layer`: the copy alone, into the store's
+    /// staging area (what a snapshot does while its sandbox is frozen).
+    pub fn stage(
+        &self,
+        src: &Path,
+        shift: capture::Shift,
+        budget: u64,
+    ) -> Result<Staged, ImportError> {
+        let mut staged = Staged {
+            dir: self
+                .tmp_dir()
+                .join(format!("capture-{}", uuid::Uuid::new_v4().simple())),
+            bytes: 0,
         };
+        std::fs::create_dir(&staged.dir)?;
+        let c = capture::capture(src, &staged.dir, shift, budget).map_err(|e| match e {
+            capture::CaptureError::TooLarge(n) => {
+                ImportError::TooLarge(format!("the snapshot holds more than {n} bytes"))
+            }
+            capture::CaptureError::Refused(m) => ImportError::Invalid(m),
+            capture::CaptureError::Io(e) => ImportError::Io(e),
+        })?;
+        staged.bytes = c.bytes;
+        Ok(staged)
+    }
+
+    /// The second half: the staged tree's diff id (hashing it, which
+    /// needs no freeze), then the layer published and pinned.
+    pub fn publish_staged(&self, staged: Staged) -> Result<(String, u64), ImportError> {
+        let diff = pack::overlay_diff_id(&staged.dir).map_err(invalid)?;
         let _g = self.catalogue.lock().expect("lock");
         self.pending.lock().expect("lock").insert(diff.clone());
-        publish(&staging, &self.layer_dir(&diff))?;
+        publish(&staged.dir, &self.layer_dir(&diff))?;
         std::fs::write(
             self.root.join("layers").join(format!("{diff}.size")),
-            bytes.to_string(),
+            staged.bytes.to_string(),
         )?;
-        Ok((diff, bytes))
+        Ok((diff, staged.bytes))
     }
 
     /// Unpacks one layer unless the store has it; its unpacked size.
