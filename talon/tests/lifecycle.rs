@@ -328,14 +328,8 @@ async fn within(c: &mut Clients, id: &str, state: pb::SandboxState, secs: u64) -
 
 /// A counter's value in the server's /metrics.
 async fn counter(s: &Server, name: &str) -> f64 {
-    let text = reqwest::get(format!("{}/metrics", s.ops))
+    metric(s, name)
         .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .find_map(|l| l.strip_prefix(name)?.trim().parse().ok())
         .unwrap_or_else(|| panic!("no {name} in /metrics"))
 }
 

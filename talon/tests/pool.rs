@@ -9,17 +9,9 @@ mod common;
 use common::*;
 use talon_proto::v1 as pb;
 
-async fn metric(s: &Server, name: &str) -> f64 {
-    let text = reqwest::get(format!("{}/metrics", s.ops))
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    text.lines()
-        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
-        .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
-        .sum()
+/// A series of the server's `/metrics` (0 before its first sample).
+async fn gauge(s: &Server, name: &str) -> f64 {
+    metric(s, name).await.unwrap_or(0.0)
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -58,7 +50,7 @@ async fn prewarm_fills_the_pool_and_creates_claim_from_it() {
         })
         .await;
     assert_eq!(code_of(r), tonic::Code::PermissionDenied);
-    assert_eq!(metric(&s, "sandbox_prewarm_pool_target").await, 0.0);
+    assert_eq!(gauge(&s, "sandbox_prewarm_pool_target").await, 0.0);
 
     let mut st = root
         .prewarm_image(pb::PrewarmImageRequest {
@@ -80,13 +72,13 @@ async fn prewarm_fills_the_pool_and_creates_claim_from_it() {
         "{phases:?}"
     );
     for _ in 0..100 {
-        if metric(&s, "sandbox_prewarm_pool_ready").await >= 3.0 {
+        if gauge(&s, "sandbox_prewarm_pool_ready").await >= 3.0 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(metric(&s, "sandbox_prewarm_pool_ready").await, 3.0);
-    assert_eq!(metric(&s, "sandbox_prewarm_pool_target").await, 3.0);
+    assert_eq!(gauge(&s, "sandbox_prewarm_pool_ready").await, 3.0);
+    assert_eq!(gauge(&s, "sandbox_prewarm_pool_target").await, 3.0);
 
     // A create of the image with the default resources claims one.
     let mut dev = s.as_(&t.developer).await;
@@ -108,12 +100,12 @@ async fn prewarm_fills_the_pool_and_creates_claim_from_it() {
         .sandbox
         .unwrap();
     for _ in 0..100 {
-        if metric(&s, "sandbox_prewarm_hits_total").await >= 1.0 {
+        if gauge(&s, "sandbox_prewarm_hits_total").await >= 1.0 {
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
-    assert_eq!(metric(&s, "sandbox_prewarm_hits_total").await, 1.0);
+    assert_eq!(gauge(&s, "sandbox_prewarm_hits_total").await, 1.0);
     let out = rest_sh(
         &reqwest::Client::new(),
         &t.developer,

@@ -146,15 +146,7 @@ async fn pg_database(tag: &str) -> Option<(String, sea_orm::DatabaseConnection, 
 
 /// `talon_duties_leader` of a server: 1 while it runs the duties.
 async fn leads(s: &Server) -> Option<bool> {
-    let text = reqwest::get(format!("{}/metrics", s.ops))
-        .await
-        .ok()?
-        .text()
-        .await
-        .ok()?;
-    text.lines()
-        .find_map(|l| l.strip_prefix("talon_duties_leader "))
-        .map(|v| v.trim() == "1")
+    metric(s, "talon_duties_leader").await.map(|v| v == 1.0)
 }
 
 #[tokio::test]

@@ -717,3 +717,20 @@ pub fn cpu_secs(pid: u32) -> f64 {
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / ticks
 }
+
+/// A series of a server's `/metrics`: the sum of its samples (every label
+/// set); None when the server does not answer or has no such series.
+pub async fn metric(s: &Server, name: &str) -> Option<f64> {
+    let text = reqwest::get(format!("{}/metrics", s.ops))
+        .await
+        .ok()?
+        .text()
+        .await
+        .ok()?;
+    let values: Vec<f64> = text
+        .lines()
+        .filter(|l| l.starts_with(name) && l[name.len()..].starts_with([' ', '{']))
+        .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
+        .collect();
+    (!values.is_empty()).then(|| values.iter().sum())
+}
