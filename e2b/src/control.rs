@@ -4,7 +4,10 @@
 
 use crate::error::ApiError;
 use crate::ids;
-use crate::model::{Detail, Lifecycle, Metric, NewSandbox, Sandbox, Timeout};
+use crate::model::{
+    Detail, Fork, Forked, Lifecycle, Metric, NewSandbox, NewSnapshot, Sandbox, SnapshotInfo,
+    Timeout,
+};
 use crate::{E2b, network};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
@@ -215,10 +218,13 @@ pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Res
             .ok_or_else(|| ApiError::bad_request("autoResume must be {\"enabled\": true|false}"))?,
     };
     let template = n.template_id.clone().unwrap_or_else(|| "base".into());
-    let image = if STOCK_TEMPLATES.contains(&template.as_str()) {
-        e.config.default_template.clone()
+    // A snapshot's id is a template too, as in E2B (`Sandbox.create(snapshot_id)`).
+    let (image, snapshot_id) = if is_snapshot(&template) {
+        (String::new(), template.clone())
+    } else if STOCK_TEMPLATES.contains(&template.as_str()) {
+        (e.config.default_template.clone(), String::new())
     } else {
-        template.clone()
+        (template.clone(), String::new())
     };
     let policy = network::policy(n.allow_internet_access, n.network.as_ref())?;
     let idempotency_key = h
@@ -232,6 +238,7 @@ pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Res
         .unwrap_or_default();
     let sandbox = pb::Sandbox {
         image,
+        snapshot_id,
         metadata: n.metadata.unwrap_or_default().into_iter().collect(),
         env: n.env_vars.unwrap_or_default().into_iter().collect(),
         network_policy: policy,
@@ -652,14 +659,164 @@ pub async fn update_network(
     Ok(StatusCode::NO_CONTENT.into_response())
 }
 
+/// Whether an E2B template id is a Talon snapshot's id.
+fn is_snapshot(template: &str) -> bool {
+    template.starts_with("snp_")
+}
+
+fn snapshot_info(s: &pb::Snapshot) -> SnapshotInfo {
+    SnapshotInfo {
+        snapshot_id: s.snapshot_id.clone(),
+        names: vec![s.name.clone()],
+    }
+}
+
+/// `POST /sandboxes/{id}/snapshots`: CreateSnapshot; 201 `SnapshotInfo`.
+/// A memory snapshot (E2B's `mode="full"`) is refused with 400.
+pub async fn create_snapshot(
+    State(e): State<Arc<E2b>>,
+    h: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    let key = api_key(&h)?;
+    let n: NewSnapshot = json(&body)?;
+    let s = e.sandbox(&key, &id).await?;
+    let snap = e
+        .sandboxes()
+        .create_snapshot(req(
+            &key,
+            pb::CreateSnapshotRequest {
+                sandbox_id: s.sandbox_id,
+                name: n.name.unwrap_or_default(),
+                memory: n.memory.unwrap_or(false),
+            },
+        )?)
+        .await?
+        .into_inner()
+        .snapshot
+        .unwrap_or_default();
+    Ok((StatusCode::CREATED, axum::Json(snapshot_info(&snap))).into_response())
+}
+
+/// `GET /snapshots?sandboxID=&limit=&nextToken=`: one page, newest first,
+/// the next page's token in `x-next-token`. A `name` filter is refused
+/// (501) rather than ignored.
+pub async fn list_snapshots(
+    State(e): State<Arc<E2b>>,
+    h: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response> {
+    let key = api_key(&h)?;
+    let q = query(&raw);
+    if q.contains_key("name") {
+        return Err(ApiError::unsupported("the name filter of snapshots"));
+    }
+    let limit = match q.get("limit") {
+        Some(l) => l
+            .parse::<i32>()
+            .ok()
+            .filter(|l| (1..=e.config.max_list_limit).contains(l))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!(
+                    "limit is 1 to {}, not {l:?}",
+                    e.config.max_list_limit
+                ))
+            })?,
+        None => 100.min(e.config.max_list_limit),
+    };
+    let sandbox_id = match q.get("sandboxID") {
+        Some(id) => ids::to_talon(id).ok_or_else(|| ApiError::not_found("sandbox"))?,
+        None => String::new(),
+    };
+    let r = e
+        .sandboxes()
+        .list_snapshots(req(
+            &key,
+            pb::ListSnapshotsRequest {
+                page_size: limit,
+                page_token: q.get("nextToken").cloned().unwrap_or_default(),
+                sandbox_id,
+            },
+        )?)
+        .await?
+        .into_inner();
+    let items: Vec<SnapshotInfo> = r.snapshots.iter().map(snapshot_info).collect();
+    let mut resp = axum::Json(items).into_response();
+    if !r.next_page_token.is_empty()
+        && let Ok(v) = http::HeaderValue::from_str(&r.next_page_token)
+    {
+        resp.headers_mut().insert("x-next-token", v);
+    }
+    Ok(resp)
+}
+
+/// `DELETE /templates/{id}`: how the SDKs delete a snapshot (204; 404
+/// when there is none). Other templates are Talon's images, which only a
+/// platform admin deletes, through Talon's own API: 501.
+pub async fn delete_template(
+    State(e): State<Arc<E2b>>,
+    h: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response> {
+    let key = api_key(&h)?;
+    if !is_snapshot(&id) {
+        return Err(ApiError::unsupported("templates (but snapshots)"));
+    }
+    e.sandboxes()
+        .delete_snapshot(req(&key, pb::DeleteSnapshotRequest { snapshot_id: id })?)
+        .await?;
+    Ok(StatusCode::NO_CONTENT.into_response())
+}
+
+/// `POST /sandboxes/{id}/fork`: ForkSandbox, then each fork's timeout
+/// when one is given; 201 with one item per fork.
+pub async fn fork(
+    State(e): State<Arc<E2b>>,
+    h: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Result<Response> {
+    let key = api_key(&h)?;
+    let f: Fork = json(&body)?;
+    let s = e.sandbox(&key, &id).await?;
+    let forks = e
+        .sandboxes()
+        .fork_sandbox(req(
+            &key,
+            pb::ForkSandboxRequest {
+                sandbox_id: s.sandbox_id,
+                count: f.count.unwrap_or(1),
+            },
+        )?)
+        .await?
+        .into_inner()
+        .sandboxes;
+    let mut out = Vec::with_capacity(forks.len());
+    for s in &forks {
+        if let Some(t) = f.timeout {
+            e.sandboxes()
+                .set_sandbox_timeout(req(
+                    &key,
+                    pb::SetSandboxTimeoutRequest {
+                        sandbox_id: s.sandbox_id.clone(),
+                        timeout: Some(secs(t)),
+                        ..Default::default()
+                    },
+                )?)
+                .await?;
+        }
+        out.push(Forked {
+            sandbox: e.created(&key, s).await?,
+        });
+    }
+    Ok((StatusCode::CREATED, axum::Json(out)).into_response())
+}
+
 /// What E2B has and Talon does not yet: 501, naming it.
 pub async fn unsupported(uri: http::Uri) -> ApiError {
     let p = uri.path();
-    let what = if p.contains("/snapshots") {
-        "snapshots"
-    } else if p.contains("/fork") {
-        "fork"
-    } else if p.starts_with("/templates") {
+    let what = if p.starts_with("/templates") {
         "templates"
     } else if p.starts_with("/volumes") {
         "volumes"

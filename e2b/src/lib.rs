@@ -127,6 +127,13 @@ pub fn router(e: Arc<E2b>) -> Router {
         .route("/sandboxes/{id}/resume", post(control::resume))
         .route("/sandboxes/{id}/metrics", get(control::metrics))
         .route("/sandboxes/{id}/network", put(control::update_network))
+        .route("/sandboxes/{id}/snapshots", post(control::create_snapshot))
+        .route("/sandboxes/{id}/fork", post(control::fork))
+        .route("/snapshots", get(control::list_snapshots))
+        .route(
+            "/templates/{id}",
+            axum::routing::delete(control::delete_template),
+        )
         .fallback(control::unsupported)
         .with_state(e)
 }

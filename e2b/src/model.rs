@@ -47,6 +47,42 @@ pub struct Network {
     pub rules: Option<serde_json::Value>,
 }
 
+/// `POST /sandboxes/{id}/snapshots`. `memory` asks for a memory snapshot
+/// (E2B's `mode="full"`), which Talon refuses: its snapshots hold the
+/// filesystem (E2B's `mode="filesystem"`); unset takes Talon's kind.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSnapshot {
+    pub name: Option<String>,
+    pub memory: Option<bool>,
+}
+
+/// E2B's `SnapshotInfo`: the id `Sandbox.create` takes as a template,
+/// and the snapshot's names.
+#[derive(Debug, Serialize)]
+pub struct SnapshotInfo {
+    #[serde(rename = "snapshotID")]
+    pub snapshot_id: String,
+    pub names: Vec<String>,
+}
+
+/// `POST /sandboxes/{id}/fork`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Fork {
+    /// Seconds each fork may live.
+    pub timeout: Option<u64>,
+    /// 1 to 20; 1 when unset.
+    pub count: Option<i32>,
+}
+
+/// One item of a fork's answer: E2B reports each fork's outcome apart;
+/// Talon's forks all start or none is left, so every item has a sandbox.
+#[derive(Debug, Serialize)]
+pub struct Forked {
+    pub sandbox: Sandbox,
+}
+
 /// `POST …/connect`, `…/resume` and `…/timeout`.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -304,16 +304,23 @@ async fn the_e2b_control_plane() {
         .await;
     assert_eq!(st, 501);
     assert!(e["message"].as_str().unwrap().contains("volume"), "{e}");
-    assert_eq!(
-        api.call(
+    let (st, e) = api.call(M::GET, "/snapshots?name=x", None).await;
+    assert_eq!(st, 501);
+    assert!(
+        e["message"].as_str().unwrap().contains("name filter"),
+        "{e}"
+    );
+    assert_eq!(api.call(M::DELETE, "/templates/base", None).await.0, 501);
+    // A memory snapshot (E2B's mode="full"): refused, saying why.
+    let (st, e) = api
+        .call(
             M::POST,
             &format!("/sandboxes/{id}/snapshots"),
-            Some(json!({}))
+            Some(json!({"memory": true})),
         )
-        .await
-        .0,
-        501
-    );
+        .await;
+    assert_eq!(st, 409);
+    assert!(e["message"].as_str().unwrap().contains("CRIU"), "{e}");
     assert_eq!(api.call(M::GET, "/sandboxes/NOT-AN-ID", None).await.0, 404);
     assert_eq!(
         api.call(M::POST, "/v2/sandboxes", Some(json!({"timeout": "x"})))

@@ -372,3 +372,37 @@ def test_connect_over_http2_and_health(sbx):
     out = b"".join(base64.b64decode(e["data"]["stdout"]) for e in events if "data" in e)
     assert out == b"over h2\n"
     assert frames[-1] == (2, {})
+
+
+@pytest.mark.skipif(not hasattr(Sandbox, "create_snapshot"), reason="this e2b SDK has no snapshots")
+def test_snapshot_create_from_it_fork_list_delete(sbx):
+    sbx.files.write("/home/user/snap.txt", "kept")
+    # Talon snapshots the filesystem (E2B's mode="filesystem"); a memory
+    # snapshot is refused, saying why.
+    info = sbx.create_snapshot()
+    assert info.snapshot_id.startswith("snp_") and len(info.names) == 1
+    r = httpx.post(
+        f"{os.environ['E2B_API_URL']}/sandboxes/{sbx.sandbox_id}/snapshots",
+        headers={"X-API-KEY": os.environ["E2B_API_KEY"]},
+        json={"memory": True},  # mode="full" in the SDKs that have modes
+    )
+    assert r.status_code == 409 and "CRIU" in r.json()["message"], r.text
+    listed = Sandbox.list_snapshots(sandbox_id=sbx.sandbox_id).next_items()
+    assert info.snapshot_id in [s.snapshot_id for s in listed]
+    again = Sandbox.create(info.snapshot_id, timeout=120)
+    try:
+        assert again.files.read("/home/user/snap.txt") == "kept"
+    finally:
+        again.kill()
+    forks = sbx.fork(count=2, timeout=120)
+    try:
+        assert len(forks) == 2 and all(isinstance(f, Sandbox) for f in forks)
+        forks[0].files.write("/home/user/snap.txt", "changed")
+        assert forks[1].files.read("/home/user/snap.txt") == "kept"
+        assert sbx.files.read("/home/user/snap.txt") == "kept"
+    finally:
+        for f in forks:
+            if isinstance(f, Sandbox):
+                f.kill()
+    assert Sandbox.delete_snapshot(info.snapshot_id) is True
+    assert Sandbox.delete_snapshot(info.snapshot_id) is False
