@@ -80,6 +80,12 @@ step "test image and static agent"
 ./scripts/build-agent.sh >/dev/null
 
 step "cargo test"
+# Built first, then flushed to disk before any test runs: the escape tests
+# fill sandbox disks (loop devices over files), whose writeback otherwise
+# queues behind the gigabytes the linker has just written; in CI that
+# stalled a sandbox's writes past the tests' 60-120 s waits.
+cargo test --workspace --no-run
+sync
 cargo test --workspace
 
 step "bench, short mode: ratios against bench/thresholds.json"
