@@ -253,6 +253,25 @@ async fn output_read_late_after_the_exit_is_not_lost() {
     assert_eq!(String::from_utf8_lossy(&r.stdout), "40 100\r\n");
 }
 
+/// The exit and the streams' ends race: the reaper may see the exit
+/// before the output thread reads the ends and publish it after. The
+/// stream once never ended that way (the count was read outside the
+/// lock that publishes the exit): CI's `echo up` waited 60 s.
+#[tokio::test]
+async fn an_exit_published_after_the_streams_end_still_ends_the_stream() {
+    let mut a = Agent::start_env(&[], &[("TALON_AGENT_TEST_EXIT_DELAY_MS", "300")]).await;
+    for _ in 0..3 {
+        let r = tokio::time::timeout(
+            Duration::from_secs(10),
+            run(&mut a, start(&["sh", "-c", "echo up"])),
+        )
+        .await
+        .expect("the stream ends after the exit");
+        assert_eq!(String::from_utf8_lossy(&r.stdout), "up\n");
+        assert_eq!(r.exit.unwrap().exit_code, 0);
+    }
+}
+
 #[tokio::test]
 async fn pty_runs_a_shell_and_resizes() {
     use pb::attach_request::Message as In;

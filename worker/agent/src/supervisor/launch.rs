@@ -174,8 +174,8 @@ pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
                     continue;
                 }
                 // Cannot happen with valid fds; end the streams, never hang.
-                for _ in readers.drain(..) {
-                    p.stream_closed();
+                for (stream, _) in readers.drain(..) {
+                    p.stream_closed(stream);
                 }
                 break;
             }
@@ -197,7 +197,7 @@ pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return true,
                 Err(_) => {}
             }
-            p.stream_closed();
+            p.stream_closed(*stream);
             false
         });
     }

@@ -81,9 +81,11 @@ pub struct Proc {
     progress: watch::Sender<Progress>,
     timed_out: AtomicBool,
     open_streams: AtomicU32,
-    /// Copies of the output fds, polled after the exit to tell "nothing
-    /// more will come" from "the output thread has not read it yet".
-    outputs: Vec<File>,
+    /// Copies of the output fds of the streams still open, by stream,
+    /// polled after the exit to tell "nothing more will come" from "the
+    /// output thread has not read it yet". The output thread drops a
+    /// stream's copy when it reads that stream's end.
+    outputs: Mutex<Vec<(u8, File)>>,
     /// Set by the output thread between a read and its append.
     holding: AtomicBool,
     /// Not found or listed by the process calls (see `spawn_as`).
@@ -143,7 +145,14 @@ impl Proc {
         self.progress.send_modify(|p| p.last_seq = seq);
     }
 
-    fn stream_closed(&self) {
+    fn stream_closed(&self, stream: u8) {
+        self.outputs
+            .lock()
+            .expect("outputs lock")
+            .retain(|(s, _)| *s != stream);
+        // The count and `done` are settled under the watch's lock in
+        // both orders: whichever of this and `exited` comes second sees
+        // the other's effect and ends the stream.
         if self.open_streams.fetch_sub(1, Ordering::SeqCst) == 1 {
             self.progress.send_modify(|p| {
                 if p.exit.is_some() {
@@ -167,8 +176,18 @@ impl Proc {
             timed_out: self.timed_out.load(Ordering::SeqCst),
             end_ms: now_ms(),
         };
-        let drained = self.open_streams.load(Ordering::SeqCst) == 0;
+        // Tests stand in for a reaper that loses the cpu just before it
+        // publishes the exit, while the output thread reads the ends.
+        #[cfg(debug_assertions)]
+        if let Some(ms) = std::env::var("TALON_AGENT_TEST_EXIT_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            std::thread::sleep(Duration::from_millis(ms));
+        }
+        let mut drained = false;
         self.progress.send_modify(|p| {
+            drained = self.open_streams.load(Ordering::SeqCst) == 0;
             p.exit = Some(info);
             p.done = drained;
         });
@@ -181,10 +200,10 @@ impl Proc {
                 let limit = tokio::time::Instant::now() + DRAIN_LIMIT;
                 loop {
                     tokio::time::sleep(DRAIN_AFTER_EXIT).await;
-                    if me.open_streams.load(Ordering::SeqCst) == 0 {
-                        return; // stream_closed ended it
-                    }
-                    if !me.unread() || tokio::time::Instant::now() >= limit {
+                    if me.open_streams.load(Ordering::SeqCst) == 0
+                        || !me.unread()
+                        || tokio::time::Instant::now() >= limit
+                    {
                         break;
                     }
                 }
@@ -199,10 +218,10 @@ impl Proc {
         if self.holding.load(Ordering::SeqCst) {
             return true;
         }
-        let mut fds: Vec<libc::pollfd> = self
-            .outputs
+        let outputs = self.outputs.lock().expect("outputs lock");
+        let mut fds: Vec<libc::pollfd> = outputs
             .iter()
-            .map(|f| libc::pollfd {
+            .map(|(_, f)| libc::pollfd {
                 fd: f.as_raw_fd(),
                 events: libc::POLLIN,
                 revents: 0,
@@ -592,10 +611,12 @@ impl Supervisor {
             progress,
             timed_out: AtomicBool::new(false),
             open_streams: AtomicU32::new(readers.len() as u32),
-            outputs: readers
-                .iter()
-                .filter_map(|(_, f)| f.try_clone().ok())
-                .collect(),
+            outputs: Mutex::new(
+                readers
+                    .iter()
+                    .filter_map(|(s, f)| Some((*s, f.try_clone().ok()?)))
+                    .collect(),
+            ),
             holding: AtomicBool::new(false),
             hidden,
         });
