@@ -328,6 +328,30 @@ fn refuse_unsupported(q: &HashMap<String, String>) -> Result<()> {
     Ok(())
 }
 
+/// A list's `limit`: 1 to `max`, `default` (at most `max`) when absent.
+fn page_limit(q: &HashMap<String, String>, default: i32, max: i32) -> Result<i32> {
+    match q.get("limit") {
+        Some(l) => l
+            .parse::<i32>()
+            .ok()
+            .filter(|l| (1..=max).contains(l))
+            .ok_or_else(|| ApiError::bad_request(format!("limit is 1 to {max}, not {l:?}"))),
+        None => Ok(default.min(max)),
+    }
+}
+
+/// One page as E2B answers it: the items, the next page's token (when
+/// there is one) in `x-next-token`.
+fn paged<T: serde::Serialize>(items: Vec<T>, next: &str) -> Response {
+    let mut resp = axum::Json(items).into_response();
+    if !next.is_empty()
+        && let Ok(v) = http::HeaderValue::from_str(next)
+    {
+        resp.headers_mut().insert("x-next-token", v);
+    }
+    resp
+}
+
 /// `GET /v2/sandboxes`: one page, newest first, the next page's token in
 /// `x-next-token`.
 pub async fn list_v2(
@@ -338,19 +362,7 @@ pub async fn list_v2(
     let key = api_key(&h)?;
     let q = query(&raw);
     refuse_unsupported(&q)?;
-    let limit = match q.get("limit") {
-        Some(l) => l
-            .parse::<i32>()
-            .ok()
-            .filter(|l| (1..=e.config.max_list_limit).contains(l))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "limit is 1 to {}, not {l:?}",
-                    e.config.max_list_limit
-                ))
-            })?,
-        None => e.config.max_list_limit,
-    };
+    let limit = page_limit(&q, e.config.max_list_limit, e.config.max_list_limit)?;
     let r = e
         .sandboxes()
         .list_sandboxes(req(
@@ -366,13 +378,7 @@ pub async fn list_v2(
         .await?
         .into_inner();
     let items: Vec<Detail> = r.sandboxes.iter().filter_map(|s| e.detail(s)).collect();
-    let mut resp = axum::Json(items).into_response();
-    if !r.next_page_token.is_empty()
-        && let Ok(v) = http::HeaderValue::from_str(&r.next_page_token)
-    {
-        resp.headers_mut().insert("x-next-token", v);
-    }
-    Ok(resp)
+    Ok(paged(items, &r.next_page_token))
 }
 
 /// `GET /sandboxes` (the older SDKs): every running or paused sandbox
@@ -712,19 +718,7 @@ pub async fn list_snapshots(
     if q.contains_key("name") {
         return Err(ApiError::unsupported("the name filter of snapshots"));
     }
-    let limit = match q.get("limit") {
-        Some(l) => l
-            .parse::<i32>()
-            .ok()
-            .filter(|l| (1..=e.config.max_list_limit).contains(l))
-            .ok_or_else(|| {
-                ApiError::bad_request(format!(
-                    "limit is 1 to {}, not {l:?}",
-                    e.config.max_list_limit
-                ))
-            })?,
-        None => 100.min(e.config.max_list_limit),
-    };
+    let limit = page_limit(&q, 100, e.config.max_list_limit)?;
     let sandbox_id = match q.get("sandboxID") {
         Some(id) => ids::to_talon(id).ok_or_else(|| ApiError::not_found("sandbox"))?,
         None => String::new(),
@@ -742,13 +736,7 @@ pub async fn list_snapshots(
         .await?
         .into_inner();
     let items: Vec<SnapshotInfo> = r.snapshots.iter().map(snapshot_info).collect();
-    let mut resp = axum::Json(items).into_response();
-    if !r.next_page_token.is_empty()
-        && let Ok(v) = http::HeaderValue::from_str(&r.next_page_token)
-    {
-        resp.headers_mut().insert("x-next-token", v);
-    }
-    Ok(resp)
+    Ok(paged(items, &r.next_page_token))
 }
 
 /// `DELETE /templates/{id}`: how the SDKs delete a snapshot (204; 404
