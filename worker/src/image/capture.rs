@@ -535,21 +535,26 @@ mod tests {
     fn captured_layers_are_content_addressed_whiteouts_included() {
         let data = tempfile::tempdir().unwrap();
         let store = crate::image::ImageStore::new(data.path(), 1 << 30).unwrap();
+        let capture_layer = |src: &std::path::Path, shift, budget| {
+            store
+                .stage(src, shift, budget)
+                .and_then(|s| store.publish_staged(s))
+        };
         let a = sandbox_tree();
-        let (id_a, bytes) = store.capture_layer(a.path(), SHIFT, 1 << 20).unwrap();
+        let (id_a, bytes) = capture_layer(a.path(), SHIFT, 1 << 20).unwrap();
         assert_eq!(bytes, 20);
         assert!(store.layer_dir(&id_a).join("usr/local/bin/tool").is_file());
         // The same content again: the same layer, kept once.
         let b = sandbox_tree();
-        let (id_b, _) = store.capture_layer(b.path(), SHIFT, 1 << 20).unwrap();
+        let (id_b, _) = capture_layer(b.path(), SHIFT, 1 << 20).unwrap();
         assert_eq!(id_a, id_b);
         // A whiteout less is other content.
         std::fs::remove_file(b.path().join("gone")).unwrap();
-        let (id_c, _) = store.capture_layer(b.path(), SHIFT, 1 << 20).unwrap();
+        let (id_c, _) = capture_layer(b.path(), SHIFT, 1 << 20).unwrap();
         assert_ne!(id_a, id_c);
         // A refused capture leaves nothing behind in the store.
         chown(&b.path().join("opaque"), 0);
-        assert!(store.capture_layer(b.path(), SHIFT, 1 << 20).is_err());
+        assert!(capture_layer(b.path(), SHIFT, 1 << 20).is_err());
         assert_eq!(std::fs::read_dir(store.tmp_dir()).unwrap().count(), 0);
     }
 }

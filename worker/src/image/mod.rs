@@ -242,23 +242,9 @@ impl ImageStore {
         }
     }
 
-    /// Captures a tree a sandbox wrote (see `capture`) as a layer of the
-    /// store, content addressed like an imported one (`overlay_diff_id`):
-    /// its diff id and size. At most `budget` bytes. Blocking. The layer
-    /// is kept from `gc` until an image that holds it is recorded
-    /// (`put_ref`) or it is unpinned.
-    pub fn capture_layer(
-        &self,
-        src: &Path,
-        shift: capture::Shift,
-        budget: u64,
-    ) -> Result<(String, u64), ImportError> {
-        let staged = self.stage(src, shift, budget)?;
-        self.publish_staged(staged)
-    }
-
-    /// The first half of `capture_layer`: the copy alone, into the store's
-    /// staging area (what a snapshot does while its sandbox is frozen).
+    /// Captures a tree a sandbox wrote (see `capture`) into the store's
+    /// staging area, at most `budget` bytes: the copy alone, what a
+    /// snapshot does while its sandbox is frozen. Blocking.
     pub fn stage(
         &self,
         src: &Path,
@@ -284,7 +270,10 @@ impl ImageStore {
     }
 
     /// The second half: the staged tree's diff id (hashing it, which
-    /// needs no freeze), then the layer published and pinned.
+    /// needs no freeze), content addressed like an imported layer
+    /// (`overlay_diff_id`), then the layer published and pinned: kept from
+    /// `gc` until an image that holds it is recorded (`put_ref`) or it is
+    /// unpinned. Its diff id and size.
     pub fn publish_staged(&self, staged: Staged) -> Result<(String, u64), ImportError> {
         let diff = pack::overlay_diff_id(&staged.dir).map_err(invalid)?;
         let _g = self.catalogue.lock().expect("lock");
