@@ -232,15 +232,30 @@ class WriteEntry:
 STATES = ("pending", "starting", "running", "paused", "stopping", "stopped", "failed", "deleted")
 
 
-def list_params(metadata: Optional[dict], state: Optional[list[str] | str], page_size: Optional[int],
-                page_token: Optional[str]) -> dict:
-    """ListSandboxes' filters and page as query parameters (deepObject
-    metadata)."""
-    p: dict[str, Any] = {}
+def page_params(page_size: Optional[int], page_token: Optional[str], **filters: Any) -> dict:
+    """A list call's page and its plain filters (those set) as query
+    parameters."""
+    p: dict[str, Any] = {k: v for k, v in filters.items() if v}
     if page_size:
         p["pageSize"] = page_size
     if page_token:
         p["pageToken"] = page_token
+    return p
+
+
+def page(resp: Any, key: str, of: Callable[[dict], Any]) -> tuple[list, str]:
+    """One page of a list call's answer: its `key` items made by `of`, and
+    the next page's token ("" on the last)."""
+    check(resp)
+    r = parsed(resp)
+    return [of(x) for x in r.get(key, [])], r.get("nextPageToken", "")
+
+
+def list_params(metadata: Optional[dict], state: Optional[list[str] | str], page_size: Optional[int],
+                page_token: Optional[str]) -> dict:
+    """ListSandboxes' filters and page as query parameters (deepObject
+    metadata)."""
+    p = page_params(page_size, page_token)
     for k, v in (metadata or {}).items():
         p[f"metadata[{k}]"] = v
     states = [state] if isinstance(state, str) else list(state or [])

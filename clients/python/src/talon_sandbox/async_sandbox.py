@@ -604,10 +604,7 @@ class AsyncSandbox:
                    base_url: Optional[str] = None) -> tuple[list[SandboxInfo], str]:
         client = core.Config(api_key, base_url).async_client()
         params = core.list_params(metadata, state, page_size or limit, page_token or next_token)
-        resp = await client.get_async_httpx_client().get("/v1/sandboxes", params=params)
-        core.check(resp)
-        r = core.parsed(resp)
-        return [SandboxInfo.of(s) for s in r.get("sandboxes", [])], r.get("nextPageToken", "")
+        return core.page(await client.get_async_httpx_client().get("/v1/sandboxes", params=params), "sandboxes", SandboxInfo.of)
 
     async def info(self) -> SandboxInfo:
         self._info = SandboxInfo.of((await call(self._client, get_sandbox, self.sandbox_id))["sandbox"])
@@ -663,12 +660,8 @@ class AsyncSandbox:
                              page_token: Optional[str] = None, api_key: Optional[str] = None,
                              base_url: Optional[str] = None) -> tuple[list[SnapshotInfo], str]:
         client = core.Config(api_key, base_url).async_client()
-        params = {k: v for k, v in {"sandboxId": sandbox_id, "pageSize": page_size,
-                                    "pageToken": page_token}.items() if v}
-        resp = await client.get_async_httpx_client().get("/v1/snapshots", params=params)
-        core.check(resp)
-        r = core.parsed(resp)
-        return [SnapshotInfo.of(x) for x in r.get("snapshots", [])], r.get("nextPageToken", "")
+        params = core.page_params(page_size, page_token, sandboxId=sandbox_id)
+        return core.page(await client.get_async_httpx_client().get("/v1/snapshots", params=params), "snapshots", SnapshotInfo.of)
 
     @staticmethod
     async def get_snapshot(snapshot_id: str, *, api_key: Optional[str] = None,

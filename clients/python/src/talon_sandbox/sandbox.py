@@ -658,10 +658,7 @@ class Sandbox:
         `page_size`/`page_token`."""
         client = core.Config(api_key, base_url).client()
         params = core.list_params(metadata, state, page_size or limit, page_token or next_token)
-        resp = client.get_httpx_client().get("/v1/sandboxes", params=params)
-        core.check(resp)
-        r = core.parsed(resp)
-        return [SandboxInfo.of(s) for s in r.get("sandboxes", [])], r.get("nextPageToken", "")
+        return core.page(client.get_httpx_client().get("/v1/sandboxes", params=params), "sandboxes", SandboxInfo.of)
 
     def info(self) -> SandboxInfo:
         self._info = SandboxInfo.of(call(self._client, get_sandbox, self.sandbox_id)["sandbox"])
@@ -728,12 +725,8 @@ class Sandbox:
         """One page of your tenant's snapshots (newest first; of one sandbox
         when `sandbox_id` is set), and the next page's token ("" on the last)."""
         client = core.Config(api_key, base_url).client()
-        params = {k: v for k, v in {"sandboxId": sandbox_id, "pageSize": page_size,
-                                    "pageToken": page_token}.items() if v}
-        resp = client.get_httpx_client().get("/v1/snapshots", params=params)
-        core.check(resp)
-        r = core.parsed(resp)
-        return [SnapshotInfo.of(x) for x in r.get("snapshots", [])], r.get("nextPageToken", "")
+        params = core.page_params(page_size, page_token, sandboxId=sandbox_id)
+        return core.page(client.get_httpx_client().get("/v1/snapshots", params=params), "snapshots", SnapshotInfo.of)
 
     @staticmethod
     def get_snapshot(snapshot_id: str, *, api_key: Optional[str] = None,
