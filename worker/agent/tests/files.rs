@@ -160,7 +160,17 @@ async fn files_round_trip_atomically() {
 /// component, or `..`, must not let the workspace API reach outside.
 #[tokio::test]
 async fn traversal_and_symlink_escapes_are_refused() {
-    let mut a = Agent::start().await;
+    traversal_cases(Agent::start().await).await;
+}
+
+/// The same where the kernel has no openat2 (gVisor): the agent walks
+/// its rules itself (a debug-only switch stands in for the ENOSYS).
+#[tokio::test]
+async fn traversal_and_symlink_escapes_are_refused_without_openat2() {
+    traversal_cases(Agent::start_env(&[], &[("TALON_AGENT_TEST_NO_OPENAT2", "1")]).await).await;
+}
+
+async fn traversal_cases(mut a: Agent) {
     let outside = a.dir.path().join("outside.txt");
     std::fs::write(&outside, b"host secret").unwrap();
     std::os::unix::fs::symlink(a.dir.path(), a.ws().join("up")).unwrap();
@@ -359,7 +369,16 @@ async fn watch_reports_changes() {
 /// with a file.
 #[tokio::test]
 async fn a_trailing_slash_names_a_directory() {
-    let mut a = Agent::start().await;
+    trailing_slash_cases(Agent::start().await).await;
+}
+
+#[tokio::test]
+async fn a_trailing_slash_names_a_directory_without_openat2() {
+    trailing_slash_cases(Agent::start_env(&[], &[("TALON_AGENT_TEST_NO_OPENAT2", "1")]).await)
+        .await;
+}
+
+async fn trailing_slash_cases(mut a: Agent) {
     write(&mut a, "f", b"kept", false).await.unwrap();
     std::os::unix::fs::symlink("f", a.ws().join("ln")).unwrap();
     std::fs::create_dir(a.ws().join("d")).unwrap();

@@ -27,9 +27,37 @@ pub const TEMP_PREFIX: &str = ".talon-write-";
 pub const MAX_LIST: usize = 10_000;
 const CHUNK: usize = 256 * 1024;
 
-/// openat2(2) through rustix: `dir` may be `libc::AT_FDCWD`; the fd is
-/// close-on-exec.
+/// Set once openat2 answered ENOSYS (gVisor): `resolve` walks instead.
+static NO_OPENAT2: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// openat2(2) through rustix, or its rules walked in user space where the
+/// kernel has no openat2 (see `resolve`): `dir` may be `libc::AT_FDCWD`;
+/// the fd is close-on-exec.
 pub(super) fn openat2(
+    dir: RawFd,
+    path: &CStr,
+    flags: i32,
+    mode: u32,
+    resolve: u64,
+) -> std::io::Result<OwnedFd> {
+    use std::sync::atomic::Ordering;
+    // Tests stand in for a kernel without openat2.
+    #[cfg(debug_assertions)]
+    if std::env::var_os("TALON_AGENT_TEST_NO_OPENAT2").is_some() {
+        NO_OPENAT2.store(true, Ordering::Relaxed);
+    }
+    if !NO_OPENAT2.load(Ordering::Relaxed) {
+        match kernel_openat2(dir, path, flags, mode, resolve) {
+            Err(e) if e.raw_os_error() == Some(libc::ENOSYS) => {
+                NO_OPENAT2.store(true, Ordering::Relaxed);
+            }
+            r => return r,
+        }
+    }
+    resolve::openat2(dir, path, flags, mode, resolve)
+}
+
+fn kernel_openat2(
     dir: RawFd,
     path: &CStr,
     flags: i32,
@@ -573,6 +601,7 @@ impl Files {
     }
 }
 
+mod resolve;
 mod stream;
 mod tree;
 pub(crate) use stream::rand_suffix;
