@@ -73,11 +73,14 @@ cargo fmt --all -- --check
 step "cargo clippy"
 cargo clippy --workspace --all-targets -- -D warnings
 
-step "test image and static agent"
+step "test image, static agent and runsc"
 # Built once per machine (debootstrap) and once per checkout (the agent);
 # the tests find both through the same scripts.
 ./scripts/test-image.sh >/dev/null
 ./scripts/build-agent.sh >/dev/null
+# gVisor's runsc, pinned (the isolation tests, and `talon up` offers the
+# gvisor level when it is there).
+./scripts/install-runsc.sh >/dev/null
 
 step "cargo test"
 # Built first, then flushed to disk before any test runs: the escape tests

@@ -24,6 +24,8 @@ struct Conn {
     data_address: String,
     /// Imported images it holds (the built-in `host` is everywhere).
     images: std::collections::HashSet<String>,
+    /// The isolation levels it offers, by name (`container` always).
+    levels: std::collections::HashSet<String>,
     pending: HashMap<String, oneshot::Sender<wpb::CommandResult>>,
 }
 
@@ -50,6 +52,7 @@ impl WorkerHub {
         capacity: Amount,
         data_address: String,
         images: Vec<String>,
+        levels: Vec<String>,
     ) -> u64 {
         let session = self
             .next_session
@@ -64,6 +67,12 @@ impl WorkerHub {
                 used: None,
                 data_address,
                 images: images.into_iter().collect(),
+                levels: levels
+                    .into_iter()
+                    .chain([crate::domain::isolation::Isolation::Container
+                        .name()
+                        .to_string()])
+                    .collect(),
                 pending: HashMap::new(),
             },
         );
@@ -99,6 +108,24 @@ impl WorkerHub {
                 .expect("lock")
                 .get(worker_id)
                 .is_some_and(|c| c.images.contains(image))
+    }
+
+    /// Whether a worker runs sandboxes at the level named `level`.
+    pub fn offers(&self, worker_id: &str, level: &str) -> bool {
+        self.conns
+            .lock()
+            .expect("lock")
+            .get(worker_id)
+            .is_some_and(|c| c.levels.contains(level))
+    }
+
+    /// Whether any connected worker does.
+    pub fn any_offers(&self, level: &str) -> bool {
+        self.conns
+            .lock()
+            .expect("lock")
+            .values()
+            .any(|c| c.levels.contains(level))
     }
 
     /// Records that a worker gained (or lost) an image.

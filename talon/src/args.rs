@@ -308,9 +308,22 @@ pub struct HostArgs {
     /// How often the worker reports every sandbox it holds, so that those the control plane no longer knows are removed, in seconds.
     #[arg(long, env = "TALON_RECONCILE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub reconcile_secs: u64,
+    /// gVisor's runsc, for the `gvisor` isolation level: a path, `auto` (runsc on PATH, else /usr/local/lib/talon-gvisor/runsc from scripts/install-runsc.sh) or `none`. The level is offered only when it runs a sandbox at start.
+    #[arg(long, env = "TALON_RUNSC", default_value = "auto")]
+    pub runsc: String,
+    /// The platform runsc intercepts system calls with: systrap, ptrace or kvm (kvm needs /dev/kvm and hangs under nested virtualization).
+    #[arg(long, env = "TALON_GVISOR_PLATFORM", default_value = "systrap", value_parser = ["systrap", "ptrace", "kvm"])]
+    pub gvisor_platform: String,
 }
 
 impl HostArgs {
+    pub fn gvisor(&self) -> talon_worker::GvisorConfig {
+        talon_worker::GvisorConfig {
+            runsc: self.runsc.clone(),
+            platform: self.gvisor_platform.clone(),
+        }
+    }
+
     pub fn options(&self) -> anyhow::Result<talon_worker::host::HostOptions> {
         let network = if self.network == "none" {
             None

@@ -239,6 +239,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             data_listen: "127.0.0.1:0".parse().expect("addr"),
             output_bytes_per_sec: args.host.sandbox_output_bytes_per_sec,
             host: args.host.options()?,
+            gvisor: args.host.gvisor(),
             reconcile_interval: std::time::Duration::from_secs(args.host.reconcile_secs),
         };
         let stop = stop.clone();
@@ -293,6 +294,7 @@ async fn run() -> anyhow::Result<()> {
                 data_listen: a.data_listen,
                 output_bytes_per_sec: a.host.sandbox_output_bytes_per_sec,
                 host: a.host.options()?,
+                gvisor: a.host.gvisor(),
                 reconcile_interval: std::time::Duration::from_secs(a.host.reconcile_secs),
             };
 

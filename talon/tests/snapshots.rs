@@ -7,39 +7,11 @@
 //! counts against the tenant's storage limit. Needs root (CI is root).
 
 mod common;
+use common::proc_sh as sh;
 use common::*;
-use std::time::Duration;
 use talon_proto::v1 as pb;
 use talon_worker::image::pack::{Format, PackOptions, pack};
 use tonic::Code;
-
-type Procs = pb::process_service_client::ProcessServiceClient<Authed>;
-
-async fn sh(p: &mut Procs, id: &str, script: &str) -> (String, i32) {
-    let req = pb::StartProcessRequest {
-        sandbox_id: id.into(),
-        command: vec!["sh".into(), "-c".into(), script.into()],
-        ..Default::default()
-    };
-    let mut s = p.start_process(req).await.unwrap().into_inner();
-    let (mut out, mut code) = (Vec::new(), -1);
-    while let Some(m) = tokio::time::timeout(Duration::from_secs(30), s.message())
-        .await
-        .unwrap()
-        .unwrap()
-    {
-        match m.event.unwrap().event.unwrap() {
-            pb::process_event::Event::Output(o) => out.extend(o.data),
-            pb::process_event::Event::Exited(e) => code = e.exit_code,
-            _ => {}
-        }
-    }
-    (String::from_utf8_lossy(&out).into_owned(), code)
-}
-
-fn bearer(token: &str) -> Bearer {
-    Bearer(Some(format!("Bearer {token}").parse().unwrap()))
-}
 
 const CHECK: &str = "cat /workspace/data.txt; tool; cat /run/secrets/SNAP_TOKEN; echo; hostname";
 

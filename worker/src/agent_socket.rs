@@ -12,10 +12,18 @@
 //! process that called listen(), so the peer must be the sandbox's init
 //! (its host pid, start time checked by the caller) running as the
 //! sandbox's root (the first host uid of its range).
+//!
+//! runsc takes no fd of that kind: a gVisor sandbox's agent binds its own
+//! socket at a path in a directory of the sandbox's (`Layout::agent_dir`,
+//! the sandbox's root's, bound into it), which runsc's gofer creates on
+//! the host (`--host-uds=create`). The gofer then listens for it, so the
+//! peer must be that sandbox's gofer (`Runtime::agent_server`) as its
+//! root. The sandbox can write that directory, so the path is opened
+//! without following links and dialled through the fd.
 
 use std::io;
 use std::os::fd::OwnedFd;
-use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 /// The fd the agent finds its bound socket on.
@@ -53,14 +61,25 @@ pub fn bind(path: &Path) -> io::Result<OwnedFd> {
 /// on it: anything else (a socket another process bound, a path that is
 /// not a socket) is refused with PermissionDenied.
 pub async fn connect(path: &Path, peer: AgentPeer) -> io::Result<tokio::net::UnixStream> {
-    let meta = std::fs::symlink_metadata(path)?;
-    if !meta.file_type().is_socket() {
+    use rustix::fs::{FileType, Mode, OFlags};
+    // Opened without following a symlink and then reached through the fd,
+    // so a link swapped in after the check is never followed: a gVisor
+    // sandbox's root can write the directory its agent binds in.
+    let fd = rustix::fs::open(
+        path,
+        OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    if FileType::from_raw_mode(rustix::fs::fstat(&fd)?.st_mode) != FileType::Socket {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             format!("{} is not a socket", path.display()),
         ));
     }
-    let stream = tokio::net::UnixStream::connect(path).await?;
+    use std::os::fd::AsRawFd;
+    let stream =
+        tokio::net::UnixStream::connect(format!("/proc/self/fd/{}", fd.as_raw_fd())).await?;
+    drop(fd);
     let cred = stream.peer_cred()?;
     let pid = cred.pid().and_then(|p| u32::try_from(p).ok());
     if cred.uid() != peer.uid || pid != Some(peer.pid) {

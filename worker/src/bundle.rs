@@ -47,6 +47,15 @@ impl Layout {
     pub fn agent_socket(&self) -> PathBuf {
         self.dir.join("agent.sock")
     }
+    /// A gVisor sandbox's agent socket is bound here instead, by the
+    /// sandbox (see `agent_socket`): a directory of the sandbox's root,
+    /// bound into it at `AGENT_DIR`.
+    pub fn agent_dir(&self) -> PathBuf {
+        self.dir.join("agent")
+    }
+    pub fn agent_uds(&self) -> PathBuf {
+        self.agent_dir().join("agent.sock")
+    }
     /// The agent's process logs, kept outside the root so that they are
     /// written the same way whatever the image.
     pub fn logs(&self) -> PathBuf {
@@ -150,7 +159,13 @@ pub struct BundleSpec<'a> {
     pub has_secret_files: bool,
     /// How the runtime that runs the bundle reads a masked-equal rule.
     pub masked_eq: crate::seccomp::MaskedEq,
+    /// The level of the runtime that runs it: under gVisor the agent binds
+    /// its socket in `Layout::agent_dir` (no fd is handed over).
+    pub isolation: crate::runtime::Isolation,
 }
+
+/// Where a gVisor sandbox's agent binds its socket, inside the sandbox.
+pub const AGENT_DIR: &str = "/.talon/run";
 
 /// Docker's default capability set, and nothing wider.
 pub fn default_capabilities() -> HashSet<Capability> {
@@ -346,6 +361,10 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         mounts.push(bind(&b.layout.secrets(), "/run/secrets", true));
     }
     mounts.push(bind(b.agent, "/.talon/agent", true));
+    let gvisor = b.isolation == crate::runtime::Isolation::Gvisor;
+    if gvisor {
+        mounts.push(bind(&b.layout.agent_dir(), AGENT_DIR, false));
+    }
 
     // Defaults, then the image's environment, then the sandbox's.
     let mut vars: Vec<(String, String)> = vec![
@@ -378,8 +397,12 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         .user(UserBuilder::default().uid(0u32).gid(0u32).build()?)
         .args(vec![
             "/.talon/agent".to_string(),
-            "--listen-fd".into(),
-            crate::agent_socket::AGENT_FD.to_string(),
+            if gvisor { "--socket" } else { "--listen-fd" }.into(),
+            if gvisor {
+                format!("{AGENT_DIR}/agent.sock")
+            } else {
+                crate::agent_socket::AGENT_FD.to_string()
+            },
             "--workspace".into(),
             "/workspace".into(),
             "--log-dir".into(),
@@ -517,6 +540,7 @@ mod tests {
             },
             has_secret_files: false,
             masked_eq: crate::seccomp::MaskedEq::MaskInValue,
+            isolation: crate::runtime::Isolation::Container,
         })
         .unwrap();
         let j = serde_json::to_value(&s).unwrap();

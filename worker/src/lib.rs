@@ -61,9 +61,79 @@ pub struct WorkerConfig {
     pub cpu_overcommit: f64,
     /// How sandboxes are built: rootfs mode, image size limit.
     pub host: host::HostOptions,
+    /// The `gvisor` isolation level: runsc and its platform.
+    pub gvisor: GvisorConfig,
     /// How often the worker tells the server every sandbox it holds, so
     /// that what the control plane no longer knows is removed.
     pub reconcile_interval: Duration,
+}
+
+/// Where runsc is and how it runs (see `gvisor_runtime`).
+#[derive(Clone, Debug)]
+pub struct GvisorConfig {
+    /// A path, `auto` (on PATH, else [`RUNSC_INSTALLED`]) or `none`.
+    pub runsc: String,
+    /// systrap, ptrace or kvm.
+    pub platform: String,
+}
+
+impl Default for GvisorConfig {
+    fn default() -> Self {
+        GvisorConfig {
+            runsc: "auto".into(),
+            platform: "systrap".into(),
+        }
+    }
+}
+
+/// Where scripts/install-runsc.sh puts the pinned runsc.
+pub const RUNSC_INSTALLED: &str = "/usr/local/lib/talon-gvisor/runsc";
+
+/// The `gvisor` level's runtime, when runsc is there and runs a sandbox
+/// here (`runsc do true` on the platform, within 30 s); otherwise None,
+/// and why is logged: the worker then offers containers only.
+async fn gvisor_runtime(c: &GvisorConfig, state: PathBuf) -> Option<runtime::OciCli> {
+    let bin = match c.runsc.as_str() {
+        "none" => return None,
+        "auto" => find_on_path("runsc").or_else(|| {
+            let p = PathBuf::from(RUNSC_INSTALLED);
+            p.is_file().then_some(p)
+        })?,
+        path => PathBuf::from(path),
+    };
+    let probe = tokio::process::Command::new(&bin)
+        .arg(format!("--platform={}", c.platform))
+        .args(["--network=none", "do", "true"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .output();
+    match tokio::time::timeout(Duration::from_secs(30), probe).await {
+        Ok(Ok(o)) if o.status.success() => {}
+        Ok(Ok(o)) => {
+            tracing::warn!(runsc = %bin.display(), platform = %c.platform, error = %String::from_utf8_lossy(&o.stderr).trim(), "runsc does not run here; no gvisor isolation");
+            return None;
+        }
+        Ok(Err(e)) => {
+            tracing::warn!(runsc = %bin.display(), error = %e, "runsc does not start; no gvisor isolation");
+            return None;
+        }
+        Err(_) => {
+            tracing::warn!(runsc = %bin.display(), platform = %c.platform, "runsc did not finish a sandbox in 30 s; no gvisor isolation");
+            return None;
+        }
+    }
+    if let Err(e) = private_dir(&state) {
+        tracing::warn!(error = %e, dir = %state.display(), "runsc state directory");
+        return None;
+    }
+    tracing::info!(runsc = %bin.display(), platform = %c.platform, "gvisor isolation offered");
+    Some(runtime::OciCli::gvisor(
+        &bin.to_string_lossy(),
+        state,
+        &c.platform,
+    ))
 }
 
 /// This host's capacity: its cores times `cpu_overcommit` (cpu limits are
@@ -303,7 +373,7 @@ pub fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
 /// The sandbox host, when a runtime and the agent are both here.
 /// "libcontainer" is youki's library, run through `talon oci`; "runc",
 /// "crun" or "runsc" are their CLIs on PATH.
-fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>> {
+async fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>> {
     if config.runtime == "none" {
         return None;
     }
@@ -335,13 +405,17 @@ fn make_host(config: &WorkerConfig) -> Option<std::sync::Arc<host::SandboxHost>>
         );
         return None;
     };
+    let gvisor = gvisor_runtime(&config.gvisor, config.data_dir.join("runsc-state")).await;
     match host::SandboxHost::with_options(
         &config.data_dir,
         std::sync::Arc::new(rt),
         &agent,
         config.host.clone(),
     ) {
-        Ok(h) => Some(std::sync::Arc::new(h)),
+        Ok(h) => Some(std::sync::Arc::new(match gvisor {
+            Some(g) => h.with_gvisor(std::sync::Arc::new(g)),
+            None => h,
+        })),
         Err(e) => {
             tracing::warn!(error = %e, "sandbox host unavailable; this worker runs no sandboxes");
             None
@@ -355,7 +429,7 @@ pub async fn run(
     mut shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let id = worker_id(&config.data_dir)?;
-    let host = make_host(&config);
+    let host = make_host(&config).await;
     let mut data_address = String::new();
     if let (Some(h), Some(net)) = (&host, &config.host.network) {
         let mut net = net.clone();
@@ -427,6 +501,11 @@ async fn session(
                 None => vec![],
             },
             data_address: data_address.to_string(),
+            isolation_levels: host
+                .iter()
+                .flat_map(|h| h.isolation_levels())
+                .map(|l| l.to_proto() as i32)
+                .collect(),
         })),
     })
     .await?;

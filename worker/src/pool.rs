@@ -17,8 +17,9 @@ use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 use talon_proto::talon::worker::v1 as wpb;
 
-/// What makes two sandboxes interchangeable before their claim: the image
-/// and the resources (cgroup limits are set at build). Env, secrets,
+/// What makes two sandboxes interchangeable before their claim: the image,
+/// the resources (cgroup limits are set at build) and the isolation level
+/// (each level has its own pools). Env, secrets,
 /// network policy and hostname are applied at the claim.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Shape {
@@ -28,6 +29,8 @@ pub struct Shape {
     pub disk_mib: i64,
     pub max_pids: i64,
     pub runtime: String,
+    #[serde(default)]
+    pub isolation: crate::runtime::Isolation,
 }
 
 impl Shape {
@@ -44,6 +47,9 @@ impl Shape {
             disk_mib: r.disk_mib,
             max_pids: r.max_pids,
             runtime: spec.runtime.clone(),
+            // A level no worker runs never gets here: create checks it
+            // before it looks in the pool.
+            isolation: crate::runtime::Isolation::from_proto(spec.isolation).unwrap_or_default(),
         }
     }
 
@@ -61,6 +67,7 @@ impl Shape {
                 max_pids: self.max_pids,
             }),
             runtime: self.runtime.clone(),
+            isolation: self.isolation.to_proto() as i32,
             network_policy: Some(talon_proto::v1::NetworkPolicy {
                 mode: talon_proto::v1::EgressMode::Open as i32,
                 ..Default::default()
@@ -334,6 +341,7 @@ mod tests {
             disk_mib: 0,
             max_pids: 0,
             runtime: String::new(),
+            isolation: Default::default(),
         }
     }
 

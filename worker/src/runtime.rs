@@ -12,6 +12,47 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+/// How strongly a sandbox is kept from the host: which runtime runs it.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// Namespaces, cgroups and seccomp around the host's kernel.
+    #[default]
+    Container,
+    /// gVisor's user-space kernel (runsc).
+    Gvisor,
+}
+
+impl Isolation {
+    /// From the contract; UNSPECIFIED is the default, and a level no
+    /// worker can run (MICROVM, an unknown number) is an error.
+    pub fn from_proto(v: i32) -> anyhow::Result<Isolation> {
+        use talon_proto::v1::Isolation as P;
+        match P::try_from(v) {
+            Ok(P::Unspecified | P::Container) => Ok(Isolation::Container),
+            Ok(P::Gvisor) => Ok(Isolation::Gvisor),
+            Ok(P::Microvm) => anyhow::bail!("no worker offers microvm isolation yet"),
+            Err(_) => anyhow::bail!("unknown isolation level {v}"),
+        }
+    }
+
+    pub fn to_proto(self) -> talon_proto::v1::Isolation {
+        match self {
+            Isolation::Container => talon_proto::v1::Isolation::Container,
+            Isolation::Gvisor => talon_proto::v1::Isolation::Gvisor,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Isolation::Container => "container",
+            Isolation::Gvisor => "gvisor",
+        }
+    }
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ContainerStatus {
     Created,
@@ -27,14 +68,26 @@ pub trait Runtime: Send + Sync {
     fn masked_eq(&self) -> crate::seccomp::MaskedEq {
         crate::seccomp::MaskedEq::MaskInValue
     }
+    /// The isolation level it runs sandboxes at.
+    fn isolation(&self) -> Isolation {
+        Isolation::Container
+    }
     /// Creates and starts the container from a bundle, detached, with
-    /// `agent_socket` as its fd 3; its init's host pid.
+    /// `agent_socket` as its fd 3 (a runtime that cannot hand an fd over,
+    /// runsc, gets None: its agent binds a path, see `agent_socket`);
+    /// its init's host pid.
     async fn run(
         &self,
         id: &str,
         bundle: &Path,
-        agent_socket: &std::os::fd::OwnedFd,
+        agent_socket: Option<&std::os::fd::OwnedFd>,
     ) -> anyhow::Result<u32>;
+    /// The host process that answers on the agent's socket of container
+    /// `id`, whose init is `init`: the init itself, but for runsc, whose
+    /// gofer binds and accepts the sentry's host sockets.
+    async fn agent_server(&self, _id: &str, init: u32) -> anyhow::Result<u32> {
+        Ok(init)
+    }
     async fn pause(&self, id: &str) -> anyhow::Result<()>;
     async fn resume(&self, id: &str) -> anyhow::Result<()>;
     async fn kill(&self, id: &str, signal: &str) -> anyhow::Result<()>;
@@ -51,7 +104,7 @@ pub trait Runtime: Send + Sync {
 /// What `run` hands a runtime: the log for its messages, the fd to keep.
 struct Run<'a> {
     log: &'a Path,
-    fd: &'a std::os::fd::OwnedFd,
+    fd: Option<&'a std::os::fd::OwnedFd>,
 }
 
 /// How long a container's delete is retried while its cgroup drains.
@@ -65,6 +118,7 @@ pub struct OciCli {
     prefix: Vec<String>,
     root: PathBuf,
     masked_eq: crate::seccomp::MaskedEq,
+    isolation: Isolation,
 }
 
 impl OciCli {
@@ -79,6 +133,30 @@ impl OciCli {
             prefix: vec![],
             root,
             masked_eq: crate::seccomp::MaskedEq::MaskInValue,
+            isolation: Isolation::Container,
+        }
+    }
+
+    /// gVisor's runsc on `platform` (systrap, ptrace or kvm). Every call
+    /// carries the same flags: the platform; the root written through to
+    /// the host's files (`--overlay2=none`: snapshots and stop/start read
+    /// the upper directory, which runsc's default would keep in memory);
+    /// host unix sockets only created, for the agent's (`--host-uds=create`,
+    /// never `open`: the sandbox connects to no socket of the host); and
+    /// the sandbox's own network namespace served by gVisor's netstack.
+    pub fn gvisor(binary: &str, root: PathBuf, platform: &str) -> Self {
+        OciCli {
+            name: "runsc".into(),
+            binary: binary.into(),
+            prefix: vec![
+                format!("--platform={platform}"),
+                "--overlay2=none".into(),
+                "--host-uds=create".into(),
+                "--network=sandbox".into(),
+            ],
+            root,
+            masked_eq: crate::seccomp::MaskedEq::MaskInValue,
+            isolation: Isolation::Gvisor,
         }
     }
 
@@ -90,6 +168,7 @@ impl OciCli {
             prefix: prefix.iter().map(|s| s.to_string()).collect(),
             root,
             masked_eq: crate::seccomp::MaskedEq::DatumInValue,
+            isolation: Isolation::Container,
         }
     }
 
@@ -111,20 +190,22 @@ impl OciCli {
                 .mode(0o600)
                 .open(log)?;
             c.stdout(Stdio::null()).stderr(Stdio::null());
-            let raw = fd.as_raw_fd();
-            // SAFETY: between fork and exec only dup2 and fcntl, which are
-            // async-signal-safe, on an fd the parent keeps open throughout.
-            unsafe {
-                c.pre_exec(move || {
-                    if raw == crate::agent_socket::AGENT_FD {
-                        if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
+            if let Some(fd) = fd {
+                let raw = fd.as_raw_fd();
+                // SAFETY: between fork and exec only dup2 and fcntl, which are
+                // async-signal-safe, on an fd the parent keeps open throughout.
+                unsafe {
+                    c.pre_exec(move || {
+                        if raw == crate::agent_socket::AGENT_FD {
+                            if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
+                                return Err(std::io::Error::last_os_error());
+                            }
+                        } else if libc::dup2(raw, crate::agent_socket::AGENT_FD) < 0 {
                             return Err(std::io::Error::last_os_error());
                         }
-                    } else if libc::dup2(raw, crate::agent_socket::AGENT_FD) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
-                });
+                        Ok(())
+                    });
+                }
             }
             let status = c.status().await?;
             if !status.success() {
@@ -165,11 +246,33 @@ impl Runtime for OciCli {
         self.masked_eq
     }
 
+    fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// runsc's gofer, named in runsc's state of the container: the file
+    /// `ROOT/ID_sandbox:ID.state`, JSON with `goferPid` (runsc keeps no
+    /// other record of it; a runsc that moves it fails here, loudly).
+    async fn agent_server(&self, id: &str, init: u32) -> anyhow::Result<u32> {
+        if self.isolation != Isolation::Gvisor {
+            return Ok(init);
+        }
+        let path = self.root.join(format!("{id}_sandbox:{id}.state"));
+        let text = std::fs::read_to_string(&path)
+            .map_err(|e| anyhow::anyhow!("runsc's state {}: {e}", path.display()))?;
+        let v: serde_json::Value = serde_json::from_str(&text)?;
+        v["goferPid"]
+            .as_u64()
+            .filter(|p| *p > 0)
+            .map(|p| p as u32)
+            .ok_or_else(|| anyhow::anyhow!("{}: no goferPid", path.display()))
+    }
+
     async fn run(
         &self,
         id: &str,
         bundle: &Path,
-        agent_socket: &std::os::fd::OwnedFd,
+        agent_socket: Option<&std::os::fd::OwnedFd>,
     ) -> anyhow::Result<u32> {
         // The pid comes back in a file, saving a `state` call (a process)
         // on every create.
@@ -177,18 +280,13 @@ impl Runtime for OciCli {
         let _ = std::fs::remove_file(&pid_file);
         let (b, p) = (bundle.to_string_lossy(), pid_file.to_string_lossy());
         let log = bundle.join("runtime.log");
+        let mut args = vec!["run", "--detach"];
+        if agent_socket.is_some() {
+            args.extend(["--preserve-fds", "1"]);
+        }
+        args.extend(["--pid-file", &p, "--bundle", &b, id]);
         self.cmd(
-            &[
-                "run",
-                "--detach",
-                "--preserve-fds",
-                "1",
-                "--pid-file",
-                &p,
-                "--bundle",
-                &b,
-                id,
-            ],
+            &args,
             Some(Run {
                 log: &log,
                 fd: agent_socket,
@@ -318,7 +416,7 @@ pub mod fake {
             &self,
             id: &str,
             _bundle: &Path,
-            _agent_socket: &std::os::fd::OwnedFd,
+            _agent_socket: Option<&std::os::fd::OwnedFd>,
         ) -> anyhow::Result<u32> {
             self.note("run", id);
             anyhow::bail!("the fake runtime runs nothing")

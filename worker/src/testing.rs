@@ -31,3 +31,9 @@ pub fn debian_rootfs() -> PathBuf {
     static P: OnceLock<PathBuf> = OnceLock::new();
     P.get_or_init(|| script_output("test-image.sh")).clone()
 }
+
+/// gVisor's runsc, pinned and static (scripts/install-runsc.sh).
+pub fn runsc() -> PathBuf {
+    static P: OnceLock<PathBuf> = OnceLock::new();
+    P.get_or_init(|| script_output("install-runsc.sh")).clone()
+}

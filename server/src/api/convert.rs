@@ -3,6 +3,7 @@
 
 use crate::auth::Role;
 use crate::db::entity::{api_key, audit_event, sandbox, tenant, user, worker};
+use crate::domain::isolation::Isolation;
 use crate::domain::policy::{EgressPolicy, PolicyParts};
 use crate::domain::sandboxes::{
     TimeoutAction, labels_of, metadata_of, policy_of, state_of, timeout_action_of,
@@ -153,7 +154,22 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
         }),
         auto_resume: m.auto_resume,
         snapshot_id: m.snapshot_id.clone(),
+        isolation: Isolation::parse(&m.isolation)?.to_proto() as i32,
     })
+}
+
+/// A requested level: unspecified is the default; MICROVM no worker
+/// offers yet (FAILED_PRECONDITION); an unknown number is INVALID_ARGUMENT.
+pub fn isolation_from_pb(v: i32) -> Result<Isolation> {
+    match pb::Isolation::try_from(v)
+        .map_err(|_| Error::InvalidArgument(format!("unknown isolation {v}")))?
+    {
+        pb::Isolation::Unspecified | pb::Isolation::Container => Ok(Isolation::Container),
+        pb::Isolation::Gvisor => Ok(Isolation::Gvisor),
+        pb::Isolation::Microvm => Err(Error::FailedPrecondition(
+            "no worker offers microvm isolation yet; ask for container or gvisor".into(),
+        )),
+    }
 }
 
 pub fn timeout_action_from_pb(v: i32) -> Result<Option<TimeoutAction>> {

@@ -2,8 +2,8 @@
 
 use super::principal;
 use crate::api::convert::{
-    duration, policy_from_pb, sandbox_to_pb, snapshot_to_pb, state_from_pb, timeout_action_from_pb,
-    ts,
+    duration, isolation_from_pb, policy_from_pb, sandbox_to_pb, snapshot_to_pb, state_from_pb,
+    timeout_action_from_pb, ts,
 };
 use crate::app::App;
 use crate::audit::with_resource;
@@ -42,6 +42,7 @@ fn new_sandbox(s: pb::Sandbox, idempotency_key: String) -> Result<NewSandbox, Er
         idle_timeout: s.idle_timeout.as_ref().map(duration).transpose()?,
         auto_resume: s.auto_resume,
         snapshot_id: (!s.snapshot_id.is_empty()).then_some(s.snapshot_id),
+        isolation: isolation_from_pb(s.isolation)?,
     })
 }
 

@@ -64,6 +64,15 @@ impl WorkerControlService for WorkerApi {
             cap,
             reg.data_address.clone(),
             reg.images.clone(),
+            reg.isolation_levels
+                .iter()
+                .filter_map(|l| match talon_proto::v1::Isolation::try_from(*l) {
+                    Ok(talon_proto::v1::Isolation::Container) => Some("container".to_string()),
+                    Ok(talon_proto::v1::Isolation::Gvisor) => Some("gvisor".to_string()),
+                    // A level this server does not know is not offered.
+                    _ => None,
+                })
+                .collect(),
         );
         tracing::info!(worker = %worker_id, hostname = %reg.hostname, "worker registered");
         let ack = wpb::SessionResponse {

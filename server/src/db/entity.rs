@@ -162,6 +162,8 @@ pub mod sandbox {
         pub auto_resume: bool,
         /// The snapshot it was created from; "" for none.
         pub snapshot_id: String,
+        /// Its isolation level's name (domain::isolation).
+        pub isolation: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -16,6 +16,7 @@ impl MigratorTrait for Migrator {
             Box::new(SandboxIdle),
             Box::new(Leases),
             Box::new(Snapshots),
+            Box::new(Isolation),
         ]
     }
 }
@@ -27,6 +28,33 @@ struct SandboxMetadata;
 struct SandboxIdle;
 struct Leases;
 struct Snapshots;
+struct Isolation;
+
+impl MigrationName for Isolation {
+    fn name(&self) -> &str {
+        "m20261205_000008_isolation"
+    }
+}
+
+/// The isolation level a sandbox runs at (domain::isolation); the rows
+/// before it ran in containers.
+#[async_trait::async_trait]
+impl MigrationTrait for Isolation {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("sandboxes"))
+                .add_column(
+                    ColumnDef::new(Alias::new("isolation"))
+                        .string()
+                        .not_null()
+                        .default("container"),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for Snapshots {
     fn name(&self) -> &str {

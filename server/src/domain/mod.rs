@@ -5,6 +5,7 @@
 pub mod audit_events;
 pub mod browser;
 pub mod images;
+pub mod isolation;
 pub mod lease;
 pub mod policy;
 pub mod preview;

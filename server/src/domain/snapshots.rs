@@ -313,6 +313,7 @@ async fn make_forks(
         idle_timeout: (row.idle_timeout_ms > 0)
             .then(|| std::time::Duration::from_millis(row.idle_timeout_ms as u64)),
         auto_resume: row.auto_resume,
+        isolation: crate::domain::isolation::Isolation::parse(&row.isolation)?,
     };
     let mut made: Vec<sandbox::Model> = Vec::new();
     let mut failed = None;

@@ -270,6 +270,11 @@ impl tonic::service::Interceptor for Bearer {
 
 pub type Authed = InterceptedService<Channel, Bearer>;
 
+/// The interceptor that sends `token` as a bearer token.
+pub fn bearer(token: &str) -> Bearer {
+    Bearer(Some(format!("Bearer {token}").parse().unwrap()))
+}
+
 pub struct Clients {
     pub channel: Channel,
     pub token: String,
@@ -481,6 +486,7 @@ impl TestWorker {
                 version: "test".into(),
                 sandboxes: held,
                 data_address: String::new(),
+                isolation_levels: vec![],
             })),
         })
         .await
@@ -733,4 +739,30 @@ pub async fn metric(s: &Server, name: &str) -> Option<f64> {
         .filter_map(|l| l.rsplit(' ').next()?.parse().ok())
         .collect();
     (!values.is_empty()).then(|| values.iter().sum())
+}
+
+pub type Procs = pb::process_service_client::ProcessServiceClient<Authed>;
+
+/// `sh -c script` in a sandbox through ProcessService: what it wrote (both
+/// streams) and its exit code.
+pub async fn proc_sh(p: &mut Procs, id: &str, script: &str) -> (String, i32) {
+    let req = pb::StartProcessRequest {
+        sandbox_id: id.into(),
+        command: vec!["sh".into(), "-c".into(), script.into()],
+        ..Default::default()
+    };
+    let mut s = p.start_process(req).await.unwrap().into_inner();
+    let (mut out, mut code) = (Vec::new(), -1);
+    while let Some(m) = tokio::time::timeout(Duration::from_secs(30), s.message())
+        .await
+        .unwrap()
+        .unwrap()
+    {
+        match m.event.unwrap().event.unwrap() {
+            pb::process_event::Event::Output(o) => out.extend(o.data),
+            pb::process_event::Event::Exited(e) => code = e.exit_code,
+            _ => {}
+        }
+    }
+    (String::from_utf8_lossy(&out).into_owned(), code)
 }

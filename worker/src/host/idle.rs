@@ -131,7 +131,10 @@ impl SandboxHost {
             if !self.begin_pause(&id, limit) {
                 continue;
             }
-            let frozen = self.runtime.pause(h.cid()).await;
+            let frozen = match self.runtime_for(h.isolation) {
+                Ok(rt) => rt.pause(h.cid()).await,
+                Err(e) => Err(e),
+            };
             if let Err(e) = frozen {
                 self.end_pause(&id);
                 tracing::warn!(sandbox = %id, error = %e, "idle sandbox not paused");

@@ -9,7 +9,7 @@ use crate::bundle::{self, BundleSpec, Layout, Limits, RootKind};
 use crate::net::Egress;
 use crate::pool::Shape;
 use crate::rootfs::{self};
-use crate::runtime::ContainerStatus;
+use crate::runtime::{ContainerStatus, Isolation};
 use std::collections::BTreeMap;
 use std::time::Duration;
 use talon_core::image::HOST_IMAGE;
@@ -29,6 +29,11 @@ impl SandboxHost {
         if !valid_id(id) || id.starts_with(POOL_PREFIX) {
             return Err(WorkerError::InvalidId(id.to_string()).into());
         }
+        // A level this worker cannot run is refused before anything else.
+        self.runtime_for(
+            Isolation::from_proto(spec.isolation)
+                .map_err(|e| WorkerError::Invalid(e.to_string()))?,
+        )?;
         let _live = self.pool.live();
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
@@ -105,6 +110,7 @@ impl SandboxHost {
                 state: SandboxPhase::Starting,
                 image,
                 egress: crate::net::egress_from_proto(spec.network_policy.as_ref())?,
+                isolation: Isolation::from_proto(spec.isolation)?,
                 container: None,
                 pooled,
                 init: None,
@@ -154,6 +160,7 @@ impl SandboxHost {
             .unwrap_or_default();
         // A pooled sandbox gets its secrets at the claim.
         let has_secrets = !spec.secret_files.is_empty() || h.pooled.is_some();
+        let runtime = self.runtime_for(h.isolation)?.clone();
         let oci = bundle::spec(&BundleSpec {
             sandbox_id: id,
             layout,
@@ -169,7 +176,8 @@ impl SandboxHost {
             agent: &self.agent,
             agent_options: self.agent_options,
             has_secret_files: has_secrets,
-            masked_eq: self.runtime.masked_eq(),
+            masked_eq: runtime.masked_eq(),
+            isolation: h.isolation,
         })?;
         // It holds the sandbox's environment, secrets included: root's.
         write_private(
@@ -204,15 +212,28 @@ impl SandboxHost {
             self.mount_root(layout, uid, &h)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             mark("mount", &mut t);
-            // Bound here, listened on by the agent: see agent_socket.
-            let socket = crate::agent_socket::bind(&layout.agent_socket())?;
-            let pid = self.runtime.run(id, &layout.bundle(), &socket).await?;
+            // Bound here, listened on by the agent: see agent_socket. Under
+            // gVisor the agent binds its own in a directory of the
+            // sandbox's root.
+            let (socket, path) = match h.isolation {
+                Isolation::Container => (
+                    Some(crate::agent_socket::bind(&layout.agent_socket())?),
+                    layout.agent_socket(),
+                ),
+                Isolation::Gvisor => {
+                    agent_dir(layout, uid)?;
+                    (None, layout.agent_uds())
+                }
+            };
+            let pid = runtime.run(id, &layout.bundle(), socket.as_ref()).await?;
             drop(socket);
             h.init = start_time(pid).map(|s| (pid, s));
             mark("run", &mut t);
             // Loopback always works, whatever the network and policy (an
-            // attached link brings it up with eth0).
+            // attached link brings it up with eth0). gVisor's netstack
+            // has its own loopback.
             match self.net.get() {
+                _ if h.isolation == Isolation::Gvisor => {}
                 Some(net) if !matches!(h.egress, Egress::Deny) => {
                     net.attach(id, h.slot, pid, &h.egress).await?;
                     mark("network", &mut t);
@@ -222,12 +243,13 @@ impl SandboxHost {
                     mark("loopback", &mut t);
                 }
             }
-            wait_for_agent(&layout.agent_socket(), AgentPeer { pid, uid }).await?;
+            let server = runtime.agent_server(id, pid).await?;
+            wait_for_agent(&path, AgentPeer { pid: server, uid }).await?;
             mark("agent", &mut t);
             anyhow::Ok(())
         };
         if let Err(e) = started.await {
-            let _ = self.runtime.delete(id).await;
+            let _ = runtime.delete(id).await;
             self.detach_network(&h).await;
             let _ = rootfs::unmount_under(&layout.dir);
             h.state = SandboxPhase::Failed;
@@ -269,9 +291,9 @@ impl SandboxHost {
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
         if frozen {
-            self.runtime.pause(h.cid()).await?;
+            self.runtime_for(h.isolation)?.pause(h.cid()).await?;
         } else {
-            self.runtime.resume(h.cid()).await?;
+            self.runtime_for(h.isolation)?.resume(h.cid()).await?;
         }
         h.state = if frozen {
             SandboxPhase::Paused
@@ -300,7 +322,7 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
-        self.remove_container(h.cid()).await?;
+        self.remove_container(h.cid(), h.isolation).await?;
         self.detach_network(&h).await;
         // Its root, its disk and its secrets: mounted again at start.
         rootfs::unmount_under(&self.layout(id).dir)?;
@@ -363,18 +385,26 @@ impl SandboxHost {
 
     /// Kills a container (thawed first: a frozen one cannot die) and
     /// removes it from the runtime.
-    pub(super) async fn remove_container(&self, cid: &str) -> anyhow::Result<()> {
-        if self.runtime.status(cid).await? == Some(ContainerStatus::Paused) {
-            let _ = self.runtime.resume(cid).await;
+    pub(super) async fn remove_container(&self, cid: &str, level: Isolation) -> anyhow::Result<()> {
+        let runtime = self.runtime_for(level)?;
+        if runtime.status(cid).await? == Some(ContainerStatus::Paused) {
+            let _ = runtime.resume(cid).await;
         }
-        let _ = self.runtime.kill(cid, "KILL").await;
-        self.runtime.delete(cid).await
+        let _ = runtime.kill(cid, "KILL").await;
+        runtime.delete(cid).await
     }
 
     pub(super) async fn teardown(&self, id: &str) -> anyhow::Result<()> {
         let held = self.held(id);
-        self.remove_container(held.as_ref().map_or(id, Held::cid))
-            .await?;
+        match &held {
+            Some(h) => self.remove_container(h.cid(), h.isolation).await?,
+            // No record: whichever runtime may know it.
+            None => {
+                for level in self.isolation_levels() {
+                    self.remove_container(id, level).await?;
+                }
+            }
+        }
         let dir = self.layout(id).dir;
         if let Some(h) = &held {
             self.detach_network(h).await;

@@ -24,7 +24,7 @@ use crate::image::ImageStore;
 use crate::net::{Egress, NetOptions, Network};
 use crate::pool::{Pool, PoolOptions};
 use crate::rootfs::RootfsMode;
-use crate::runtime::Runtime;
+use crate::runtime::{Isolation, Runtime};
 use agent_bin::*;
 use idle::idle_limit;
 use prepare::*;
@@ -84,7 +84,10 @@ impl Default for HostOptions {
 
 pub struct SandboxHost {
     root: PathBuf,
+    /// The runtime of the `container` level.
     runtime: Arc<dyn Runtime>,
+    /// The runtime of the `gvisor` level, where this worker offers it.
+    gvisor: Option<Arc<dyn Runtime>>,
     agent: PathBuf,
     agent_options: crate::bundle::AgentOptions,
     images: Arc<ImageStore>,
@@ -140,6 +143,7 @@ impl SandboxHost {
         let disks = crate::disk::Templates::new(data_dir.join("disk-templates"), opts.disk)?;
         Ok(SandboxHost {
             runtime,
+            gvisor: None,
             agent: sealed,
             images: Arc::new(images),
             rootfs_mode: opts.rootfs_mode,
@@ -244,6 +248,31 @@ impl SandboxHost {
         self.runtime.name()
     }
 
+    /// Offers the `gvisor` level through `runsc` (see `runtime::OciCli::gvisor`).
+    pub fn with_gvisor(mut self, runsc: Arc<dyn Runtime>) -> Self {
+        self.gvisor = Some(runsc);
+        self
+    }
+
+    /// The isolation levels this worker runs sandboxes at.
+    pub fn isolation_levels(&self) -> Vec<Isolation> {
+        let mut v = vec![Isolation::Container];
+        if self.gvisor.is_some() {
+            v.push(Isolation::Gvisor);
+        }
+        v
+    }
+
+    /// The runtime of a level, or why this worker cannot run it.
+    pub(super) fn runtime_for(&self, level: Isolation) -> anyhow::Result<&Arc<dyn Runtime>> {
+        match level {
+            Isolation::Container => Ok(&self.runtime),
+            Isolation::Gvisor => self.gvisor.as_ref().ok_or_else(|| {
+                WorkerError::Invalid("this worker does not offer gvisor isolation".into()).into()
+            }),
+        }
+    }
+
     pub(super) fn layout(&self, id: &str) -> Layout {
         Layout {
             dir: self.root.join(id),
@@ -251,17 +280,24 @@ impl SandboxHost {
     }
 
     /// Where a held sandbox's agent answers, and who must answer there:
-    /// its init, as its root (`agent_socket` checks both on connecting).
+    /// its init (under gVisor, its gofer), as its root (`agent_socket`
+    /// checks both on connecting).
     pub async fn agent_endpoint(&self, h: &Held) -> anyhow::Result<(PathBuf, AgentPeer)> {
         anyhow::ensure!(valid_id(&h.sandbox_id), "invalid sandbox id");
         let pid = self
             .pid_of(h)
             .await?
             .ok_or_else(|| anyhow::anyhow!("the sandbox's container is gone"))?;
-        Ok((
-            self.layout(&h.sandbox_id).agent_socket(),
-            AgentPeer { pid, uid: h.uid() },
-        ))
+        let layout = self.layout(&h.sandbox_id);
+        let socket = match h.isolation {
+            Isolation::Container => layout.agent_socket(),
+            Isolation::Gvisor => layout.agent_uds(),
+        };
+        let pid = self
+            .runtime_for(h.isolation)?
+            .agent_server(h.cid(), pid)
+            .await?;
+        Ok((socket, AgentPeer { pid, uid: h.uid() }))
     }
 
     /// A client of the agent of the sandbox `id`.
@@ -300,7 +336,7 @@ impl SandboxHost {
             return Ok(Some(pid));
         }
         Ok(self
-            .runtime
+            .runtime_for(h.isolation)?
             .state(h.cid())
             .await?
             .map(|(_, pid)| pid)

@@ -107,6 +107,12 @@ impl SandboxHost {
         wait: Duration,
     ) -> anyhow::Result<usize> {
         let shape = Shape::of(spec);
+        // A claim renames the sandbox and attaches its network through
+        // its init's namespaces, which gVisor's kernel does not use.
+        anyhow::ensure!(
+            shape.isolation == crate::runtime::Isolation::Container,
+            "gvisor sandboxes are not pooled yet"
+        );
         anyhow::ensure!(
             shape.image == HOST_IMAGE || self.images.get(&shape.image).is_some(),
             "image {:?} is not on this worker",
@@ -197,10 +203,10 @@ impl SandboxHost {
             if !leftover {
                 continue;
             }
-            let alive = matches!(
-                self.runtime.status(h.cid()).await,
-                Ok(Some(ContainerStatus::Running))
-            );
+            let alive = match self.runtime_for(h.isolation) {
+                Ok(rt) => matches!(rt.status(h.cid()).await, Ok(Some(ContainerStatus::Running))),
+                Err(_) => false,
+            };
             // Built with this agent (a worker upgrade seals a new one).
             let agent_same =
                 std::fs::read_to_string(self.layout(&dir).bundle().join("config.json"))

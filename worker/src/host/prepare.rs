@@ -296,7 +296,7 @@ pub(super) fn prepare_host_root(l: &Layout) -> anyhow::Result<()> {
         "var/log/talon",
         "etc",
         "run/secrets",
-        ".talon",
+        ".talon/run",
     ] {
         std::fs::create_dir_all(l.rootfs().join(d))?;
     }
@@ -397,5 +397,21 @@ pub(super) fn chown_tree(p: &Path, uid: u32) -> std::io::Result<()> {
             chown_tree(&e?.path(), uid)?;
         }
     }
+    Ok(())
+}
+
+/// A gVisor sandbox's agent directory (`Layout::agent_dir`), made afresh at
+/// every boot: its root's alone (0700), so no other user of the sandbox
+/// reaches the agent, and empty, so no socket of an earlier boot is dialled.
+pub(super) fn agent_dir(l: &Layout, uid: u32) -> anyhow::Result<()> {
+    let dir = l.agent_dir();
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() => std::fs::remove_dir_all(&dir)?,
+        Ok(_) => std::fs::remove_file(&dir)?,
+        Err(_) => {}
+    }
+    std::fs::create_dir(&dir)?;
+    std::os::unix::fs::lchown(&dir, Some(uid), Some(uid))?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
     Ok(())
 }

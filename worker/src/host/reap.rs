@@ -24,7 +24,11 @@ impl SandboxHost {
             if h.pooled.is_some() {
                 continue;
             }
-            let actual = match self.runtime.status(h.cid()).await {
+            let status = match self.runtime_for(h.isolation) {
+                Ok(rt) => rt.status(h.cid()).await,
+                Err(e) => Err(e),
+            };
+            let actual = match status {
                 Ok(Some(ContainerStatus::Running)) => SandboxPhase::Running,
                 Ok(Some(ContainerStatus::Paused)) => SandboxPhase::Paused,
                 Ok(_) if h.state == SandboxPhase::Stopped => SandboxPhase::Stopped,
@@ -65,7 +69,14 @@ impl SandboxHost {
             if !h.state.is_live() {
                 continue;
             }
-            match self.runtime.status(h.cid()).await {
+            let rt = match self.runtime_for(h.isolation) {
+                Ok(rt) => rt,
+                Err(e) => {
+                    tracing::warn!(sandbox = %id, error = %e, "runtime state unknown");
+                    continue;
+                }
+            };
+            match rt.status(h.cid()).await {
                 Ok(Some(ContainerStatus::Running | ContainerStatus::Paused)) => {}
                 Ok(_) if h.pooled.is_some() => {
                     // Nobody's sandbox: it leaves the pool and goes.
@@ -76,7 +87,7 @@ impl SandboxHost {
                     self.locks.lock().await.remove(&id);
                 }
                 Ok(_) => {
-                    let _ = self.runtime.delete(h.cid()).await;
+                    let _ = rt.delete(h.cid()).await;
                     self.detach_network(&h).await;
                     h.state = SandboxPhase::Failed;
                     if self.save(&h).is_ok() {

@@ -67,6 +67,10 @@ pub struct Held {
     /// in a state file older than networking).
     #[serde(default)]
     pub egress: Egress,
+    /// The runtime that runs it (`container` in a state file older than
+    /// isolation levels).
+    #[serde(default)]
+    pub isolation: crate::runtime::Isolation,
     /// The runtime's name for its container (and its cgroup's and nft
     /// chain's), when not the sandbox id: a sandbox claimed from the pool
     /// keeps the container it was built as until it is restarted.

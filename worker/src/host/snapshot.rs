@@ -60,7 +60,7 @@ impl SandboxHost {
             ),
         };
         if thaw {
-            self.runtime.pause(h.cid()).await?;
+            self.runtime_for(h.isolation)?.pause(h.cid()).await?;
         }
         let t0 = std::time::Instant::now();
         let (images, layout, uid) = (self.images.clone(), self.layout(id), h.uid());
@@ -80,7 +80,7 @@ impl SandboxHost {
         if thaw {
             // A frozen agent's idle clock ran on: the thaw counts.
             self.touch(id);
-            if let Err(e) = self.runtime.resume(h.cid()).await {
+            if let Err(e) = self.runtime_for(h.isolation)?.resume(h.cid()).await {
                 tracing::error!(sandbox = %id, error = %e, "could not thaw the sandbox after its snapshot");
                 return Err(e);
             }

@@ -38,6 +38,7 @@ fn held(id: &str, generation: i64, state: SandboxPhase) -> Held {
         state,
         image: None,
         egress: Egress::Open,
+        isolation: Default::default(),
         container: None,
         pooled: None,
         init: None,

@@ -425,7 +425,7 @@ impl ImageStore {
                 "run/talon",
                 "run/secrets",
                 "var/log/talon",
-                ".talon",
+                ".talon/run",
             ] {
                 let p = RelPath::parse(d.as_bytes()).expect("path");
                 if out

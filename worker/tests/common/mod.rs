@@ -76,6 +76,35 @@ impl TestHost {
         })
     }
 
+    /// On libcontainer, and offering gVisor through the pinned runsc on
+    /// the systrap platform.
+    pub fn with_gvisor(opts: HostOptions) -> Arc<TestHost> {
+        require_root();
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(
+            dir.path(),
+            std::os::unix::fs::PermissionsExt::from_mode(0o711),
+        )
+        .unwrap();
+        let rt = OciCli::libcontainer(
+            env!("CARGO_BIN_EXE_talon-oci"),
+            &[],
+            dir.path().join("runtime-state"),
+        );
+        let runsc = OciCli::gvisor(
+            &talon_worker::testing::runsc().to_string_lossy(),
+            dir.path().join("runsc-state"),
+            "systrap",
+        );
+        let host = SandboxHost::with_options(dir.path(), Arc::new(rt), &agent_binary(), opts)
+            .unwrap()
+            .with_gvisor(Arc::new(runsc));
+        Arc::new(TestHost {
+            dir,
+            host: Arc::new(host),
+        })
+    }
+
     /// Another host on this one's data directory: the worker restarted.
     pub fn reopen(&self, opts: HostOptions) -> Arc<SandboxHost> {
         let rt = OciCli::libcontainer(

@@ -81,6 +81,7 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
         network_policy: Some(network_policy(&policy_of(row)?)),
         tenant_id: row.tenant_id.clone(),
         runtime: String::new(),
+        isolation: crate::domain::isolation::Isolation::parse(&row.isolation)?.to_proto() as i32,
         secret_files: s.files.into_iter().collect(),
         secret_expire_times: s.expires.into_iter().collect(),
         idle_timeout: (row.idle_timeout_ms > 0).then(|| prost_types::Duration {

@@ -65,6 +65,8 @@ pub struct NewSandbox {
     pub auto_resume: bool,
     /// See `Sandbox.snapshot_id`: create from the tenant's snapshot.
     pub snapshot_id: Option<String>,
+    /// See `Sandbox.isolation`.
+    pub isolation: crate::domain::isolation::Isolation,
 }
 
 async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {

@@ -144,10 +144,13 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
             "{k} is both an environment variable and a secret"
         )));
     }
+    if !app.hub.any_offers(n.isolation.name()) {
+        return Err(crate::domain::isolation::none_offers(n.isolation));
+    }
     let checked = t0.elapsed();
     let req = amount(n.cpu_millis, n.memory_mib);
     let r = reserve(app, &p.tenant_id, &req, true).await?;
-    let cands = candidates(app, &r.txn, &r.holdings, None, &n.image).await?;
+    let cands = candidates(app, &r.txn, &r.holdings, None, &n.image, n.isolation).await?;
     // No worker at all is an outage (UNAVAILABLE, retry); workers that are
     // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
     let worker = scheduler::place(&cands, &req, app.config.placement).ok_or_else(|| {
@@ -200,6 +203,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         idle_timeout_ms: Set(idle_timeout_ms),
         auto_resume: Set(n.auto_resume),
         snapshot_id: Set(snapshot_id),
+        isolation: Set(n.isolation.name().to_string()),
     }
     .insert(&r.txn)
     .await?;
@@ -443,7 +447,16 @@ pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<
     let row = reload(app, id).await?;
     not_deleted(&row)?;
     let h = quota::holdings(&app.db, None).await?;
-    let cands = candidates(app, &app.db, &h, row.worker_id.as_deref(), &row.image).await?;
+    let level = crate::domain::isolation::Isolation::parse(&row.isolation)?;
+    let cands = candidates(
+        app,
+        &app.db,
+        &h,
+        row.worker_id.as_deref(),
+        &row.image,
+        level,
+    )
+    .await?;
     let worker = match target {
         Some(t) => cands
             .iter()

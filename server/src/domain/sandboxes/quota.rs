@@ -121,13 +121,15 @@ pub fn check(
 }
 
 /// The connected, undrained workers with what live sandboxes hold on
-/// each (from `h`), those holding `image` and other than `exclude`.
+/// each (from `h`), those holding `image`, offering `level` and other
+/// than `exclude`.
 pub(super) async fn candidates(
     app: &App,
     db: &impl ConnectionTrait,
     h: &Holdings,
     exclude: Option<&str>,
     image: &str,
+    level: crate::domain::isolation::Isolation,
 ) -> Result<Vec<Candidate>> {
     let drained = drained(db).await?;
     Ok(app
@@ -135,7 +137,10 @@ pub(super) async fn candidates(
         .connected()
         .into_iter()
         .filter(|(id, _)| {
-            !drained.contains(id) && Some(id.as_str()) != exclude && app.hub.has_image(id, image)
+            !drained.contains(id)
+                && Some(id.as_str()) != exclude
+                && app.hub.has_image(id, image)
+                && app.hub.offers(id, level.name())
         })
         .map(|(id, capacity)| {
             let held = h.by_worker.get(&id).cloned().unwrap_or_default();

@@ -96,6 +96,7 @@ pub(crate) mod tests {
             idle_timeout_ms: 0,
             auto_resume: false,
             snapshot_id: String::new(),
+            isolation: "container".into(),
         }
     }
 

@@ -1,0 +1,98 @@
+//! Isolation levels through a real server and its embedded worker: a
+//! create names `gvisor` and runs under gVisor's kernel, the sandbox says
+//! its level; MICROVM is refused as offered by no worker, an unknown level
+//! as invalid, and a level no connected worker offers names itself.
+//! Needs root and the pinned runsc (scripts/install-runsc.sh).
+
+mod common;
+use common::*;
+use talon_proto::v1 as pb;
+use tonic::Code;
+
+fn create(isolation: i32) -> pb::CreateSandboxRequest {
+    pb::CreateSandboxRequest {
+        sandbox: Some(pb::Sandbox {
+            isolation,
+            ..Default::default()
+        }),
+        wait_until_running: true,
+        ..Default::default()
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_create_picks_its_isolation_and_an_unoffered_level_is_refused() {
+    let runsc = talon_worker::testing::runsc();
+    let s = Server::up_with(&["--runsc", &runsc.to_string_lossy()]).await;
+    let t = tenant(&s, "iso").await;
+    let mut c = s.as_(&t.developer).await;
+    let mut procs = pb::process_service_client::ProcessServiceClient::with_interceptor(
+        s.channel().await,
+        bearer(&t.developer),
+    );
+
+    let g = c
+        .sandboxes
+        .create_sandbox(create(pb::Isolation::Gvisor as i32))
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap();
+    assert_eq!(g.isolation, pb::Isolation::Gvisor as i32);
+    let (out, code) = proc_sh(
+        &mut procs,
+        &g.sandbox_id,
+        "cat /proc/version; ls -l / >/dev/null && echo ok",
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    let host = std::fs::read_to_string("/proc/version").unwrap();
+    assert_ne!(out.lines().next().unwrap().trim(), host.trim(), "{out}");
+    assert_eq!(
+        get(&mut c, &g.sandbox_id).await.isolation,
+        pb::Isolation::Gvisor as i32
+    );
+
+    // Unspecified is a container, on the host's kernel.
+    let d = c
+        .sandboxes
+        .create_sandbox(create(0))
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap();
+    assert_eq!(d.isolation, pb::Isolation::Container as i32);
+    let (out, _) = proc_sh(&mut procs, &d.sandbox_id, "cat /proc/version").await;
+    assert_eq!(out.trim(), host.trim());
+
+    let e = c
+        .sandboxes
+        .create_sandbox(create(pb::Isolation::Microvm as i32))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
+    assert!(e.message().contains("microvm"), "{e}");
+    let e = c.sandboxes.create_sandbox(create(99)).await.unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument, "{e}");
+    for id in [g.sandbox_id, d.sandbox_id] {
+        c.sandboxes
+            .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: id })
+            .await
+            .unwrap();
+    }
+    drop(s);
+
+    // A platform whose worker has no runsc.
+    let s = Server::up_with(&["--runsc", "none"]).await;
+    let t = tenant(&s, "iso").await;
+    let mut c = s.as_(&t.developer).await;
+    let e = c
+        .sandboxes
+        .create_sandbox(create(pb::Isolation::Gvisor as i32))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
+    assert!(e.message().contains("offers gvisor"), "{e}");
+}
