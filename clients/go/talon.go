@@ -218,6 +218,8 @@ type SandboxInfo struct {
 	EndAt     time.Time
 	// SnapshotID is the snapshot it was created from ("" for none).
 	SnapshotID string
+	// Isolation is "container" or "gvisor".
+	Isolation string
 	// Raw is the whole record as the API gave it.
 	Raw *api.Sandbox
 }
@@ -227,8 +229,13 @@ func infoOf(s *api.Sandbox) SandboxInfo {
 		return SandboxInfo{}
 	}
 	st := strings.ToLower(strings.TrimPrefix(string(deref(s.State)), "SANDBOX_STATE_"))
+	iso := "container"
+	if s.Isolation != nil {
+		iso = strings.ToLower(strings.TrimPrefix(string(*s.Isolation), "ISOLATION_"))
+	}
 	return SandboxInfo{
-		ID: deref(s.SandboxId), State: st, Image: deref(s.Image), Metadata: deref(s.Metadata),
+		Isolation: iso,
+		ID:        deref(s.SandboxId), State: st, Image: deref(s.Image), Metadata: deref(s.Metadata),
 		StartedAt: deref(s.CreateTime), EndAt: deref(s.ExpireTime), SnapshotID: deref(s.SnapshotId), Raw: s,
 	}
 }
@@ -264,6 +271,9 @@ type CreateOptions struct {
 	// it while paused resume it first.
 	IdleTimeoutSecs float64
 	AutoResume      bool
+	// Isolation is "container" (the default) or "gvisor": a user-space
+	// kernel between the code and the host's, where a worker offers it.
+	Isolation string
 	// AllowInternetAccess false seals the sandbox (nil: open).
 	AllowInternetAccess *bool
 	Network             *NetworkOptions
@@ -382,6 +392,13 @@ func (c *Client) Create(ctx context.Context, o CreateOptions) (*Sandbox, error) 
 	}
 	if o.AutoResume {
 		body.AutoResume = ptr(true)
+	}
+	switch o.Isolation {
+	case "":
+	case "container", "gvisor", "microvm":
+		body.Isolation = ptr(api.SandboxIsolation("ISOLATION_" + strings.ToUpper(o.Isolation)))
+	default:
+		return nil, &Error{Code: "INVALID_ARGUMENT", Message: fmt.Sprintf("Isolation is \"container\", \"gvisor\" or \"microvm\", not %q", o.Isolation)}
 	}
 	if o.CPUMillis > 0 || o.MemoryMiB > 0 {
 		r := api.Resources{}

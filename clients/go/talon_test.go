@@ -236,6 +236,26 @@ func TestPreviewURLIsASignedLink(t *testing.T) {
 	}
 }
 
+func TestIsolationGvisor(t *testing.T) {
+	c := client(t)
+	ctx := context.Background()
+	s, err := c.Create(ctx, talon.CreateOptions{Isolation: "gvisor", MemoryMiB: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Kill(context.Background())
+	if s.Info.Isolation != "gvisor" {
+		t.Fatalf("isolation %q", s.Info.Isolation)
+	}
+	r, err := s.Commands.Run(ctx, talon.Shell("cat /proc/version"), nil)
+	if err != nil || !strings.Contains(r.Stdout, "gvisor") {
+		t.Fatal(err, r)
+	}
+	if _, err := c.Create(ctx, talon.CreateOptions{Isolation: "vm"}); !errors.Is(err, talon.ErrInvalidArgument) {
+		t.Fatalf("an unknown level: %v", err)
+	}
+}
+
 func TestSnapshotAndFork(t *testing.T) {
 	s, ctx := sandbox(t)
 	c := client(t)

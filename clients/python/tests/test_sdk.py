@@ -214,3 +214,14 @@ def test_preview_url_is_a_signed_link_any_client_opens(sbx):
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(sbx.preview_address(8126), timeout=30)
     assert e.value.code == 401
+
+
+def test_isolation_gvisor_runs_under_its_own_kernel():
+    # The platform under test offers gvisor (CI installs runsc).
+    with Sandbox.create(isolation="gvisor", memory_mib=128) as s:
+        assert s.info().isolation == "gvisor"
+        assert "gvisor" in s.commands.run("cat /proc/version").stdout
+        s.files.write("/workspace/f.txt", "under gVisor")
+        assert s.files.read("/workspace/f.txt") == "under gVisor"
+    with pytest.raises(errors.InvalidArgumentError):
+        Sandbox.create(isolation="vm")

@@ -199,6 +199,7 @@ impl Client {
                 timeout: o.timeout.map(duration),
                 idle_timeout: o.idle_timeout.map(duration),
                 auto_resume: o.auto_resume,
+                isolation: o.isolation as i32,
                 resources: Some(pb::Resources {
                     cpu_millis: o.cpu_millis.unwrap_or(0),
                     memory_mib: o.memory_mib.unwrap_or(0),
@@ -375,6 +376,9 @@ pub struct CreateOptions {
     /// Start from this snapshot's files (`Sandbox::create_snapshot`), on
     /// its image; leave `image` unset.
     pub snapshot_id: Option<String>,
+    /// `Container` (unspecified: the default) or `Gvisor`, a user-space
+    /// kernel between the code and the host's, where a worker offers it.
+    pub isolation: pb::Isolation,
     pub cpu_millis: Option<i64>,
     pub memory_mib: Option<i64>,
     pub no_wait: bool,

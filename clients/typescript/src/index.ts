@@ -196,6 +196,8 @@ export interface SandboxInfo {
   endAt?: Date;
   /** The snapshot it was created from ("" for none). */
   snapshotId: string;
+  /** "container" or "gvisor". */
+  isolation: string;
   raw: ApiSandbox;
 }
 
@@ -225,6 +227,7 @@ function snapshotInfo(s: components["schemas"]["Snapshot"]): SnapshotInfo {
 function info(s: ApiSandbox): SandboxInfo {
   return {
     snapshotId: s.snapshotId ?? "",
+    isolation: String(s.isolation ?? "ISOLATION_CONTAINER").replace("ISOLATION_", "").toLowerCase(),
     sandboxId: s.sandboxId ?? "",
     state: String(s.state ?? "").replace("SANDBOX_STATE_", "").toLowerCase(),
     image: s.image ?? "",
@@ -872,6 +875,8 @@ export interface CreateOptions extends ConnectionOptions {
   autoResume?: boolean;
   /** Start from this snapshot's files (`createSnapshot`), on its image; leave `image` unset. */
   snapshotId?: string;
+  /** "container" (the default) or "gvisor": a user-space kernel between the code and the host's, where a worker offers it. */
+  isolation?: "container" | "gvisor" | "microvm";
   cpuMillis?: number;
   memoryMib?: number;
   labels?: Record<string, string>;
@@ -1339,6 +1344,12 @@ export class Sandbox {
     if (o.timeoutMs) body.timeout = seconds(o.timeoutMs);
     if (o.idleTimeoutMs) body.idleTimeout = seconds(o.idleTimeoutMs);
     if (o.autoResume) body.autoResume = true;
+    if (o.isolation !== undefined) {
+      if (!["container", "gvisor", "microvm"].includes(o.isolation)) {
+        throw new InvalidArgumentError(`isolation is "container", "gvisor" or "microvm", not ${JSON.stringify(o.isolation)}`);
+      }
+      body.isolation = `ISOLATION_${o.isolation.toUpperCase()}` as ApiSandbox["isolation"];
+    }
     if (o.onTimeout !== undefined) {
       if (o.onTimeout !== "pause" && o.onTimeout !== "kill") {
         throw new InvalidArgumentError(`onTimeout is "pause" or "kill", not ${JSON.stringify(o.onTimeout)}`);

@@ -8,6 +8,7 @@ import {
   CommandExitError,
   CommandTimeoutError,
   FailedPreconditionError,
+  InvalidArgumentError,
   NotFoundError,
   PermissionDeniedError,
   Sandbox,
@@ -153,6 +154,20 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
     await s.kill();
     assert.equal((await s.getInfo()).state, "deleted");
     await assert.rejects(s.commands.run("true"), FailedPreconditionError);
+  });
+
+  it("runs a gvisor sandbox under its own kernel", async () => {
+    const s = await Sandbox.create({ isolation: "gvisor", memoryMib: 128 });
+    try {
+      assert.equal((await s.getInfo()).isolation, "gvisor");
+      assert.match((await s.commands.run("cat /proc/version")).stdout, /gvisor/);
+    } finally {
+      await s.kill();
+    }
+    await assert.rejects(
+      Sandbox.create({ isolation: "vm" as unknown as "gvisor" }),
+      InvalidArgumentError,
+    );
   });
 
   it("snapshots, creates from a snapshot and forks", async () => {

@@ -398,6 +398,30 @@ func (e RunCodeRequestLanguage) Valid() bool {
 	}
 }
 
+// Defines values for SandboxIsolation.
+const (
+	ISOLATIONCONTAINER   SandboxIsolation = "ISOLATION_CONTAINER"
+	ISOLATIONGVISOR      SandboxIsolation = "ISOLATION_GVISOR"
+	ISOLATIONMICROVM     SandboxIsolation = "ISOLATION_MICROVM"
+	ISOLATIONUNSPECIFIED SandboxIsolation = "ISOLATION_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the SandboxIsolation enum.
+func (e SandboxIsolation) Valid() bool {
+	switch e {
+	case ISOLATIONCONTAINER:
+		return true
+	case ISOLATIONGVISOR:
+		return true
+	case ISOLATIONMICROVM:
+		return true
+	case ISOLATIONUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SandboxState.
 const (
 	SandboxStateSANDBOXSTATEDELETED     SandboxState = "SANDBOX_STATE_DELETED"
@@ -2099,6 +2123,12 @@ type Sandbox struct {
 	// Image The image: "host" (the default) or an imported image's name.
 	Image *string `json:"image,omitempty"`
 
+	// Isolation How strongly it is kept from the host (set on create; unspecified is
+	//  CONTAINER). A create that asks for a level no connected worker offers
+	//  answers FAILED_PRECONDITION naming the level. Output: the level it
+	//  runs at.
+	Isolation *SandboxIsolation `json:"isolation,omitempty"`
+
 	// Labels Free-form labels, filterable in ListSandboxes.
 	Labels *map[string]string `json:"labels,omitempty"`
 
@@ -2150,6 +2180,13 @@ type Sandbox struct {
 	// WorkerId Output only. The worker it is placed on.
 	WorkerId *string `json:"workerId,omitempty"`
 }
+
+// SandboxIsolation How strongly it is kept from the host (set on create; unspecified is
+//
+//	CONTAINER). A create that asks for a level no connected worker offers
+//	answers FAILED_PRECONDITION naming the level. Output: the level it
+//	runs at.
+type SandboxIsolation string
 
 // SandboxState Output only. The lifecycle state.
 type SandboxState string

@@ -163,6 +163,8 @@ class SandboxInfo:
     cpu_millis: int = 0
     memory_mib: int = 0
     snapshot_id: str = ""
+    # "container" or "gvisor".
+    isolation: str = "container"
 
     @property
     def template_id(self) -> str:
@@ -177,7 +179,8 @@ class SandboxInfo:
                            metadata=dict(d.get("metadata") or {}), started_at=d.get("createTime", ""),
                            end_at=d.get("expireTime", ""), cpu_millis=int(res.get("cpuMillis", 0) or 0),
                            memory_mib=int(res.get("memoryMib", 0) or 0),
-                           snapshot_id=d.get("snapshotId", ""))
+                           snapshot_id=d.get("snapshotId", ""),
+                           isolation=str(d.get("isolation", "ISOLATION_CONTAINER")).removeprefix("ISOLATION_").lower())
 
 
 @dataclass
@@ -495,16 +498,24 @@ def network_policy(allow_internet_access: Optional[bool], network: Optional[dict
     return None
 
 
+# The isolation levels a create may ask for (see `Sandbox.create`).
+ISOLATIONS = ("container", "gvisor", "microvm")
+
+
 def create_body(image: str, envs: Optional[dict], timeout: Optional[float], cpu_millis: Optional[int],
                 memory_mib: Optional[int], labels: Optional[dict], secrets: Optional[list[str]],
                 metadata: Optional[dict] = None, allow_internet_access: Optional[bool] = None,
                 network: Optional[dict] = None, on_timeout: Optional[str] = None,
                 idle_timeout: Optional[float] = None, auto_resume: Optional[bool] = None,
-                snapshot_id: Optional[str] = None) -> dict:
+                snapshot_id: Optional[str] = None, isolation: Optional[str] = None) -> dict:
     # From a snapshot, the image is the snapshot's (an image too is refused).
     b: dict[str, Any] = {"snapshotId": snapshot_id} if snapshot_id else {"image": image or "host"}
     if snapshot_id and image:
         b["image"] = image
+    if isolation is not None:
+        if isolation not in ISOLATIONS:
+            raise errors.InvalidArgumentError(f"isolation is one of {', '.join(ISOLATIONS)}, not {isolation!r}")
+        b["isolation"] = "ISOLATION_" + isolation.upper()
     if idle_timeout:
         b["idleTimeout"] = f"{float(idle_timeout):g}s"
     if auto_resume:

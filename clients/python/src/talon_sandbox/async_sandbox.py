@@ -568,12 +568,13 @@ class AsyncSandbox:
                      cpu_millis: Optional[int] = None, memory_mib: Optional[int] = None,
                      labels: Optional[dict] = None, secrets: Optional[list[str]] = None, wait: bool = True,
                      wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
-                     request_timeout: float = 60.0, snapshot_id: Optional[str] = None) -> "AsyncSandbox":
+                     request_timeout: float = 60.0, snapshot_id: Optional[str] = None,
+               isolation: Optional[str] = None) -> "AsyncSandbox":
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.async_client()
         body = core.create_body(image or template or ("" if snapshot_id else "host"), envs, timeout, cpu_millis,
                                 memory_mib, labels, secrets, metadata, allow_internet_access, network,
-                                on_timeout, idle_timeout, auto_resume, snapshot_id)
+                                on_timeout, idle_timeout, auto_resume, snapshot_id, isolation)
         r = await call(client, create_sandbox, body=body, wait_until_running=wait or None,
                        wait_timeout=f"{float(wait_timeout):g}s" if wait else None,
                        idempotency_key=idempotency_key)

@@ -606,7 +606,8 @@ class Sandbox:
                cpu_millis: Optional[int] = None, memory_mib: Optional[int] = None,
                labels: Optional[dict] = None, secrets: Optional[list[str]] = None, wait: bool = True,
                wait_timeout: float = 60, api_key: Optional[str] = None, base_url: Optional[str] = None,
-               request_timeout: float = 60.0, snapshot_id: Optional[str] = None) -> "Sandbox":
+               request_timeout: float = 60.0, snapshot_id: Optional[str] = None,
+               isolation: Optional[str] = None) -> "Sandbox":
         """Creates a sandbox from `image` (E2B's `template`; "host" by
         default) and waits until it runs. `timeout` (s) is how long it may
         live, then `on_timeout` ("pause", the default, or "kill") happens.
@@ -615,12 +616,14 @@ class Sandbox:
         `idempotency_key` returns the first one's sandbox. `idle_timeout`
         (s) pauses it after that long without activity; with `auto_resume`
         the next call to a paused sandbox resumes it. `snapshot_id` starts
-        it from a snapshot's files (`create_snapshot`), on its image."""
+        it from a snapshot's files (`create_snapshot`), on its image.
+        `isolation` is "container" (the default) or "gvisor" (a user-space
+        kernel between the code and the host's, where a worker offers it)."""
         config = core.Config(api_key, base_url, request_timeout).resolved()
         client = config.client()
         body = core.create_body(image or template or ("" if snapshot_id else "host"), envs, timeout, cpu_millis,
                                 memory_mib, labels, secrets, metadata, allow_internet_access, network,
-                                on_timeout, idle_timeout, auto_resume, snapshot_id)
+                                on_timeout, idle_timeout, auto_resume, snapshot_id, isolation)
         r = call(client, create_sandbox, body=body, wait_until_running=wait or None,
                  wait_timeout=f"{float(wait_timeout):g}s" if wait else None, idempotency_key=idempotency_key)
         return cls(SandboxInfo.of(r["sandbox"]), client, config)

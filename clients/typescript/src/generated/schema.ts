@@ -2703,6 +2703,15 @@ export interface components {
             idleTimeout?: string;
             /** @description The image: "host" (the default) or an imported image's name. */
             image?: string;
+            /**
+             * Format: enum
+             * @description How strongly it is kept from the host (set on create; unspecified is
+             *      CONTAINER). A create that asks for a level no connected worker offers
+             *      answers FAILED_PRECONDITION naming the level. Output: the level it
+             *      runs at.
+             * @enum {string}
+             */
+            isolation?: "ISOLATION_UNSPECIFIED" | "ISOLATION_CONTAINER" | "ISOLATION_GVISOR" | "ISOLATION_MICROVM";
             /** @description Free-form labels, filterable in ListSandboxes. */
             labels?: {
                 [key: string]: string;

@@ -84,6 +84,9 @@ enum Cmd {
         /// A call to it while paused resumes it first.
         #[arg(long)]
         auto_resume: bool,
+        /// container (the default) or gvisor: a user-space kernel between the code and the host's.
+        #[arg(long, value_parser = ["container", "gvisor", "microvm"])]
+        isolation: Option<String>,
     },
     /// Lists sandboxes.
     List {
@@ -638,6 +641,11 @@ fn sandbox_json(s: &pb::Sandbox) -> Value {
         "snapshot_id": s.snapshot_id,
         "sandbox_id": s.sandbox_id,
         "state": state_name(s.state),
+        "isolation": pb::Isolation::try_from(s.isolation)
+            .unwrap_or_default()
+            .as_str_name()
+            .trim_start_matches("ISOLATION_")
+            .to_lowercase(),
         "image": s.image,
         "state_message": s.state_message,
         "worker_id": s.worker_id,
@@ -726,6 +734,7 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
             idempotency_key,
             idle_timeout,
             auto_resume,
+            isolation,
         } => {
             let s = client(cli)
                 .await?
@@ -738,6 +747,13 @@ async fn run(cli: &Cli) -> anyhow::Result<i32> {
                     timeout: timeout.map(Duration::from_secs),
                     idle_timeout: idle_timeout.map(Duration::from_secs),
                     auto_resume: *auto_resume,
+                    isolation: isolation
+                        .as_deref()
+                        .map(|i| {
+                            pb::Isolation::from_str_name(&format!("ISOLATION_{}", i.to_uppercase()))
+                                .unwrap_or_default()
+                        })
+                        .unwrap_or_default(),
                     cpu_millis: *cpu_millis,
                     memory_mib: *memory_mib,
                     no_wait: *no_wait,

@@ -148,6 +148,7 @@ from .run_code_request_language import RunCodeRequestLanguage
 from .run_code_response import RunCodeResponse
 from .sandbox import Sandbox
 from .sandbox_env import SandboxEnv
+from .sandbox_isolation import SandboxIsolation
 from .sandbox_labels import SandboxLabels
 from .sandbox_metadata import SandboxMetadata
 from .sandbox_metrics import SandboxMetrics
@@ -355,6 +356,7 @@ __all__ = (
     "RunCodeResponse",
     "Sandbox",
     "SandboxEnv",
+    "SandboxIsolation",
     "SandboxLabels",
     "SandboxMetadata",
     "SandboxMetrics",

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.sandbox_isolation import SandboxIsolation
 from ..models.sandbox_state import SandboxState
 from ..models.sandbox_timeout_action import SandboxTimeoutAction
 from ..types import UNSET, Unset
@@ -45,6 +46,10 @@ class Sandbox:
                 its longest sandbox timeout; checked every 2 s on the worker, so it
                 pauses within about 2 s after the idle time passes. Set on create.
            image (str | Unset): The image: "host" (the default) or an imported image's name.
+           isolation (SandboxIsolation | Unset): How strongly it is kept from the host (set on create; unspecified is
+                CONTAINER). A create that asks for a level no connected worker offers
+                answers FAILED_PRECONDITION naming the level. Output: the level it
+                runs at.
            labels (SandboxLabels | Unset): Free-form labels, filterable in ListSandboxes.
            metadata (SandboxMetadata | Unset): Free-form metadata for the caller's own bookkeeping (a user id, a
                 session, a run), filterable in ListSandboxes. Unlike labels, values may
@@ -75,6 +80,7 @@ class Sandbox:
     generation: str | Unset = UNSET
     idle_timeout: str | Unset = UNSET
     image: str | Unset = UNSET
+    isolation: SandboxIsolation | Unset = UNSET
     labels: SandboxLabels | Unset = UNSET
     metadata: SandboxMetadata | Unset = UNSET
     network_policy: NetworkPolicy | Unset = UNSET
@@ -112,6 +118,10 @@ class Sandbox:
         idle_timeout = self.idle_timeout
 
         image = self.image
+
+        isolation: str | Unset = UNSET
+        if not isinstance(self.isolation, Unset):
+            isolation = self.isolation.value
 
         labels: dict[str, Any] | Unset = UNSET
         if not isinstance(self.labels, Unset):
@@ -176,6 +186,8 @@ class Sandbox:
             field_dict["idleTimeout"] = idle_timeout
         if image is not UNSET:
             field_dict["image"] = image
+        if isolation is not UNSET:
+            field_dict["isolation"] = isolation
         if labels is not UNSET:
             field_dict["labels"] = labels
         if metadata is not UNSET:
@@ -246,6 +258,13 @@ class Sandbox:
         idle_timeout = d.pop("idleTimeout", UNSET)
 
         image = d.pop("image", UNSET)
+
+        _isolation = d.pop("isolation", UNSET)
+        isolation: SandboxIsolation | Unset
+        if isinstance(_isolation, Unset):
+            isolation = UNSET
+        else:
+            isolation = SandboxIsolation(_isolation)
 
         _labels = d.pop("labels", UNSET)
         labels: SandboxLabels | Unset
@@ -320,6 +339,7 @@ class Sandbox:
             generation=generation,
             idle_timeout=idle_timeout,
             image=image,
+            isolation=isolation,
             labels=labels,
             metadata=metadata,
             network_policy=network_policy,
