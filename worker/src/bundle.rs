@@ -53,6 +53,11 @@ impl Layout {
     pub fn agent_dir(&self) -> PathBuf {
         self.dir.join("agent")
     }
+    /// A gVisor sandbox's network namespace, made before runsc starts (its
+    /// netstack takes the links it finds then) and bound here.
+    pub fn netns(&self) -> PathBuf {
+        self.dir.join("netns")
+    }
     pub fn agent_uds(&self) -> PathBuf {
         self.agent_dir().join("agent.sock")
     }
@@ -451,7 +456,14 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         LinuxNamespaceType::Cgroup,
     ]
     .into_iter()
-    .map(|t| LinuxNamespaceBuilder::default().typ(t).build())
+    .map(|t| match t {
+        // runsc joins the one made for it, links in place.
+        LinuxNamespaceType::Network if gvisor => LinuxNamespaceBuilder::default()
+            .typ(t)
+            .path(b.layout.netns())
+            .build(),
+        t => LinuxNamespaceBuilder::default().typ(t).build(),
+    })
     .collect::<Result<Vec<_>, _>>()?;
     let period = 100_000u64;
     let memory = b.limits.memory_mib.max(16) << 20;

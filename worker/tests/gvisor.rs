@@ -74,3 +74,61 @@ async fn a_worker_without_runsc_refuses_gvisor() {
     let e = create(&env, &gvisor_spec()).await.err().expect("refused");
     assert!(e.to_string().contains("does not offer gvisor"), "{e:#}");
 }
+
+/// With the worker's network: a gVisor sandbox gets its link before runsc
+/// starts (its netstack takes the links it finds then) and reaches the
+/// worker's resolver through it; under `deny` it has loopback only.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gvisor_sandbox_is_on_the_network_its_policy_allows() {
+    use talon_worker::net::NetOptions;
+    let env = TestHost::with_gvisor(Default::default());
+    let net = env
+        .host
+        .enable_network(NetOptions {
+            bridge: "tlngv0".into(),
+            cidr: "10.86.0.0/24".parse().unwrap(),
+            dns_upstream: Some("127.0.0.1:53".parse().unwrap()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // A DNS question to the sandbox's nameserver: any reply is an answer
+    // (the upstream here answers nothing; the worker's resolver does).
+    const ASK: &str = r#"python3 -c '
+import socket
+ns = [l.split()[1] for l in open("/etc/resolv.conf") if l.startswith("nameserver")][0]
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(8)
+q = bytes.fromhex("123401000001000000000000076578616d706c6503636f6d0000010001")
+try:
+    s.sendto(q, (ns, 53)); d, _ = s.recvfrom(512); print("answered" if d[:2] == q[:2] else "garbled")
+except OSError as e:
+    print("no answer:", e)
+'; grep -c eth0 /proc/net/dev"#;
+    let mut open = gvisor_spec();
+    open.network_policy = Some(pb::NetworkPolicy {
+        mode: pb::EgressMode::Open as i32,
+        ..Default::default()
+    });
+    let mut s = create(&env, &open).await.unwrap();
+    let (out, err, _) = s.sh(ASK).await;
+    assert_eq!(out, "answered\n1\n", "{err}");
+    let id = s.id.clone();
+    env.host.delete(&id, 1).await.unwrap();
+    drop(s);
+
+    let mut deny = gvisor_spec();
+    deny.network_policy = Some(pb::NetworkPolicy {
+        mode: pb::EgressMode::Deny as i32,
+        ..Default::default()
+    });
+    let mut s = create(&env, &deny).await.unwrap();
+    let (out, _, _) = s.sh(ASK).await;
+    assert!(
+        out.starts_with("no answer") && out.ends_with("\n0\n"),
+        "{out}"
+    );
+    let id = s.id.clone();
+    env.host.delete(&id, 1).await.unwrap();
+    drop(s);
+    net.remove().await;
+}

@@ -225,17 +225,33 @@ impl SandboxHost {
                     (None, layout.agent_uds())
                 }
             };
+            // gVisor's netstack takes the links it finds at its start: the
+            // namespace and its link are made first.
+            if h.isolation == Isolation::Gvisor {
+                let ns = crate::net::NetNs::File(layout.netns());
+                if !rootfs::mounts_under(&layout.netns()).contains(&layout.netns()) {
+                    crate::ns::new_netns(layout.netns()).await?;
+                }
+                match self.net.get() {
+                    Some(net) if !matches!(h.egress, Egress::Deny) => {
+                        net.attach(id, h.slot, &ns, &h.egress).await?;
+                        mark("network", &mut t);
+                    }
+                    _ => {}
+                }
+            }
             let pid = runtime.run(id, &layout.bundle(), socket.as_ref()).await?;
             drop(socket);
             h.init = start_time(pid).map(|s| (pid, s));
             mark("run", &mut t);
             // Loopback always works, whatever the network and policy (an
             // attached link brings it up with eth0). gVisor's netstack
-            // has its own loopback.
+            // has its own loopback, and its link is in place already.
             match self.net.get() {
                 _ if h.isolation == Isolation::Gvisor => {}
                 Some(net) if !matches!(h.egress, Egress::Deny) => {
-                    net.attach(id, h.slot, pid, &h.egress).await?;
+                    net.attach(id, h.slot, &crate::net::NetNs::Pid(pid), &h.egress)
+                        .await?;
                     mark("network", &mut t);
                 }
                 _ => {

@@ -175,7 +175,10 @@ impl SandboxHost {
             let lock = self.lock(&h.sandbox_id).await;
             let _g = lock.lock().await;
             if let Ok(Some(pid)) = self.pid_of(&h).await {
-                if let Err(e) = net.adopt(h.cid(), h.slot, pid, &h.egress).await {
+                if let Err(e) = net
+                    .adopt(h.cid(), h.slot, &self.netns(&h, pid), &h.egress)
+                    .await
+                {
                     tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not re-attach the sandbox's network");
                 }
                 keep.insert(h.cid().to_string(), h.slot);
@@ -203,7 +206,17 @@ impl SandboxHost {
                     .pid_of(&h)
                     .await?
                     .ok_or_else(|| anyhow::anyhow!("the sandbox's container is gone"))?;
-                net.update(h.cid(), h.slot, pid, &h.egress, &policy).await?;
+                // runsc's netstack took the sandbox's links at its start:
+                // a link can come or go only with a restart.
+                anyhow::ensure!(
+                    h.isolation == Isolation::Container
+                        || matches!(h.egress, Egress::Deny) == matches!(policy, Egress::Deny),
+                    WorkerError::Invalid(
+                        "a gvisor sandbox's network is turned on or off (deny) only when it starts: stop and start it to apply this policy".into()
+                    )
+                );
+                net.update(h.cid(), h.slot, &self.netns(&h, pid), &h.egress, &policy)
+                    .await?;
             }
             Some(_) => {}
             None if matches!(policy, Egress::Deny | Egress::Sealed) => {}
@@ -329,6 +342,16 @@ impl SandboxHost {
             .pid_of(h)
             .await?
             .map(|pid| (pid, self.layout(&h.sandbox_id).disk())))
+    }
+
+    /// The network namespace of a held sandbox whose init is `pid`: the
+    /// init's, or under gVisor the one the worker made for it at its
+    /// start (`Layout::netns`).
+    pub(super) fn netns(&self, h: &Held, pid: u32) -> crate::net::NetNs {
+        match h.isolation {
+            Isolation::Container => crate::net::NetNs::Pid(pid),
+            Isolation::Gvisor => crate::net::NetNs::File(self.layout(&h.sandbox_id).netns()),
+        }
     }
 
     pub(super) async fn pid_of(&self, h: &Held) -> anyhow::Result<Option<u32>> {

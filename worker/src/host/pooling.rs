@@ -67,7 +67,14 @@ impl SandboxHost {
         if let Some(net) = self.net.get()
             && egress != h.egress
         {
-            net.update(h.cid(), h.slot, pid, &h.egress, &egress).await?;
+            net.update(
+                h.cid(),
+                h.slot,
+                &crate::net::NetNs::Pid(pid),
+                &h.egress,
+                &egress,
+            )
+            .await?;
         }
         let t_net = t0.elapsed();
         h.egress = egress;

@@ -140,15 +140,16 @@ pub struct Inside {
 }
 
 /// Creates a veth pair, its host end on the bridge, and moves the other
-/// end into the namespace of `pid` as `eth0`, addressed and routed. A
+/// end into the network namespace `ns` as `eth0`, addressed and routed. A
 /// stale host end of the same name is replaced.
 pub async fn attach_veth(
     h: &Handle,
     host_name: &str,
     bridge_index: u32,
-    pid: u32,
+    ns: &super::NetNs,
     inside: &Inside,
 ) -> anyhow::Result<()> {
+    let target = std::fs::File::open(ns.path())?;
     delete(h, host_name).await?;
     // One message makes the pair: the host end on the bridge and up, the
     // peer born inside the sandbox as eth0 with its MAC. Moving a link
@@ -158,7 +159,7 @@ pub async fn attach_veth(
         .name("eth0".into())
         .address(inside.mac.to_vec())
         .mtu(inside.mtu)
-        .setns_by_pid(pid)
+        .setns_by_fd(std::os::fd::AsRawFd::as_raw_fd(&target))
         .build();
     let mut msg = LinkVeth::new(host_name, "eth0")
         .mtu(inside.mtu)
@@ -175,7 +176,8 @@ pub async fn attach_veth(
         }
     }
     h.link().add(msg).execute().await?;
-    let set = configure_inside(pid, Some(inside.clone()));
+    drop(target);
+    let set = configure_inside(ns, Some(inside.clone()));
     if let Err(e) = set.await {
         let _ = delete(h, host_name).await;
         return Err(e);
@@ -183,10 +185,10 @@ pub async fn attach_veth(
     Ok(())
 }
 
-/// Runs netlink calls inside the network namespace of `pid`, on a socket
+/// Runs netlink calls inside the network namespace `ns`, on a socket
 /// opened there (it stays bound to that namespace).
-async fn configure_inside(pid: u32, eth0: Option<Inside>) -> anyhow::Result<()> {
-    crate::ns::within(pid, "net", crate::ns::Kind::Network, move || {
+async fn configure_inside(ns: &super::NetNs, eth0: Option<Inside>) -> anyhow::Result<()> {
+    crate::ns::within_path(ns.path(), "net", crate::ns::Kind::Network, move || {
         tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?
@@ -199,7 +201,7 @@ async fn configure_inside(pid: u32, eth0: Option<Inside>) -> anyhow::Result<()> 
 /// namespace has `lo` down, and servers on 127.0.0.1 need it, with or
 /// without a sandbox network.
 pub async fn loopback_up(pid: u32) -> anyhow::Result<()> {
-    configure_inside(pid, None).await
+    configure_inside(&super::NetNs::Pid(pid), None).await
 }
 
 /// Brings `lo` up and, given the sandbox's eth0 (born there), its address

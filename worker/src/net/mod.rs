@@ -64,6 +64,23 @@ pub use talon_core::egress::EgressPolicy as Egress;
 /// A policy from the contract, validated: an unknown mode or a malformed
 /// rule is an error (the command is refused), never `open`. Unset is
 /// `open`, as the contract says.
+/// A sandbox's network namespace: its init's, or (gVisor) one the worker
+/// made before the sandbox started and keeps at a path (`ns::new_netns`).
+#[derive(Clone, Debug)]
+pub enum NetNs {
+    Pid(u32),
+    File(std::path::PathBuf),
+}
+
+impl NetNs {
+    pub fn path(&self) -> std::path::PathBuf {
+        match self {
+            NetNs::Pid(pid) => format!("/proc/{pid}/ns/net").into(),
+            NetNs::File(p) => p.clone(),
+        }
+    }
+}
+
 pub fn egress_from_proto(p: Option<&pb::NetworkPolicy>) -> anyhow::Result<Egress> {
     let Some(p) = p else { return Ok(Egress::Open) };
     Egress::try_from(talon_core::egress::PolicyParts {
@@ -220,13 +237,13 @@ impl Network {
         })
     }
 
-    /// Gives a running sandbox (its init is `pid`) its network under
+    /// Gives a running sandbox (its network namespace `ns`) its network under
     /// `policy`. The rules go in before the link comes up.
     pub async fn attach(
         &self,
         id: &str,
         slot: u32,
-        pid: u32,
+        ns: &NetNs,
         policy: &Egress,
     ) -> anyhow::Result<()> {
         let Some(verdict) = verdict(policy)? else {
@@ -251,7 +268,7 @@ impl Network {
             },
             async {
                 let r =
-                    link::attach_veth(&self.handle, &port, self.bridge_index, pid, &inside).await;
+                    link::attach_veth(&self.handle, &port, self.bridge_index, ns, &inside).await;
                 (r, t0.elapsed())
             }
         );
@@ -279,10 +296,10 @@ impl Network {
         &self,
         id: &str,
         slot: u32,
-        pid: u32,
+        ns: &NetNs,
         policy: &Egress,
     ) -> anyhow::Result<()> {
-        self.update(id, slot, pid, policy, policy).await
+        self.update(id, slot, ns, policy, policy).await
     }
 
     /// Changes a running sandbox's policy in place. From `deny` it gets a
@@ -292,7 +309,7 @@ impl Network {
         &self,
         id: &str,
         slot: u32,
-        pid: u32,
+        ns: &NetNs,
         old: &Egress,
         new: &Egress,
     ) -> anyhow::Result<()> {
@@ -305,7 +322,7 @@ impl Network {
                 self.remember(who.addr, id, new);
                 Ok(())
             }
-            Some(_) => self.attach(id, slot, pid, new).await,
+            Some(_) => self.attach(id, slot, ns, new).await,
         }
     }
 
