@@ -50,6 +50,23 @@ async fn a_gvisor_sandbox_runs_processes_and_files_under_its_own_kernel() {
     assert_eq!(code, 0);
     let (out, _, _) = s.sh("stat -c %U /workspace/b").await;
     assert_eq!(out, "user\n");
+    // A snapshot of it (frozen through runsc) starts another gVisor sandbox
+    // with its files, under its own name.
+    let (snap, _) = env
+        .host
+        .snapshot(&s.id, 1, "snap:gv", 1 << 30)
+        .await
+        .unwrap();
+    assert!(snap.host_root, "{snap:?}");
+    let mut from = gvisor_spec();
+    from.image = "snap:gv".into();
+    let mut f = create(&env, &from).await.unwrap();
+    let (out, err, code) = f.sh("cat /workspace/a /workspace/b; hostname").await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("hi\nmine\n{}\n", f.id));
+    let fid = f.id.clone();
+    env.host.delete(&fid, 1).await.unwrap();
+    drop(f);
     // Pause and resume through runsc.
     s.env.host.pause(&s.id, 1).await.unwrap();
     s.env.host.resume(&s.id, 1).await.unwrap();
