@@ -15,6 +15,9 @@ use std::time::{Duration, Instant};
 /// replaced by `args` (same root, mounts, namespaces, id mapping).
 pub struct OciBaseline {
     pub runtime: String,
+    /// The binary, when not `runtime` on PATH, and its global flags.
+    binary: PathBuf,
+    flags: Vec<String>,
     bundle: PathBuf,
     state: PathBuf,
     cgroup: String,
@@ -97,14 +100,61 @@ impl OciBaseline {
         std::fs::create_dir_all(&state)?;
         Ok(OciBaseline {
             runtime: runtime.into(),
+            binary: runtime.into(),
+            flags: vec![],
             bundle,
             state,
             cgroup,
         })
     }
 
+    /// runsc at `binary` on a gVisor sandbox's bundle, with the worker's
+    /// flags (see `talon_worker::runtime::OciCli::gvisor`) but no network
+    /// namespace of the sandbox's: a new one, loopback only.
+    pub fn gvisor(
+        binary: &Path,
+        platform: &str,
+        sandbox_dir: &Path,
+        work: &Path,
+        args: &[&str],
+    ) -> anyhow::Result<Self> {
+        let mut b = Self::new("runsc", sandbox_dir, work, args)?;
+        let path = b.bundle.join("config.json");
+        let mut cfg: serde_json::Value = serde_json::from_slice(&std::fs::read(&path)?)?;
+        if let Some(ns) = cfg["linux"]["namespaces"].as_array_mut() {
+            for n in ns.iter_mut().filter(|n| n["type"] == "network") {
+                if let Some(o) = n.as_object_mut() {
+                    o.remove("path");
+                }
+            }
+        }
+        std::fs::write(&path, serde_json::to_vec_pretty(&cfg)?)?;
+        b.binary = binary.into();
+        b.flags = vec![
+            format!("--platform={platform}"),
+            "--overlay2=none".into(),
+            "--network=none".into(),
+        ];
+        Ok(b)
+    }
+
+    /// `exec` of `args` in the running container `name`, to its end.
+    pub fn exec_once(&self, name: &str, args: &[&str]) -> anyhow::Result<Duration> {
+        let t0 = Instant::now();
+        let out = self.cmd().arg("exec").arg(name).args(args).output()?;
+        let took = t0.elapsed();
+        anyhow::ensure!(
+            out.status.success(),
+            "{} exec: {}",
+            self.runtime,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(took)
+    }
+
     fn cmd(&self) -> Command {
-        let mut c = Command::new(&self.runtime);
+        let mut c = Command::new(&self.binary);
+        c.args(&self.flags);
         c.arg("--root").arg(&self.state);
         c.stdin(Stdio::null())
             .stdout(Stdio::null())

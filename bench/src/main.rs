@@ -6,6 +6,7 @@
 //! threshold (CI runs `--short --check`).
 
 mod baseline;
+mod gvisor;
 mod platform;
 mod probes;
 mod sdks;

@@ -99,8 +99,8 @@ pub async fn run_all(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Row>> {
     const FIGURES: &[&str] = &[
-        "create", "pool", "exec", "pty", "file", "get", "browser", "code", "snapshot", "density",
-        "sdk",
+        "create", "pool", "exec", "pty", "file", "get", "browser", "code", "snapshot", "gvisor",
+        "density", "sdk",
     ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
@@ -484,6 +484,10 @@ pub async fn run_all(
     // -- snapshots: CreateSnapshot of a workspace, and a fork of 5
     if want("snapshot") {
         snapshot_rows(&p, &c, args, &mut rows, notes).await?;
+    }
+    // -- the gvisor isolation level, against runsc on the same bundle
+    if want("gvisor") {
+        crate::gvisor::rows(&p, &c, args, &mut rows, notes).await?;
     }
     sb.kill().await?;
 

@@ -89,18 +89,24 @@ impl Default for GvisorConfig {
 /// Where scripts/install-runsc.sh puts the pinned runsc.
 pub const RUNSC_INSTALLED: &str = "/usr/local/lib/talon-gvisor/runsc";
 
+/// runsc as `--runsc` names it: a path, `auto` (on PATH, else
+/// [`RUNSC_INSTALLED`]) or `none`.
+pub fn find_runsc(setting: &str) -> Option<PathBuf> {
+    match setting {
+        "none" => None,
+        "auto" => find_on_path("runsc").or_else(|| {
+            let p = PathBuf::from(RUNSC_INSTALLED);
+            p.is_file().then_some(p)
+        }),
+        path => Some(PathBuf::from(path)),
+    }
+}
+
 /// The `gvisor` level's runtime, when runsc is there and runs a sandbox
 /// here (`runsc do true` on the platform, within 30 s); otherwise None,
 /// and why is logged: the worker then offers containers only.
 async fn gvisor_runtime(c: &GvisorConfig, state: PathBuf) -> Option<runtime::OciCli> {
-    let bin = match c.runsc.as_str() {
-        "none" => return None,
-        "auto" => find_on_path("runsc").or_else(|| {
-            let p = PathBuf::from(RUNSC_INSTALLED);
-            p.is_file().then_some(p)
-        })?,
-        path => PathBuf::from(path),
-    };
+    let bin = find_runsc(&c.runsc)?;
     let probe = tokio::process::Command::new(&bin)
         .arg(format!("--platform={}", c.platform))
         .args(["--network=none", "do", "true"])

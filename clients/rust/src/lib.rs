@@ -78,6 +78,7 @@ pub fn code_name(c: tonic::Code) -> &'static str {
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
+pub use talon_proto::v1::Isolation;
 pub use tonic::Code;
 
 /// Adds the bearer credential to every call.
