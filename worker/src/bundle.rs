@@ -169,6 +169,11 @@ pub struct BundleSpec<'a> {
     pub isolation: crate::runtime::Isolation,
 }
 
+/// What a gVisor sandbox's pids limit adds for gVisor's own kernel: its
+/// threads, and the host process that stands for each of the sandbox's
+/// address spaces (systrap), count in the same cgroup.
+pub const GVISOR_PIDS_HEADROOM: i64 = 128;
+
 /// Where a gVisor sandbox's agent binds its socket, inside the sandbox.
 pub const AGENT_DIR: &str = "/.talon/run";
 
@@ -482,7 +487,7 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         )
         .pids(
             LinuxPidsBuilder::default()
-                .limit(b.limits.max_pids.max(16))
+                .limit(b.limits.max_pids.max(16) + if gvisor { GVISOR_PIDS_HEADROOM } else { 0 })
                 .build()?,
         )
         .build()?;

@@ -12,7 +12,76 @@ use talon_proto::v1 as pb;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn escape_fork_bomb_and_memory_hog_stay_in_their_cgroup() {
-    let mut s = sandbox((1000, 64, 64)).await;
+    bomb_and_hog(sandbox((1000, 64, 64)).await).await;
+}
+
+/// Under gVisor the limits hold the sandbox as a whole: gVisor's kernel,
+/// its threads and the host process standing for each of the sandbox's
+/// processes share the cgroup, so a fork bomb or a memory hog that reaches
+/// a limit ends the whole sandbox (the worker reports it failed), where a
+/// container loses only the culprit. Nothing outside is touched.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_fork_bomb_and_memory_hog_end_only_their_gvisor_sandbox() {
+    let env = common::TestHost::with_gvisor(Default::default());
+    let mut spec = common::spec("host", (1000, 256, 64));
+    spec.isolation = talon_proto::v1::Isolation::Gvisor as i32;
+    let bystander = common::create(&env, &spec).await.unwrap();
+    for attack in [
+        "import os, time\nfor _ in range(500):\n    if os.fork() == 0:\n        time.sleep(5); os._exit(0)\nprint(\"unbounded\")",
+        "b = bytearray(1024*1024*1024); print(\"unbounded\")",
+    ] {
+        let mut s = common::create(&env, &spec).await.unwrap();
+        let req = pb::StartProcessRequest {
+            command: vec!["python3".into(), "-c".into(), attack.into()],
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        if let Ok(r) = s.agent.start_process(req).await {
+            let mut st = r.into_inner();
+            while let Ok(Some(m)) = st.message().await {
+                if let Some(pb::process_event::Event::Output(o)) = m.event.and_then(|e| e.event) {
+                    out.extend(o.data);
+                }
+            }
+        }
+        let out = String::from_utf8_lossy(&out);
+        assert!(!out.contains("unbounded"), "{attack}: {out}");
+        // gVisor's kernel goes down with it, and the reaper sees it.
+        let mut failed = false;
+        for _ in 0..40 {
+            let gone = env.host.reap_dead().await;
+            if gone
+                .iter()
+                .any(|g| g.sandbox_id == s.id && g.state == pb::SandboxState::Failed as i32)
+            {
+                failed = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+        assert!(failed, "{attack}: the sandbox was not reported failed");
+        drop(s);
+    }
+    let mut b = bystander;
+    let (out, _, _) = b.sh("echo alive").await;
+    assert_eq!(out, "alive\n");
+}
+
+async fn bomb_and_hog(mut s: common::Sandbox) {
+    fork_bomb(&mut s).await;
+    let (_, _, code) = s
+        .sh("python3 -c 'b=bytearray(512*1024*1024); print(len(b))'")
+        .await;
+    assert_ne!(
+        code, 0,
+        "a 512 MiB allocation succeeded under a 64 MiB limit"
+    );
+    // The sandbox, its agent and this process all live on.
+    let (out, _, code) = s.sh("echo alive").await;
+    assert_eq!((out.as_str(), code), ("alive\n", 0));
+}
+
+async fn fork_bomb(s: &mut common::Sandbox) {
     let bomb = r#"
 import os, errno
 n = 0
@@ -39,16 +108,6 @@ except OSError as e:
     assert!(n < 64, "{n} forks under pids.max 64");
     assert_eq!(f[2], libc::EAGAIN.to_string());
     tokio::time::sleep(Duration::from_secs(4)).await;
-    let (_, _, code) = s
-        .sh("python3 -c 'b=bytearray(512*1024*1024); print(len(b))'")
-        .await;
-    assert_ne!(
-        code, 0,
-        "a 512 MiB allocation succeeded under a 64 MiB limit"
-    );
-    // The sandbox, its agent and this process all live on.
-    let (out, _, code) = s.sh("echo alive").await;
-    assert_eq!((out.as_str(), code), ("alive\n", 0));
 }
 
 /// While a workload holds every pid of its sandbox, the agent (whose

@@ -11,7 +11,22 @@ use talon_proto::v1 as pb;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn escape_fs_api_stays_inside() {
-    let mut s = sandbox((1000, 256, 256)).await;
+    fs_api_cases(sandbox((1000, 256, 256)).await, 1000).await;
+}
+
+/// The same under gVisor, where the kernel has no openat2 and the agent
+/// walks the paths itself: the swapped symlink races its walk (fewer
+/// rounds: each costs gVisor several times more).
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_fs_api_stays_inside_under_gvisor() {
+    let env = common::TestHost::with_gvisor(Default::default());
+    let mut spec = common::spec("host", (1000, 256, 256));
+    spec.isolation = pb::Isolation::Gvisor as i32;
+    fs_api_cases(common::create(&env, &spec).await.unwrap(), 300).await;
+}
+
+/// `writes` racing writes against three times as many symlink swaps.
+async fn fs_api_cases(mut s: common::Sandbox, writes: usize) {
     let ws = s.data.join("sandboxes").join(&s.id).join("disk/workspace");
     let canary = s.data.join("canary");
     std::fs::write(&canary, b"canary").unwrap();
@@ -41,7 +56,14 @@ async fn escape_fs_api_stays_inside() {
         let mut agent = s.agent.clone();
         async move {
             let req = pb::StartProcessRequest {
-                command: vec!["sh".into(), "-c".into(), "mkdir -p /workspace/d; i=0; while [ $i -lt 3000 ]; do rm -rf /workspace/d; ln -s / /workspace/d; rm -f /workspace/d; mkdir /workspace/d; i=$((i+1)); done".into()],
+                command: vec![
+                    "sh".into(),
+                    "-c".into(),
+                    format!(
+                        "mkdir -p /workspace/d; i=0; while [ $i -lt {} ]; do rm -rf /workspace/d; ln -s / /workspace/d; rm -f /workspace/d; mkdir /workspace/d; i=$((i+1)); done",
+                        writes * 3
+                    ),
+                ],
                 ..Default::default()
             };
             let mut st = agent.start_process(req).await.unwrap().into_inner();
@@ -49,7 +71,7 @@ async fn escape_fs_api_stays_inside() {
         }
     });
     use pb::write_file_request::Message as W;
-    for i in 0..1000 {
+    for i in 0..writes {
         let msgs = vec![
             pb::WriteFileRequest {
                 sandbox_id: String::new(),

@@ -149,3 +149,46 @@ except OSError as e:
     drop(s);
     net.remove().await;
 }
+
+/// Under gVisor the sandbox's root can write the directory its agent binds
+/// in (through runsc's gofer): a link planted there in place of the socket,
+/// to another sandbox's agent, is never followed by the worker, and a stop
+/// and start makes the directory afresh.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gvisor_sandbox_cannot_point_the_worker_at_another_socket() {
+    let env = TestHost::with_gvisor(Default::default());
+    let mut a = create(&env, &gvisor_spec()).await.unwrap();
+    let mut b = create(&env, &spec("host", (500, 128, 64))).await.unwrap();
+    b.sh("echo tenant-b > /workspace/secret").await;
+    let sandboxes = env.data().join("sandboxes");
+    let b_sock = sandboxes.join(&b.id).join("agent.sock");
+    let (out, err, _) = a
+        .sh(&format!(
+            "rm -f /.talon/run/agent.sock && ln -s {} /.talon/run/agent.sock && echo planted",
+            b_sock.display()
+        ))
+        .await;
+    assert_eq!(out, "planted\n", "{err}");
+    let planted = sandboxes.join(&a.id).join("agent/agent.sock");
+    assert!(
+        std::fs::symlink_metadata(&planted)
+            .unwrap()
+            .file_type()
+            .is_symlink(),
+        "the link is on the host"
+    );
+    let e = env
+        .host
+        .agent(&a.id)
+        .await
+        .expect_err("the link was followed");
+    assert!(format!("{e:#}").contains("not a socket"), "{e:#}");
+    // Stopped and started: its directory afresh, its own agent again.
+    env.host.stop(&a.id, 1).await.unwrap();
+    env.host.start(&a.id, 1, None).await.unwrap();
+    let mut agent = env.host.agent(&a.id).await.unwrap();
+    let (out, _, _) = sh(&mut agent, "cat /workspace/secret 2>&1; echo ok").await;
+    assert!(!out.contains("tenant-b") && out.ends_with("ok\n"), "{out}");
+    let (out, _, _) = b.sh("cat /workspace/secret").await;
+    assert_eq!(out, "tenant-b\n");
+}
