@@ -130,7 +130,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 		}
 		image := str(a, "image")
 		s, err := r.client(a).Create(ctx, talon.CreateOptions{Image: image, Envs: envs, CPUMillis: 250, MemoryMiB: 256,
-			Metadata: strMap(a["metadata"]), IdempotencyKey: str(a, "idempotency_key")})
+			Metadata: strMap(a["metadata"]), IdempotencyKey: str(a, "idempotency_key"), Isolation: str(a, "isolation")})
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +141,7 @@ func (r *runner) step(op string, a map[string]any) (map[string]any, error) {
 			}
 		}
 		r.slots[slot(a)] = s
-		return map[string]any{"sandbox_id": s.ID(), "state": s.Info.State, "same_as": same}, nil
+		return map[string]any{"sandbox_id": s.ID(), "state": s.Info.State, "same_as": same, "isolation": s.Info.Isolation}, nil
 	case "list_filtered":
 		o := talon.ListOptions{Metadata: strMap(a["metadata"])}
 		if st, ok := a["states"].([]any); ok {

@@ -52,10 +52,12 @@ class Case:
         key = KEYS[a.get("key")]
         if op == "create":
             s = Sandbox.create(a.get("image", "host"), envs=a.get("envs"), cpu_millis=250, memory_mib=256,
-                               metadata=a.get("metadata"), idempotency_key=a.get("idempotency_key"), api_key=key)
+                               metadata=a.get("metadata"), idempotency_key=a.get("idempotency_key"),
+                               isolation=a.get("isolation"), api_key=key)
             same = next((n for n, o in self.slots.items() if o.sandbox_id == s.sandbox_id), "")
             self.slots[a.get("slot", "a")] = s
-            return {"sandbox_id": s.sandbox_id, "state": s.info().state, "same_as": same}
+            info = s.info()
+            return {"sandbox_id": s.sandbox_id, "state": info.state, "same_as": same, "isolation": info.isolation}
         if op == "list_filtered":
             ids, token = set(), None
             while True:

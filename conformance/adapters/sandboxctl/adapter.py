@@ -102,10 +102,13 @@ class Case:
                 args += ["--metadata", f"{n}={v}"]
             if a.get("idempotency_key"):
                 args += ["--idempotency-key", a["idempotency_key"]]
+            if a.get("isolation"):
+                args += ["--isolation", a["isolation"]]
             s = ctl(args, k)
             same = next((n for n, o in self.slots.items() if o == s["sandbox_id"]), "")
             self.slots[a.get("slot", "a")] = s["sandbox_id"]
-            return {"sandbox_id": s["sandbox_id"], "state": s["state"], "same_as": same}
+            return {"sandbox_id": s["sandbox_id"], "state": s["state"], "same_as": same,
+                    "isolation": s["isolation"]}
         if op == "list_filtered":
             args = ["list"]
             for n, v in (a.get("metadata") or {}).items():

@@ -47,11 +47,12 @@ class Case {
       case "create": {
         const s = await Sandbox.create({
           image: a.image ?? "host", envs: a.envs, cpuMillis: 250, memoryMib: 256, apiKey,
-          metadata: a.metadata, idempotencyKey: a.idempotency_key,
+          metadata: a.metadata, idempotencyKey: a.idempotency_key, isolation: a.isolation,
         });
         const same = Object.entries(this.slots).find(([, o]) => o.sandboxId === s.sandboxId)?.[0] ?? "";
         this.slots[a.slot ?? "a"] = s;
-        return { sandbox_id: s.sandboxId, state: (await s.getInfo()).state, same_as: same };
+        const info = await s.getInfo();
+        return { sandbox_id: s.sandboxId, state: info.state, same_as: same, isolation: info.isolation };
       }
       case "list_filtered": {
         const ids = new Set();

@@ -92,6 +92,11 @@ impl Case {
                         metadata: map(a.get("metadata")),
                         idempotency_key: Some(s(a, "idempotency_key").to_string())
                             .filter(|k| !k.is_empty()),
+                        isolation: talon_proto::v1::Isolation::from_str_name(&format!(
+                            "ISOLATION_{}",
+                            s(a, "isolation").to_uppercase()
+                        ))
+                        .unwrap_or_default(),
                         ..Default::default()
                     })
                     .await?;
@@ -101,7 +106,12 @@ impl Case {
                     .find(|(_, o)| o.id() == sb.id())
                     .map(|(n, _)| n.clone())
                     .unwrap_or_default();
-                let v = json!({"sandbox_id": sb.id(), "state": sb.state(), "same_as": same});
+                let isolation = talon_proto::v1::Isolation::try_from(sb.info.isolation)
+                    .unwrap_or_default()
+                    .as_str_name()
+                    .trim_start_matches("ISOLATION_")
+                    .to_lowercase();
+                let v = json!({"sandbox_id": sb.id(), "state": sb.state(), "same_as": same, "isolation": isolation});
                 self.slots.insert(Self::slot(a), sb);
                 v
             }
