@@ -46,6 +46,41 @@ async fn a_gvisor_sandbox_runs_processes_and_files_under_its_own_kernel() {
         .unwrap()
         .unwrap();
     assert_eq!(r.data, b"hi\n");
+    // A file call as the user (the agent switches its thread's effective
+    // ids: gVisor has no setfsuid): the user's permissions and ownership.
+    use pb::write_file_request::Message as W;
+    let write_as = |path: &str| {
+        vec![
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Header(pb::WriteFileHeader {
+                    path: path.into(),
+                    user: "user".into(),
+                    ..Default::default()
+                })),
+            },
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Data(b"x".to_vec())),
+            },
+            pb::WriteFileRequest {
+                sandbox_id: String::new(),
+                message: Some(W::Finish(pb::WriteFileFinish { size: 1 })),
+            },
+        ]
+    };
+    s.agent
+        .write_file(tokio_stream::iter(write_as("/home/user/by-api")))
+        .await
+        .unwrap();
+    let e = s
+        .agent
+        .write_file(tokio_stream::iter(write_as("/root/by-api")))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::PermissionDenied, "{e}");
+    let (out, _, _) = s.sh("stat -c %U /home/user/by-api; id -u").await;
+    assert_eq!(out, "user\n0\n", "the agent is root again");
     let (_, _, code) = sh_as(&mut s.agent, "user", "echo mine > /workspace/b").await;
     assert_eq!(code, 0);
     let (out, _, _) = s.sh("stat -c %U /workspace/b").await;
