@@ -88,6 +88,13 @@ pub trait Runtime: Send + Sync {
     async fn agent_server(&self, _id: &str, init: u32) -> anyhow::Result<u32> {
         Ok(init)
     }
+    /// Renames a running container from inside, where its kernel keeps
+    /// the name (gVisor: the agent binary, run once with CAP_SYS_ADMIN);
+    /// None for a runtime on the host's kernel, whose UTS namespace the
+    /// worker enters instead.
+    async fn set_hostname(&self, _id: &str, _name: &str) -> Option<anyhow::Result<()>> {
+        None
+    }
     async fn pause(&self, id: &str) -> anyhow::Result<()>;
     async fn resume(&self, id: &str) -> anyhow::Result<()>;
     async fn kill(&self, id: &str, signal: &str) -> anyhow::Result<()>;
@@ -248,6 +255,28 @@ impl Runtime for OciCli {
 
     fn isolation(&self) -> Isolation {
         self.isolation
+    }
+
+    async fn set_hostname(&self, id: &str, name: &str) -> Option<anyhow::Result<()>> {
+        if self.isolation != Isolation::Gvisor {
+            return None;
+        }
+        Some(
+            self.cmd(
+                &[
+                    "exec",
+                    "--cap",
+                    "CAP_SYS_ADMIN",
+                    id,
+                    "/.talon/agent",
+                    "--set-hostname",
+                    name,
+                ],
+                None,
+            )
+            .await
+            .map(|_| ()),
+        )
     }
 
     /// runsc's gofer, named in runsc's state of the container: the file

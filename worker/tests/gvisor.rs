@@ -227,3 +227,59 @@ async fn a_gvisor_sandbox_cannot_point_the_worker_at_another_socket() {
     let (out, _, _) = b.sh("cat /workspace/secret").await;
     assert_eq!(out, "tenant-b\n");
 }
+
+/// gVisor sandboxes have pools of their own: a create of each level takes
+/// a pooled sandbox of that level only, and a claimed gVisor sandbox is the
+/// one asked for (its id as hostname, set inside gVisor's kernel; its env
+/// and secrets).
+#[tokio::test(flavor = "multi_thread")]
+async fn gvisor_sandboxes_have_pools_of_their_own() {
+    use std::time::Duration;
+    let env = TestHost::with_gvisor(talon_worker::host::HostOptions {
+        pool: talon_worker::pool::PoolOptions {
+            size: 1,
+            refill_interval: Duration::from_millis(10),
+            ..Default::default()
+        },
+        ..Default::default()
+    });
+    let refill = tokio::spawn(env.host.clone().refill());
+    let container = spec("host", (500, 256, 64));
+    let mut gvisor = gvisor_spec();
+    gvisor.resources = container.resources;
+    let mut made = Vec::new();
+    // One cold create of each level makes the pool want its shape.
+    for s in [&container, &gvisor] {
+        let id = unique_id("p");
+        env.host.create(&id, 1, s).await.unwrap();
+        made.push(id);
+    }
+    for _ in 0..600 {
+        if env.host.pool().stats().ready >= 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(env.host.pool().stats().ready, 2, "one pooled per level");
+    let mut s = gvisor.clone();
+    s.env.insert("FOO".into(), "bar".into());
+    s.secret_files.insert("token".into(), b"s3cret".to_vec());
+    let id = unique_id("p");
+    env.host.create(&id, 1, &s).await.unwrap();
+    made.push(id.clone());
+    assert_eq!(env.host.pool().stats().hits, 1);
+    let held = env.host.held(&id).unwrap();
+    assert!(held.container.is_some(), "it was claimed from the pool");
+    let mut agent = env.host.agent(&id).await.unwrap();
+    let (out, err, code) = sh(
+        &mut agent,
+        "hostname; echo $FOO; cat /run/secrets/token; echo; grep -c gvisor /proc/version",
+    )
+    .await;
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, format!("{id}\nbar\ns3cret\n1\n"));
+    refill.abort();
+    for id in made {
+        env.host.delete(&id, 1).await.unwrap();
+    }
+}

@@ -146,6 +146,19 @@ fn inherited_listener(fd: i32) -> anyhow::Result<std::os::unix::net::UnixListene
 }
 
 fn main() -> anyhow::Result<()> {
+    // `talon-agent --set-hostname NAME`: a one-shot the worker runs inside
+    // a gVisor sandbox (whose hostname lives in gVisor's kernel) when it
+    // claims a pooled one.
+    let argv: Vec<String> = std::env::args().skip(1).collect();
+    if let [flag, name] = argv.as_slice()
+        && flag == "--set-hostname"
+    {
+        // SAFETY: sethostname with a valid buffer and its length.
+        if unsafe { libc::sethostname(name.as_ptr().cast(), name.len()) } != 0 {
+            anyhow::bail!("sethostname: {}", std::io::Error::last_os_error());
+        }
+        return Ok(());
+    }
     let a = args();
     not_dumpable()?;
     use anyhow::Context;

@@ -3,7 +3,6 @@
 
 use super::prepare::*;
 use super::*;
-use crate::agent_socket::AgentPeer;
 use crate::pool::{Pool, Shape};
 use crate::runtime::ContainerStatus;
 use std::collections::HashMap;
@@ -54,27 +53,29 @@ impl SandboxHost {
         sync_secrets(&layout, h.uid(), &spec.secret_files)?;
         let mut env: HashMap<String, String> = spec.env.clone().into_iter().collect();
         env.insert("TALON_SANDBOX_ID".into(), id.into());
-        let peer = AgentPeer { pid, uid: h.uid() };
-        crate::agent_client(&layout.agent_socket(), peer)
+        let (socket, peer) = self.agent_endpoint(&h).await?;
+        crate::agent_client(&socket, peer)
             .await?
             .configure(talon_proto::talon::agent::v1::ConfigureRequest { env, unset: vec![] })
             .await?;
         let t_agent = t0.elapsed();
-        set_hostname(pid, &id.chars().take(63).collect::<String>()).await?;
+        let name: String = id.chars().take(63).collect();
+        match self
+            .runtime_for(h.isolation)?
+            .set_hostname(h.cid(), &name)
+            .await
+        {
+            Some(r) => r?,
+            None => set_hostname(pid, &name).await?,
+        }
         let t_host = t0.elapsed();
         let egress = crate::net::egress_from_proto(spec.network_policy.as_ref())?;
         // Without a network a sandbox has loopback only, as a cold one.
         if let Some(net) = self.net.get()
             && egress != h.egress
         {
-            net.update(
-                h.cid(),
-                h.slot,
-                &crate::net::NetNs::Pid(pid),
-                &h.egress,
-                &egress,
-            )
-            .await?;
+            net.update(h.cid(), h.slot, &self.netns(&h, pid), &h.egress, &egress)
+                .await?;
         }
         let t_net = t0.elapsed();
         h.egress = egress;
@@ -114,12 +115,6 @@ impl SandboxHost {
         wait: Duration,
     ) -> anyhow::Result<usize> {
         let shape = Shape::of(spec);
-        // A claim renames the sandbox and attaches its network through
-        // its init's namespaces, which gVisor's kernel does not use.
-        anyhow::ensure!(
-            shape.isolation == crate::runtime::Isolation::Container,
-            "gvisor sandboxes are not pooled yet"
-        );
         anyhow::ensure!(
             shape.image == HOST_IMAGE || self.images.get(&shape.image).is_some(),
             "image {:?} is not on this worker",
