@@ -12,7 +12,7 @@ use talon_proto::v1 as pb;
 type Code = pb::code_service_client::CodeServiceClient<Authed>;
 
 fn code_client(channel: tonic::transport::Channel, token: &str) -> Code {
-    let b = Bearer(Some(format!("Bearer {token}").parse().unwrap()));
+    let b = bearer(token);
     pb::code_service_client::CodeServiceClient::with_interceptor(channel, b)
 }
 
@@ -377,6 +377,37 @@ async fn context(c: &mut Code, id: &str, language: pb::CodeLanguage) -> String {
     .context
     .unwrap()
     .context_id
+}
+
+/// An interrupt that reaches Node before the cell is inside its script
+/// (a loaded host: CI's JavaScript interrupt once took 7.6 s) is not
+/// lost: the agent sends SIGINT again until the run ends. The driver's
+/// test hook busy-waits 1.5 s before each cell; the interrupt comes at 1 s.
+#[tokio::test]
+async fn an_interrupt_before_the_cell_runs_still_stops_it() {
+    ensure_agent_built();
+    let s = Server::up().await;
+    let t = tenant(&s, "code-lag").await;
+    let id = sandbox_for(&s, &t).await;
+    let mut c = code_client(s.channel().await, &t.developer);
+    let js = c
+        .create_code_context(pb::CreateCodeContextRequest {
+            sandbox_id: id.clone(),
+            language: pb::CodeLanguage::Javascript as i32,
+            env: [("TALON_TEST_CELL_LAG_MS".to_string(), "1500".to_string())].into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .context
+        .unwrap()
+        .context_id;
+    let r = interrupted_within(&mut c, &id, &js, "while (true) {}", Duration::from_secs(2)).await;
+    assert!(
+        r.error.is_some() && r.completed.unwrap().interrupted,
+        "{r:?}"
+    );
 }
 
 #[tokio::test]

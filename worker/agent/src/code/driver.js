@@ -79,6 +79,10 @@ async function run(req) {
     mark(req.nonce, { error: failure(e) });
     return;
   }
+  // A test hook: stands in for a driver slow to reach the cell (a loaded
+  // host), so an interrupt lands before the cell runs (line.rs resends it).
+  const lag = Number(process.env.TALON_TEST_CELL_LAG_MS || 0);
+  for (const until = Date.now() + lag; Date.now() < until;) { /* busy, as under load */ }
   const filename = `<cell ${cell}>`;
   let value;
   try {

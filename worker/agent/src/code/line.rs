@@ -24,6 +24,8 @@ use tonic::Status;
 
 /// How long an interrupted run has to end before its kernel is killed.
 pub const ESCALATE_AFTER: Duration = Duration::from_secs(3);
+/// How often an interrupted JavaScript run is sent SIGINT again.
+const RESEND_EVERY: Duration = Duration::from_millis(200);
 const MARK: u8 = 0x1e;
 const NONCE_LEN: usize = 16;
 /// A marker this long without its end is not one.
@@ -169,6 +171,11 @@ impl LineKernel {
         tokio::pin!(deadline);
         let escalate = tokio::time::sleep(Duration::from_secs(86400 * 365));
         tokio::pin!(escalate);
+        // Node drops a SIGINT that comes before the run is inside its
+        // script (the driver idles it): under load the interrupt may be
+        // early, so it is sent again until the run ends or escalates.
+        let resend = tokio::time::sleep(Duration::from_secs(86400 * 365));
+        tokio::pin!(resend);
         let (mut timed_out, mut interrupted, mut gone) = (false, false, false);
         loop {
             // Everything logged so far.
@@ -237,6 +244,11 @@ impl LineKernel {
                     interrupted = false;
                     false
                 }
+                _ = &mut resend, if interrupted && self.lang == Lang::Js => {
+                    let _ = self.proc.signal(libc::SIGINT);
+                    resend.as_mut().reset(tokio::time::Instant::now() + RESEND_EVERY);
+                    false
+                }
                 }
             };
             if interrupt && !interrupted {
@@ -244,6 +256,9 @@ impl LineKernel {
                 escalate
                     .as_mut()
                     .reset(tokio::time::Instant::now() + ESCALATE_AFTER);
+                resend
+                    .as_mut()
+                    .reset(tokio::time::Instant::now() + RESEND_EVERY);
                 if self.lang == Lang::Bash {
                     // The shell dropped the run's line, marker and all.
                     tokio::time::sleep(Duration::from_millis(50)).await;
