@@ -1,6 +1,6 @@
 //! Isolation levels through a real server and its embedded worker: a
 //! create names `gvisor` and runs under gVisor's kernel, the sandbox says
-//! its level; MICROVM is refused as offered by no worker, an unknown level
+//! its level, a preview reaches a port in it; MICROVM is refused as offered by no worker, an unknown level
 //! as invalid, and a level no connected worker offers names itself.
 //! Needs root and the pinned runsc (scripts/install-runsc.sh).
 
@@ -53,6 +53,23 @@ async fn a_create_picks_its_isolation_and_an_unoffered_level_is_refused() {
         get(&mut c, &g.sandbox_id).await.isolation,
         pb::Isolation::Gvisor as i32
     );
+    // A preview of a port in it, through the gateway and the agent's tunnel.
+    let (out, code) = proc_sh(
+        &mut procs,
+        &g.sandbox_id,
+        "echo served > /workspace/p.txt; cd /workspace; nohup python3 -m http.server 8123 >/dev/null 2>&1 & \
+         for i in $(seq 100); do python3 -c \"import socket; socket.create_connection(('127.0.0.1', 8123))\" 2>/dev/null && exit 0; sleep 0.1; done; exit 1",
+    )
+    .await;
+    assert_eq!(code, 0, "{out}");
+    let r = reqwest::Client::new()
+        .get(format!("{}/preview/{}/8123/p.txt", s.http, g.sandbox_id))
+        .bearer_auth(&t.developer)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), "served\n");
 
     // Unspecified is a container, on the host's kernel.
     let d = c

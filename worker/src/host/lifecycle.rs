@@ -232,6 +232,8 @@ impl SandboxHost {
                 if !rootfs::mounts_under(&layout.netns()).contains(&layout.netns()) {
                     crate::ns::new_netns(layout.netns()).await?;
                 }
+                // gVisor's netstack takes lo as it finds it too.
+                crate::net::link::loopback_up(&ns).await?;
                 match self.net.get() {
                     Some(net) if !matches!(h.egress, Egress::Deny) => {
                         net.attach(id, h.slot, &ns, &h.egress).await?;
@@ -255,7 +257,7 @@ impl SandboxHost {
                     mark("network", &mut t);
                 }
                 _ => {
-                    crate::net::link::loopback_up(pid).await?;
+                    crate::net::link::loopback_up(&crate::net::NetNs::Pid(pid)).await?;
                     mark("loopback", &mut t);
                 }
             }

@@ -200,8 +200,8 @@ async fn configure_inside(ns: &super::NetNs, eth0: Option<Inside>) -> anyhow::Re
 /// Brings up the loopback of the network namespace of `pid`: a new
 /// namespace has `lo` down, and servers on 127.0.0.1 need it, with or
 /// without a sandbox network.
-pub async fn loopback_up(pid: u32) -> anyhow::Result<()> {
-    configure_inside(&super::NetNs::Pid(pid), None).await
+pub async fn loopback_up(ns: &super::NetNs) -> anyhow::Result<()> {
+    configure_inside(ns, None).await
 }
 
 /// Brings `lo` up and, given the sandbox's eth0 (born there), its address
