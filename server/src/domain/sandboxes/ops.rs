@@ -144,7 +144,9 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
             "{k} is both an environment variable and a secret"
         )));
     }
-    if !app.hub.any_offers(n.isolation.name()) {
+    // With no worker at all, the outage below answers (UNAVAILABLE, retry);
+    // with workers none of which runs the level, this one does.
+    if !app.hub.connected().is_empty() && !app.hub.any_offers(n.isolation.name()) {
         return Err(crate::domain::isolation::none_offers(n.isolation));
     }
     let checked = t0.elapsed();
