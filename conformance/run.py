@@ -130,7 +130,31 @@ class Platform:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
         if self.dir and not os.environ.get("CONFORMANCE_KEEP"):
+            remove_sandboxes(Path(self.dir))
             shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def remove_sandboxes(data: Path) -> None:
+    """Sandboxes outlive their worker by design: the platform's own (the
+    pool's too) are deleted with its data directory, containers through
+    `talon oci`, gVisor's through runsc, and their mounts unmounted."""
+    talon = str(ROOT / "target/debug/talon")
+    state = data / "worker/runtime-state"
+    if state.is_dir():
+        for c in state.iterdir():
+            subprocess.run([talon, "oci", "--root", str(state), "delete", "--force", c.name],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    runsc = shutil.which("runsc") or "/usr/local/lib/talon-gvisor/runsc"
+    rstate = data / "worker/runsc-state"
+    if rstate.is_dir() and os.path.exists(runsc):
+        ids = subprocess.run([runsc, "--root", str(rstate), "list", "--quiet"],
+                             capture_output=True, text=True).stdout.split()
+        for i in ids:
+            subprocess.run([runsc, "--root", str(rstate), "delete", "--force", i],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    mounts = [l.split()[4] for l in open("/proc/self/mountinfo") if l.split()[4].startswith(str(data))]
+    for m in sorted(mounts, key=len, reverse=True):
+        subprocess.run(["umount", "-l", m], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 ADAPTERS = {

@@ -92,12 +92,17 @@ sync
 cargo test --workspace
 
 step "bench, short mode: ratios against bench/thresholds.json"
+# Flushed first, as before the tests: the file figures fsync through a
+# sandbox's loop device, and the gigabytes the tests just wrote would
+# still be in writeback (a CI run read file_write at 25x against 4-5x
+# measured alone on the same commit).
 # The harness of bench/README.md on this (debug) build: fails when a ratio
 # to its same-run baseline is more than twice the committed one. Its SDK
 # figures drive the Python SDK (.venv), the built TypeScript SDK and the
 # Go SDK against its own talon up.
 (cd clients/typescript && npm ci --no-audit --no-fund >/dev/null && npm run build >/dev/null)
 cargo build --quiet -p talon -p talon-bench --bin talon --bin talon-bench
+sync
 target/debug/talon-bench --agent "$(./scripts/build-agent.sh)" --short --check \
   --json target/bench-short.json | tail -40
 
@@ -129,6 +134,13 @@ cleanup() {
   for c in "$data"/worker/runtime-state/*/; do
     [ -d "$c" ] && target/debug/talon oci --root "$data/worker/runtime-state" delete --force "$(basename "$c")" >/dev/null 2>&1 || true
   done
+  # gVisor's, kept by runsc (the pool's too).
+  if [ -d "$data/worker/runsc-state" ] && [ -x /usr/local/lib/talon-gvisor/runsc ]; then
+    rs=/usr/local/lib/talon-gvisor/runsc
+    for c in $("$rs" --root "$data/worker/runsc-state" list --quiet 2>/dev/null); do
+      "$rs" --root "$data/worker/runsc-state" delete --force "$c" >/dev/null 2>&1 || true
+    done
+  fi
   # Their disks, secrets and roots are mounts (deepest first); a disk's
   # loop device goes with its unmount.
   awk -v d="$data/" 'index($2, d) == 1 {print $2}' /proc/mounts | sort -r | while read -r m; do

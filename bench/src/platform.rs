@@ -188,6 +188,25 @@ impl Drop for Platform {
                     .status();
             }
         }
+        // gVisor's sandboxes, kept by runsc.
+        let runsc_state = self.dir.path().join("worker/runsc-state");
+        if let Some(runsc) = talon_worker::find_runsc("auto").filter(|_| runsc_state.is_dir())
+            && let Ok(out) = Command::new(&runsc)
+                .arg("--root")
+                .arg(&runsc_state)
+                .args(["list", "--quiet"])
+                .output()
+        {
+            for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+                let _ = Command::new(&runsc)
+                    .arg("--root")
+                    .arg(&runsc_state)
+                    .args(["delete", "--force", id])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
+            }
+        }
         // Mounts left under the data directory would keep it from going.
         let _ = Command::new("sh")
             .arg("-c")

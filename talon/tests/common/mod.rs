@@ -54,6 +54,13 @@ impl Drop for Server {
         ] {
             remove_containers(&state);
         }
+        // And gVisor's, kept by runsc.
+        for state in [
+            self.dir.path().join("worker/runsc-state"),
+            self.dir.path().join("w/runsc-state"),
+        ] {
+            remove_runsc_containers(&state);
+        }
         // Their disks (loop devices), secrets and roots are mounts under
         // the data directory, which would stay (and the directory too).
         let _ = talon_worker::rootfs::unmount_under(self.dir.path());
@@ -72,6 +79,30 @@ pub fn remove_containers(state: &std::path::Path) {
             .arg(state)
             .args(["delete", "--force"])
             .arg(e.file_name())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+}
+
+/// Deletes every gVisor sandbox a runsc state directory knows.
+pub fn remove_runsc_containers(state: &std::path::Path) {
+    let Some(runsc) = talon_worker::find_runsc("auto").filter(|_| state.is_dir()) else {
+        return;
+    };
+    let Ok(out) = Command::new(&runsc)
+        .arg("--root")
+        .arg(state)
+        .args(["list", "--quiet"])
+        .output()
+    else {
+        return;
+    };
+    for id in String::from_utf8_lossy(&out.stdout).split_whitespace() {
+        let _ = Command::new(&runsc)
+            .arg("--root")
+            .arg(state)
+            .args(["delete", "--force", id])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status();
