@@ -85,8 +85,17 @@ impl Layout {
         self.disk().join("work")
     }
     /// Directories owned by the sandbox's root and bound read-write, for
-    /// a root of this kind.
-    pub fn private_dirs(&self, root: RootKind) -> Vec<(PathBuf, &'static str)> {
+    /// a root of this kind at this isolation level. An overlay root keeps
+    /// /tmp in its upper directory, except under gVisor: runsc mounts its
+    /// own tmpfs (the sentry's memory) on an empty /tmp that is no mount
+    /// of the bundle, where a full /tmp meant the sandbox's memory cgroup
+    /// killing the sentry instead of ENOSPC; so /tmp is a private
+    /// directory on the sandbox's disk there, as for the other roots.
+    pub fn private_dirs(
+        &self,
+        root: RootKind,
+        isolation: crate::runtime::Isolation,
+    ) -> Vec<(PathBuf, &'static str)> {
         let mut v = vec![(self.workspace(), "/workspace")];
         match root {
             RootKind::Host => v.extend([
@@ -101,6 +110,9 @@ impl Layout {
                 (self.disk().join("root"), "/root"),
             ]),
 
+            RootKind::Overlay if isolation == crate::runtime::Isolation::Gvisor => {
+                v.push((self.disk().join("tmp"), "/tmp"))
+            }
             RootKind::Overlay => {}
         }
         v.push((self.logs(), "/var/log/talon"));
@@ -347,7 +359,7 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
             }
         }
     }
-    for (src, dst) in b.layout.private_dirs(b.root) {
+    for (src, dst) in b.layout.private_dirs(b.root, b.isolation) {
         mounts.push(bind(&src, dst, false));
     }
     match b.root {

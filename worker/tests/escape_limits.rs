@@ -310,9 +310,22 @@ fn allocated_bytes(p: &Path) -> u64 {
 /// at most the disk's size, and a neighbour still writes.
 #[tokio::test(flavor = "multi_thread")]
 async fn escape_disk_and_inode_fill_of_every_writable_path() {
+    disk_and_inode_fill(common::Level::Container("libcontainer")).await;
+}
+
+/// The same fills under gVisor: its writes reach the same size-limited
+/// disk through runsc's file access, and stop at the same limits. (An
+/// overlay root's /tmp was runsc's own tmpfs, in the sentry's memory:
+/// filling it ended with the sentry killed by its memory cgroup.)
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_disk_and_inode_fill_of_every_writable_path_under_gvisor() {
+    disk_and_inode_fill(common::Level::Gvisor).await;
+}
+
+async fn disk_and_inode_fill(level: common::Level) {
     use talon_worker::host::HostOptions;
     let fill = std::fs::read(common::static_probe("fill")).unwrap();
-    let env = common::TestHost::new(HostOptions::default());
+    let env = level.host(HostOptions::default());
     // An imported image whose whole root is writable (overlay).
     let d = tempfile::tempdir().unwrap();
     let root = d.path().join("root");
@@ -335,7 +348,7 @@ async fn escape_disk_and_inode_fill_of_every_writable_path() {
 
     let disk_mib = 64u64;
     let limit = disk_mib << 20;
-    let mut neighbour = common::create(&env, &common::spec("host", (500, 64, 64)))
+    let mut neighbour = common::create(&env, &level.spec("host", (500, 64, 64)))
         .await
         .unwrap();
     for (image, bin, dirs) in [
@@ -346,7 +359,7 @@ async fn escape_disk_and_inode_fill_of_every_writable_path() {
         ),
         ("fill", "/fill", "/ /tmp /workspace /var/log/talon"),
     ] {
-        let mut spec = common::spec(image, (500, 128, 64));
+        let mut spec = level.spec(image, (500, 128, 64));
         spec.resources.as_mut().unwrap().disk_mib = disk_mib as i64;
         let mut s = common::create(&env, &spec).await.unwrap();
         if image == "host" {

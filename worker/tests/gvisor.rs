@@ -283,3 +283,46 @@ async fn gvisor_sandboxes_have_pools_of_their_own() {
         env.host.delete(&id, 1).await.unwrap();
     }
 }
+
+/// Watching a directory works under gVisor: its inotify sees what the
+/// sandbox's processes and the file API change, in subdirectories made
+/// after the watch began too.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_gvisor_sandbox_watches_its_files() {
+    let env = TestHost::with_gvisor(Default::default());
+    let mut s = create(&env, &gvisor_spec()).await.unwrap();
+    let mut w = s
+        .agent
+        .watch_dir(pb::WatchDirRequest {
+            recursive: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let (_, err, code) = s
+        .sh("echo x > /workspace/new.txt; mkdir /workspace/sub; sleep 0.3; echo y > /workspace/sub/deep.txt")
+        .await;
+    assert_eq!(code, 0, "{err}");
+    s.put("api.txt", b"z", 0).await;
+    let mut seen = Vec::new();
+    let want = [
+        ("/workspace/new.txt", pb::FileEventType::Create),
+        ("/workspace/sub", pb::FileEventType::Create),
+        ("/workspace/sub/deep.txt", pb::FileEventType::Create),
+        ("/workspace/api.txt", pb::FileEventType::Write),
+    ];
+    while !want
+        .iter()
+        .all(|(p, t)| seen.contains(&(p.to_string(), *t as i32)))
+    {
+        let ev = tokio::time::timeout(std::time::Duration::from_secs(10), w.message())
+            .await
+            .unwrap_or_else(|_| panic!("no more events; seen {seen:?}"))
+            .unwrap()
+            .expect("the watch ended");
+        assert!(!ev.path.contains(".talon-write-"), "{ev:?}");
+        seen.push((ev.path, ev.r#type));
+    }
+}

@@ -130,7 +130,16 @@ impl SandboxHost {
         let nameserver = self.net.get().map(|n| n.gateway());
         let prepared = self
             .mount_disk(&layout, uid, spec)
-            .and_then(|()| prepare(&layout, uid, h.image.as_ref(), &self.images, nameserver))
+            .and_then(|()| {
+                prepare(
+                    &layout,
+                    uid,
+                    h.image.as_ref(),
+                    &self.images,
+                    nameserver,
+                    h.isolation,
+                )
+            })
             .and_then(|()| self.lay_seeds(&layout, uid, &seeds));
         if let Err(e) = prepared {
             let _ = self.teardown(id).await;

@@ -218,6 +218,7 @@ pub(super) fn prepare(
     image: Option<&HeldImage>,
     images: &ImageStore,
     nameserver: Option<std::net::Ipv4Addr>,
+    isolation: crate::runtime::Isolation,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(l.rootfs())?;
     std::fs::set_permissions(l.bundle(), std::fs::Permissions::from_mode(0o711))?;
@@ -253,7 +254,7 @@ pub(super) fn prepare(
             write_worker_etc(&l.etc(), uid, nameserver)?;
         }
     }
-    for (dir, _) in l.private_dirs(kind) {
+    for (dir, _) in l.private_dirs(kind, isolation) {
         std::fs::create_dir_all(&dir)?;
     }
     if kind == RootKind::Host {
@@ -269,13 +270,15 @@ pub(super) fn prepare(
         }
     }
     // The sandbox's root owns its private directories.
-    for (dir, _) in l.private_dirs(kind) {
+    for (dir, _) in l.private_dirs(kind, isolation) {
         chown_tree(&dir, uid)?;
     }
     std::fs::set_permissions(l.workspace(), std::fs::Permissions::from_mode(0o755))?;
-    if kind != RootKind::Overlay {
-        let disk = l.disk();
+    let disk = l.disk();
+    if disk.join("tmp").is_dir() {
         std::fs::set_permissions(disk.join("tmp"), std::fs::Permissions::from_mode(0o1777))?;
+    }
+    if kind != RootKind::Overlay {
         std::fs::set_permissions(disk.join("root"), std::fs::Permissions::from_mode(0o700))?;
     }
     Ok(())

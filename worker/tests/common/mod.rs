@@ -245,6 +245,117 @@ pub fn adapters() -> Vec<&'static str> {
     all
 }
 
+/// Where an escape test runs a sandbox: a container under one adapter,
+/// or the `gvisor` level (runsc on systrap, beside libcontainer). Tests
+/// that hold under every level loop over [`levels`]; where gVisor answers
+/// a question differently (its own kernel makes namespaces, say) the test
+/// says what must hold instead: that nothing reaches the host.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Level {
+    Container(&'static str),
+    Gvisor,
+}
+
+impl std::fmt::Display for Level {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Level::Container(rt) => f.write_str(rt),
+            Level::Gvisor => f.write_str("gvisor"),
+        }
+    }
+}
+
+impl Level {
+    /// A fresh host that runs this level.
+    pub fn host(self, opts: HostOptions) -> Arc<TestHost> {
+        match self {
+            Level::Container(rt) => TestHost::with_runtime(opts, rt),
+            Level::Gvisor => TestHost::with_gvisor(opts),
+        }
+    }
+
+    /// `spec`, at this level.
+    pub fn spec(self, image: &str, limits: (i64, i64, i64)) -> wpb::SandboxSpec {
+        let mut s = spec(image, limits);
+        if self == Level::Gvisor {
+            s.isolation = pb::Isolation::Gvisor as i32;
+        }
+        s
+    }
+
+    /// A sandbox of `image` on a host of its own.
+    pub async fn sandbox(self, image: &str, limits: (i64, i64, i64)) -> Sandbox {
+        let env = self.host(HostOptions::default());
+        create(&env, &self.spec(image, limits))
+            .await
+            .unwrap_or_else(|e| panic!("{self}: {e:#}"))
+    }
+}
+
+/// Every level the escape suite runs under: each adapter, then gVisor
+/// (a missing runsc is a failure: .ci/run installs the pinned one).
+pub fn levels() -> Vec<Level> {
+    let mut all: Vec<Level> = adapters().into_iter().map(Level::Container).collect();
+    all.push(Level::Gvisor);
+    all
+}
+
+/// What a gVisor sandbox is on the host: every host process in its cgroup
+/// (the sentry, the gofer, systrap's stubs), each with its namespaces. The
+/// workload's own processes are never among them.
+pub fn gvisor_host_processes(id: &str) -> Vec<HostProcess> {
+    let procs = std::fs::read_to_string(format!("/sys/fs/cgroup/pids/talon/{id}/cgroup.procs"))
+        .or_else(|_| {
+            std::fs::read_to_string(format!("/sys/fs/cgroup/unified/talon/{id}/cgroup.procs"))
+        })
+        .unwrap_or_else(|e| panic!("the cgroup of {id}: {e}"));
+    procs
+        .lines()
+        .filter_map(|p| HostProcess::read(p.parse().unwrap()))
+        .collect()
+}
+
+/// One host process, as the host's kernel sees it.
+#[derive(Debug)]
+pub struct HostProcess {
+    pub pid: i32,
+    pub uid: u32,
+    pub seccomp: String,
+    pub no_new_privs: String,
+    /// user, mnt, pid, net, ipc and uts namespace links.
+    pub ns: Vec<String>,
+}
+
+pub const NAMESPACES: [&str; 6] = ["user", "mnt", "pid", "net", "ipc", "uts"];
+
+impl HostProcess {
+    /// None when it has exited meanwhile.
+    pub fn read(pid: i32) -> Option<HostProcess> {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+        let field = |k: &str| {
+            status
+                .lines()
+                .find_map(|l| l.strip_prefix(k))
+                .map(|v| v.split_whitespace().next().unwrap_or("").to_string())
+                .unwrap_or_default()
+        };
+        let ns = NAMESPACES
+            .iter()
+            .map(|n| {
+                std::fs::read_link(format!("/proc/{pid}/ns/{n}")).map(|l| l.display().to_string())
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .ok()?;
+        Some(HostProcess {
+            pid,
+            uid: field("Uid:").parse().ok()?,
+            seccomp: field("Seccomp:"),
+            no_new_privs: field("NoNewPrivs:"),
+            ns,
+        })
+    }
+}
+
 /// A C program from tests/probes, built static (it runs in any image)
 /// once per test binary, under the target's temporary directory.
 pub fn static_probe(name: &str) -> PathBuf {
