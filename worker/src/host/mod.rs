@@ -212,7 +212,7 @@ impl SandboxHost {
                     h.isolation == Isolation::Container
                         || matches!(h.egress, Egress::Deny) == matches!(policy, Egress::Deny),
                     WorkerError::Invalid(
-                        "a gvisor sandbox's network is turned on or off (deny) only when it starts: stop and start it to apply this policy".into()
+                        "a gvisor sandbox's network is turned on or off (deny) only when it starts: stop the sandbox, update its policy, then start it".into()
                     )
                 );
                 net.update(h.cid(), h.slot, &self.netns(&h, pid), &h.egress, &policy)
