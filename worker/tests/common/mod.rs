@@ -55,6 +55,16 @@ impl TestHost {
 
     /// On "libcontainer" (through `talon-oci`) or an OCI CLI on PATH.
     pub fn with_runtime(opts: HostOptions, runtime: &str) -> Arc<TestHost> {
+        Self::build(opts, runtime, false)
+    }
+
+    /// On libcontainer, and offering gVisor through the pinned runsc on
+    /// the systrap platform.
+    pub fn with_gvisor(opts: HostOptions) -> Arc<TestHost> {
+        Self::build(opts, "libcontainer", true)
+    }
+
+    fn build(opts: HostOptions, runtime: &str, gvisor: bool) -> Arc<TestHost> {
         require_root();
         let dir = tempfile::tempdir().unwrap();
         std::fs::set_permissions(
@@ -68,37 +78,15 @@ impl TestHost {
         } else {
             OciCli::new(runtime, state)
         };
-        let host =
+        let mut host =
             SandboxHost::with_options(dir.path(), Arc::new(rt), &agent_binary(), opts).unwrap();
-        Arc::new(TestHost {
-            dir,
-            host: Arc::new(host),
-        })
-    }
-
-    /// On libcontainer, and offering gVisor through the pinned runsc on
-    /// the systrap platform.
-    pub fn with_gvisor(opts: HostOptions) -> Arc<TestHost> {
-        require_root();
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::set_permissions(
-            dir.path(),
-            std::os::unix::fs::PermissionsExt::from_mode(0o711),
-        )
-        .unwrap();
-        let rt = OciCli::libcontainer(
-            env!("CARGO_BIN_EXE_talon-oci"),
-            &[],
-            dir.path().join("runtime-state"),
-        );
-        let runsc = OciCli::gvisor(
-            &talon_worker::testing::runsc().to_string_lossy(),
-            dir.path().join("runsc-state"),
-            "systrap",
-        );
-        let host = SandboxHost::with_options(dir.path(), Arc::new(rt), &agent_binary(), opts)
-            .unwrap()
-            .with_gvisor(Arc::new(runsc));
+        if gvisor {
+            host = host.with_gvisor(Arc::new(OciCli::gvisor(
+                &talon_worker::testing::runsc().to_string_lossy(),
+                dir.path().join("runsc-state"),
+                "systrap",
+            )));
+        }
         Arc::new(TestHost {
             dir,
             host: Arc::new(host),
