@@ -163,6 +163,24 @@ impl OciBaseline {
     }
 
     /// `run` to the end of the process (create, start, wait, delete).
+    /// `warm` unmeasured then `runs` measured `run_once`s, named
+    /// PREFIX-i; hands itself back for what comes next.
+    pub fn timed_runs(
+        self,
+        prefix: &str,
+        warm: usize,
+        runs: usize,
+    ) -> anyhow::Result<(Self, Vec<Duration>)> {
+        let mut v = Vec::new();
+        for i in 0..warm + runs {
+            let t = self.run_once(&format!("{prefix}-{i}"))?;
+            if i >= warm {
+                v.push(t);
+            }
+        }
+        Ok((self, v))
+    }
+
     pub fn run_once(&self, name: &str) -> anyhow::Result<Duration> {
         let t0 = Instant::now();
         let out = self

@@ -43,16 +43,7 @@ pub async fn rows(
         .tempdir_in("/var/tmp")?;
     let dir = p.sandbox_dir(sb.id());
     let b = OciBaseline::gvisor(&runsc, PLATFORM, &dir, work.path(), &["/bin/true"])?;
-    let (b, base) = blocking(move || {
-        let mut v = Vec::new();
-        for i in 0..warm + runs {
-            let t = b.run_once(&format!("bench-gv-{i}"))?;
-            if i >= warm {
-                v.push(t);
-            }
-        }
-        Ok((b, v))
-    })?;
+    let (b, base) = blocking(move || b.timed_runs("bench-gv", warm, runs))?;
     drop(b);
     rows.push(row(
         "gvisor_create",

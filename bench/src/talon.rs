@@ -144,16 +144,7 @@ pub async fn run_all(
         .filter(|_| want("create") || want("pool"))
     {
         let b = OciBaseline::new(&rt, &p.sandbox_dir(sb.id()), work.path(), &["/bin/true"])?;
-        let v = blocking(move || {
-            let mut v = Vec::new();
-            for i in 0..warm + cold_runs {
-                let t = b.run_once(&format!("bench-{i}"))?;
-                if i >= warm {
-                    v.push(t);
-                }
-            }
-            Ok((b, v))
-        })?;
+        let v = blocking(move || b.timed_runs("bench", warm, cold_runs))?;
         eprintln!("{rt} run true: {:?}", Stats::ms(&v.1));
         oci.push(v);
     }
