@@ -54,6 +54,8 @@ pub struct App {
     /// Running sandboxes' rows for GetSandbox and the data-plane calls;
     /// forgotten on every change to a sandbox (domain::sandboxes::publish).
     pub running: ShortCache<sandbox::Model>,
+    /// Tells the other servers on the same database what changed here.
+    pub peers: crate::peers::Peers,
     /// Failed sign-ins per email (see `auth::throttle`).
     pub logins: crate::auth::throttle::LoginThrottle,
     /// Browsers watched for a crash, as "sandbox/pid" (domain::browser).
@@ -86,11 +88,26 @@ impl App {
             data_channels: Mutex::new(HashMap::new()),
             principals: Arc::new(ShortCache::new(config.auth_cache_ttl)),
             running: ShortCache::new(config.sandbox_cache_ttl),
+            peers: Default::default(),
             logins: crate::auth::throttle::LoginThrottle::new(config.login_throttle),
             browser_watches: Mutex::new(Default::default()),
             tenant_locks: Mutex::new(HashMap::new()),
             config,
         })
+    }
+
+    /// Users or keys changed: every cached principal goes, here and on the
+    /// other servers.
+    pub fn forget_principals(&self) {
+        self.principals.clear();
+        self.peers.send(crate::peers::Stale::Principals);
+    }
+
+    /// A sandbox changed: its cached row goes, here and on the others.
+    pub fn forget_sandbox(&self, id: &str) {
+        self.running.forget(id);
+        self.peers
+            .send(crate::peers::Stale::Sandbox(id.to_string()));
     }
 
     /// The HTTP/2 channel to a worker's data plane, made once and reused

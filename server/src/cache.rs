@@ -11,10 +11,11 @@
 //! a lookup that read the database before such a change from putting its
 //! stale answer back; entries never outlive an expiry the caller gives (a
 //! credential's own); failures are never cached. With several servers on
-//! one database, a change made on another server is seen here within
-//! `ttl` (and a stale route is still refused by the worker, which fences
-//! each call by the sandbox's generation and state); on one server (the
-//! embedded default) every change goes through it, so nothing is stale.
+//! one PostgreSQL, a change made on another server is forgotten here when
+//! its notification arrives (peers.rs), and within `ttl` at worst (a
+//! stale route is still refused by the worker, which fences each call by
+//! the sandbox's generation and state); on one server (the embedded
+//! default) every change goes through it, so nothing is stale.
 
 use crate::db::now_ms;
 use std::collections::HashMap;

@@ -15,6 +15,7 @@ pub mod ids;
 pub mod listener;
 pub mod metrics;
 pub mod ops;
+pub mod peers;
 pub mod rbac;
 pub mod run;
 pub mod workers;

@@ -27,6 +27,10 @@ pub struct Metrics {
     pub auto_resumes: prometheus::IntCounter,
     /// 1 while this server holds the duties lease (domain::lease).
     pub duties_leader: IntGauge,
+    /// Other servers' cache invalidations applied here (peers.rs).
+    pub cache_invalidations_received: prometheus::IntCounter,
+    /// This server's invalidations it could not send (peers.rs).
+    pub cache_notify_failures: prometheus::IntCounter,
     pool_ready: IntGaugeVec,
     pool_target: IntGaugeVec,
     pool_hits: IntCounterVec,
@@ -113,6 +117,22 @@ impl Metrics {
         registry
             .register(Box::new(duties_leader.clone()))
             .expect("register");
+        let cache_invalidations_received = prometheus::IntCounter::new(
+            "talon_cache_invalidations_received_total",
+            "Cache invalidations from other servers on the same PostgreSQL, applied here",
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(cache_invalidations_received.clone()))
+            .expect("register");
+        let cache_notify_failures = prometheus::IntCounter::new(
+            "talon_cache_notify_failures_total",
+            "Cache invalidations this server could not send to the others (they expire within the cache ttl)",
+        )
+        .expect("metric");
+        registry
+            .register(Box::new(cache_notify_failures.clone()))
+            .expect("register");
         let preview_tokens = IntCounterVec::new(
             prometheus::Opts::new(
                 "sandbox_preview_token_total",
@@ -187,6 +207,8 @@ impl Metrics {
             idle_pauses,
             auto_resumes,
             duties_leader,
+            cache_invalidations_received,
+            cache_notify_failures,
         }
     }
 

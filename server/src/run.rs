@@ -270,6 +270,14 @@ pub async fn start(
             .await;
     });
 
+    // Other servers on the same PostgreSQL hear what changes here, and
+    // this one what changes there (peers.rs).
+    crate::peers::serve(
+        app.clone(),
+        app.config.database_url.clone(),
+        server_id.clone(),
+    );
+
     // The once-per-platform duties run on the server holding their lease
     // (domain::lease): with several servers on one database, one at a time.
     let reaper = app.clone();

@@ -216,3 +216,116 @@ async fn the_duties_lease_moves_to_another_server_when_its_holder_dies() {
         .await
         .unwrap();
 }
+
+/// Two servers on one PostgreSQL, each caching principals and sandbox rows
+/// for a minute: a change made through A is served by B at once, because A
+/// tells B (peers.rs), not because B's cache expired.
+#[tokio::test]
+async fn a_change_through_one_server_is_served_by_another_at_once() {
+    let Some((url, admin, name)) = pg_database("peers").await else {
+        return;
+    };
+    let flags = ["--auth-cache-ms", "60000", "--sandbox-cache-ms", "60000"];
+    {
+        let a = Server::start_with(Some(&url), &flags).await;
+        let b = Server::join(&a, &url, &flags).await;
+        let t = tenant(&a, "peers").await;
+        let mut owner = a.as_(&t.owner).await;
+        let dev = owner
+            .tenants
+            .list_users(pb::ListUsersRequest {
+                tenant_id: "-".into(),
+                page_size: 0,
+                page_token: String::new(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .users
+            .into_iter()
+            .find(|u| u.role == pb::Role::Developer as i32)
+            .unwrap();
+        let mut on_b = b.as_(&t.developer).await;
+        let role_on_b = |c: &mut Clients| {
+            let mut a = c.auth.clone();
+            async move {
+                a.who_am_i(pb::WhoAmIRequest {})
+                    .await
+                    .unwrap()
+                    .into_inner()
+                    .role
+            }
+        };
+        // B has the developer cached.
+        assert_eq!(role_on_b(&mut on_b).await, pb::Role::Developer as i32);
+        owner
+            .tenants
+            .update_user(pb::UpdateUserRequest {
+                tenant_id: "-".into(),
+                user_id: dev.user_id.clone(),
+                role: pb::Role::Viewer as i32,
+                disabled: None,
+                password: String::new(),
+            })
+            .await
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while role_on_b(&mut on_b).await != pb::Role::Viewer as i32 {
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(1),
+                "B still serves the role A changed (its cache lives 60 s)"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        let role_ms = t0.elapsed().as_secs_f64() * 1000.0;
+        let e = on_b
+            .sandboxes
+            .create_sandbox(pb::CreateSandboxRequest::default())
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), tonic::Code::PermissionDenied, "{e}");
+
+        // A running sandbox's row, cached on B, paused through A.
+        let _w = TestWorker::connect(&a, "wrk_peers", Behaviour::Obey).await;
+        let sb = owner
+            .sandboxes
+            .create_sandbox(pb::CreateSandboxRequest {
+                wait_until_running: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .sandbox
+            .unwrap();
+        let mut owner_b = b.as_(&t.owner).await;
+        assert_eq!(
+            get(&mut owner_b, &sb.sandbox_id).await.state,
+            pb::SandboxState::Running as i32
+        );
+        owner
+            .sandboxes
+            .pause_sandbox(pb::PauseSandboxRequest {
+                sandbox_id: sb.sandbox_id.clone(),
+            })
+            .await
+            .unwrap();
+        let t0 = std::time::Instant::now();
+        while get(&mut owner_b, &sb.sandbox_id).await.state != pb::SandboxState::Paused as i32 {
+            assert!(
+                t0.elapsed() < std::time::Duration::from_secs(1),
+                "B still serves the sandbox as running"
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        }
+        println!(
+            "a change through server A served by server B after: role {role_ms:.1} ms, sandbox state {:.1} ms (caches 60 s)",
+            t0.elapsed().as_secs_f64() * 1000.0
+        );
+        assert!(metric(&b, "talon_cache_invalidations_received_total").await >= Some(2.0));
+    }
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+}

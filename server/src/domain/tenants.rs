@@ -323,7 +323,7 @@ pub async fn update_user(
     }
     txn.commit().await?;
     // Its role or state may have changed: cached principals are stale.
-    app.principals.clear();
+    app.forget_principals();
     Ok(u)
 }
 
@@ -361,7 +361,7 @@ pub async fn delete_user(app: &App, scope: &TenantScope, user_id: &str) -> Resul
         .exec(&txn)
         .await?;
     txn.commit().await?;
-    app.principals.clear();
+    app.forget_principals();
     Ok(())
 }
 
@@ -454,7 +454,7 @@ pub async fn delete_api_key(
     if q.exec(&app.db).await?.rows_affected == 0 {
         return Err(Error::NotFound(format!("API key {key_id}")));
     }
-    app.principals.clear();
+    app.forget_principals();
     Ok(())
 }
 

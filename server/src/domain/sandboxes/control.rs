@@ -24,7 +24,7 @@ pub(super) async fn transition(
 ) -> Result<sandbox::Model> {
     let r = lifecycle::apply(&app.db, row, edge).await;
     // At once, even if the write failed: the cached row may be stale.
-    app.running.forget(&row.id);
+    app.forget_sandbox(&row.id);
     let fresh = r?;
     publish(app, &fresh);
     Ok(fresh)

@@ -263,7 +263,7 @@ pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sand
     )
     .await?;
     let started = lifecycle::apply(&r.txn, &row, Edge::To(Op::Start.target(), "")).await;
-    app.running.forget(&row.id);
+    app.forget_sandbox(&row.id);
     let row = started?;
     r.commit().await?;
     publish(app, &row);
