@@ -329,3 +329,67 @@ async fn a_change_through_one_server_is_served_by_another_at_once() {
         .await
         .unwrap();
 }
+
+/// Servers on one PostgreSQL share the platform's keys; a sandbox on a
+/// worker whose session server A holds is reached through server B, which
+/// finds the worker's data plane in the database: processes and files
+/// through B act on the same sandbox as through A.
+#[tokio::test]
+async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
+    let Some((url, admin, name)) = pg_database("reach").await else {
+        return;
+    };
+    ensure_agent_built();
+    {
+        let a = Server::start_with(Some(&url), &[]).await;
+        let b = Server::join(&a, &url, &[]).await;
+        let t = tenant(&a, "reach").await;
+        let mut admin_a = a.admin().await;
+        let _w = spawn_worker(&a);
+        until_worker(&mut admin_a, true).await;
+        let mut dev_a = a.as_(&t.developer).await;
+        let sb = dev_a
+            .sandboxes
+            .create_sandbox(pb::CreateSandboxRequest {
+                wait_until_running: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .sandbox
+            .unwrap();
+        let id = sb.sandbox_id;
+        let mut procs_b = procs_client(b.channel().await, bearer(&t.developer));
+        let (out, code) = proc_sh(
+            &mut procs_b,
+            &id,
+            "echo through-b > /workspace/b.txt; cat /workspace/b.txt",
+        )
+        .await;
+        assert_eq!((out.as_str(), code), ("through-b\n", 0));
+        let mut procs_a = procs_client(a.channel().await, bearer(&t.developer));
+        let (out, code) = proc_sh(&mut procs_a, &id, "cat /workspace/b.txt").await;
+        assert_eq!(
+            (out.as_str(), code),
+            ("through-b\n", 0),
+            "not the same sandbox"
+        );
+        // A token A issued is good on B (the keys are shared).
+        let tok = login(&a, &t.owner_email, PASSWORD).await.access_token;
+        let mut owner_b = b.as_(&tok).await;
+        assert_eq!(
+            get(&mut owner_b, &id).await.state,
+            pb::SandboxState::Running as i32
+        );
+        dev_a
+            .sandboxes
+            .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: id })
+            .await
+            .unwrap();
+    }
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+}

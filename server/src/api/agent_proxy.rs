@@ -61,12 +61,14 @@ impl AgentProxy {
     ) -> Result<Route, Status> {
         let row = sandboxes::ensure_running(&self.0, row, call).await?;
         let worker = row.worker_id.clone().unwrap_or_default();
-        let addr = self.0.hub.data_address(&worker).ok_or_else(|| {
-            Error::Unavailable(format!(
-                "worker {worker} holding sandbox {} is not reachable",
-                row.id
-            ))
-        })?;
+        let addr = crate::domain::workers::data_address(&self.0, &worker)
+            .await?
+            .ok_or_else(|| {
+                Error::Unavailable(format!(
+                    "worker {worker} holding sandbox {} is not reachable",
+                    row.id
+                ))
+            })?;
         let channel = self.0.data_channel(&addr)?;
         let client = SandboxAgentServiceClient::new(channel)
             .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES)

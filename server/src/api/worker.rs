@@ -52,6 +52,7 @@ impl WorkerControlService for WorkerApi {
                 capacity: cap.clone(),
                 runtimes: &reg.runtimes,
                 version: &reg.version,
+                data_address: &reg.data_address,
             },
         )
         .await?;

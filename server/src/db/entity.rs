@@ -112,6 +112,8 @@ pub mod worker {
         pub version: String,
         pub registered_at: i64,
         pub last_heartbeat_at: i64,
+        /// Where its data plane listens (host:port), as it registered.
+        pub data_address: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -17,6 +17,7 @@ impl MigratorTrait for Migrator {
             Box::new(Leases),
             Box::new(Snapshots),
             Box::new(Isolation),
+            Box::new(WorkerDataAddress),
         ]
     }
 }
@@ -29,6 +30,34 @@ struct SandboxIdle;
 struct Leases;
 struct Snapshots;
 struct Isolation;
+struct WorkerDataAddress;
+
+impl MigrationName for WorkerDataAddress {
+    fn name(&self) -> &str {
+        "m20261205_000009_worker_data_address"
+    }
+}
+
+/// Where each worker's data plane listens, so that a server other than
+/// the one holding the worker's session can reach its sandboxes ("" for
+/// rows from before: a worker writes it again when it registers).
+#[async_trait::async_trait]
+impl MigrationTrait for WorkerDataAddress {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("workers"))
+                .add_column(
+                    ColumnDef::new(Alias::new("data_address"))
+                        .string()
+                        .not_null()
+                        .default(""),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for Isolation {
     fn name(&self) -> &str {

@@ -18,6 +18,8 @@ pub struct Registration<'a> {
     pub capacity: Amount,
     pub runtimes: &'a [String],
     pub version: &'a str,
+    /// Where its data plane listens.
+    pub data_address: &'a str,
 }
 
 /// A worker's record, whether its session is open, and what live
@@ -48,6 +50,7 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
         version: Set(r.version.to_string()),
         registered_at: Set(now),
         last_heartbeat_at: Set(now),
+        data_address: Set(r.data_address.to_string()),
     };
     worker::Entity::insert(row)
         .on_conflict(
@@ -60,6 +63,7 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
                     worker::Column::Runtimes,
                     worker::Column::Version,
                     worker::Column::LastHeartbeatAt,
+                    worker::Column::DataAddress,
                 ])
                 .to_owned(),
         )
@@ -76,6 +80,22 @@ pub async fn heartbeat(app: &App, worker_id: &str) -> Result<()> {
         .exec(&app.db)
         .await?;
     Ok(())
+}
+
+/// Where a worker's data plane is: from its session when this server
+/// holds it, else from its record while its heartbeats are recent (three
+/// intervals), so that any server on the database reaches its sandboxes.
+/// None when neither knows it alive.
+pub async fn data_address(app: &App, worker_id: &str) -> Result<Option<String>> {
+    if let Some(a) = app.hub.data_address(worker_id) {
+        return Ok(Some(a));
+    }
+    let alive_since = now_ms() - 3 * app.config.heartbeat_interval.as_millis() as i64;
+    Ok(worker::Entity::find_by_id(worker_id.to_string())
+        .one(&app.db)
+        .await?
+        .filter(|w| w.last_heartbeat_at >= alive_since && !w.data_address.is_empty())
+        .map(|w| w.data_address))
 }
 
 /// Every recorded worker, by id.

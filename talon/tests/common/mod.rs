@@ -135,7 +135,7 @@ impl Server {
             "server",
             Some(database_url),
             extra,
-            Some(first.boot.clone()),
+            Some((first.boot.clone(), first.data_dir())),
         )
         .await
     }
@@ -148,7 +148,7 @@ impl Server {
         sub: &str,
         database_url: Option<&str>,
         extra: &[&str],
-        joined: Option<Bootstrap>,
+        joined: Option<(Bootstrap, PathBuf)>,
     ) -> Server {
         let dir = tempfile::tempdir().unwrap();
         // Sandboxes' mapped users must traverse the data directory.
@@ -157,6 +157,16 @@ impl Server {
             std::os::unix::fs::PermissionsExt::from_mode(0o711),
         )
         .unwrap();
+        // Servers on one database share the platform's keys (each keeps
+        // its own server.id), as operators deploy them.
+        let joined = joined.map(|(boot, first_dir)| {
+            let keys = dir.path().join("keys");
+            std::fs::create_dir_all(&keys).unwrap();
+            for k in ["jwt.key", "worker.token", "preview.key", "secrets.key"] {
+                std::fs::copy(first_dir.join("keys").join(k), keys.join(k)).unwrap();
+            }
+            boot
+        });
         let (g, o, h, e) = (free_port(), free_port(), free_port(), free_port());
         let es = free_port();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talon"));
