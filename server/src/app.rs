@@ -47,6 +47,8 @@ pub struct App {
     pub secrets_key: [u8; 32],
     /// Presented to workers' data planes (DATA_DIR/keys/worker.token).
     pub worker_token: String,
+    /// Presented to the other servers on the database (auth::peer_token).
+    pub peer_token: String,
     /// One HTTP/2 channel per worker data plane, reused by every call.
     pub data_channels: Mutex<HashMap<String, tonic::transport::Channel>>,
     /// Recently authenticated principals; cleared when a user or key changes.
@@ -63,16 +65,28 @@ pub struct App {
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
+/// The platform's secrets an App holds besides its JWT keys.
+pub struct Keys {
+    pub secrets_key: [u8; 32],
+    pub worker_token: String,
+    pub peer_token: String,
+    pub preview: crate::auth::preview::PreviewKeys,
+}
+
 impl App {
     pub fn new(
         db: DatabaseConnection,
         jwt: JwtKeys,
         config: ServerConfig,
         metrics: Metrics,
-        secrets_key: [u8; 32],
-        worker_token: String,
-        preview: crate::auth::preview::PreviewKeys,
+        keys: Keys,
     ) -> Arc<Self> {
+        let Keys {
+            secrets_key,
+            worker_token,
+            peer_token,
+            preview,
+        } = keys;
         let (events, _) = broadcast::channel(1024);
         Arc::new(App {
             audit: crate::audit::AuditLog::start(db.clone()),
@@ -84,6 +98,7 @@ impl App {
             events,
             platform_tenant_id: Arc::new(std::sync::RwLock::new(String::new())),
             secrets_key,
+            peer_token,
             worker_token,
             data_channels: Mutex::new(HashMap::new()),
             principals: Arc::new(ShortCache::new(config.auth_cache_ttl)),
@@ -110,14 +125,21 @@ impl App {
             .send(crate::peers::Stale::Sandbox(id.to_string()));
     }
 
-    /// The HTTP/2 channel to a worker's data plane, made once and reused
-    /// by every call (agent calls and image imports alike).
+    /// The HTTP/2 channel to a worker's data plane (or a peer server),
+    /// made once and reused by every call (agent calls and image imports
+    /// alike).
     pub fn data_channel(&self, addr: &str) -> crate::error::Result<tonic::transport::Channel> {
         let mut cache = self.data_channels.lock().expect("lock");
         if let Some(c) = cache.get(addr) {
             return Ok(c.clone());
         }
-        let c = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        // A worker's data plane is host:port; a peer server's, a URL.
+        let url = if addr.contains("://") {
+            addr.to_string()
+        } else {
+            format!("http://{addr}")
+        };
+        let c = tonic::transport::Endpoint::from_shared(url)
             .map_err(|e| crate::error::Error::Internal(format!("worker address: {e}")))?
             .tcp_nodelay(true)
             .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
@@ -157,9 +179,12 @@ impl App {
             JwtKeys::new(b"test-secret-test-secret-test-secret", 900),
             config,
             Metrics::new(),
-            [7u8; 32],
-            "worker-token".into(),
-            crate::auth::preview::PreviewKeys::new(b"preview-secret-preview-secret"),
+            Keys {
+                secrets_key: [7u8; 32],
+                worker_token: "worker-token".into(),
+                peer_token: "peer-token".into(),
+                preview: crate::auth::preview::PreviewKeys::new(b"preview-secret-preview-secret"),
+            },
         );
         (app, dir)
     }

@@ -9,6 +9,13 @@ use std::time::Duration;
 pub struct ServerConfig {
     pub data_dir: PathBuf,
     pub grpc_listen: SocketAddr,
+    /// This server's gRPC URL as the other servers on its database reach
+    /// it (relayed worker commands); None: `http://` + `grpc_listen`, or
+    /// this host's name when that is unspecified.
+    pub advertise_url: Option<String>,
+    /// This server's name among those sharing the database
+    /// (DATA_DIR/keys/server.id, made once); set at start.
+    pub server_id: String,
     pub ops_listen: SocketAddr,
     pub database_url: String,
     pub access_token_ttl: Duration,
@@ -84,6 +91,8 @@ impl ServerConfig {
         ServerConfig {
             data_dir,
             grpc_listen: "127.0.0.1:7070".parse().expect("addr"),
+            advertise_url: None,
+            server_id: String::new(),
             ops_listen: "127.0.0.1:9090".parse().expect("addr"),
             public_url: "http://127.0.0.1:8080".into(),
             preview_domain: None,

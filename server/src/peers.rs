@@ -7,6 +7,13 @@
 //! `forget`/`clear` that bump the cache's generation, so a lookup that
 //! read the database before the change cannot put its answer back).
 //!
+//! The servers also find each other here: each records its address and a
+//! heartbeat every second in `servers`, and a command for a worker whose
+//! session another live server holds is relayed there (`RelayCommand`,
+//! authenticated with the peer token, derived from the JWT key the
+//! servers share and workers never hold), so that any server answers a
+//! sandbox's lifecycle calls.
+//!
 //! The bound: another server serves the change once PostgreSQL has
 //! delivered the notification (milliseconds; the multi-server test
 //! measures it). If a server's listening connection drops, it forgets
@@ -84,12 +91,122 @@ pub fn apply(app: &App, s: Option<Stale>) {
     }
 }
 
-/// On PostgreSQL: sends this server's invalidations and applies the other
-/// servers' until the process ends. `origin` is this server's id.
-pub fn serve(app: Arc<App>, url: String, origin: String) {
+/// A server is alive while its heartbeat (every second) is this recent.
+pub const ALIVE_MS: i64 = 5_000;
+
+/// This server's gRPC URL as its peers reach it.
+pub fn advertised(config: &crate::config::ServerConfig) -> String {
+    if let Some(u) = &config.advertise_url {
+        return u.clone();
+    }
+    let a = config.grpc_listen;
+    if a.ip().is_unspecified() {
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .map(|h| h.trim().to_string())
+            .ok()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "localhost".into());
+        format!("http://{host}:{}", a.port())
+    } else {
+        format!("http://{a}")
+    }
+}
+
+/// The address of the live server, other than this one, that holds a
+/// worker's session; None when none does.
+pub async fn holder(app: &App, worker_id: &str) -> crate::error::Result<Option<String>> {
+    use crate::db::entity::{server, worker};
+    use sea_orm::EntityTrait;
+    let Some(w) = worker::Entity::find_by_id(worker_id.to_string())
+        .one(&app.db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if w.server_id.is_empty() || w.server_id == app.config.server_id {
+        return Ok(None);
+    }
+    Ok(server::Entity::find_by_id(w.server_id)
+        .one(&app.db)
+        .await?
+        .filter(|s| s.heartbeat_at >= crate::db::now_ms() - ALIVE_MS && !s.address.is_empty())
+        .map(|s| s.address))
+}
+
+/// Sends a command through the server at `address`, which holds the
+/// worker's session.
+pub async fn relay(
+    app: &App,
+    address: &str,
+    worker_id: &str,
+    cmd: talon_proto::talon::worker::v1::Command,
+    timeout: Duration,
+) -> crate::error::Result<talon_proto::talon::worker::v1::CommandResult> {
+    use crate::error::Error;
+    use talon_proto::talon::worker::v1 as wpb;
+    let channel = app.data_channel(address)?;
+    let mut req = tonic::Request::new(wpb::RelayCommandRequest {
+        worker_id: worker_id.to_string(),
+        command: Some(cmd),
+        timeout_ms: timeout.as_millis() as i64,
+    });
+    req.set_timeout(timeout + Duration::from_secs(5));
+    let bearer = format!("Bearer {}", app.peer_token)
+        .parse()
+        .map_err(|_| Error::Internal("the peer token is not a header value".into()))?;
+    req.metadata_mut().insert("authorization", bearer);
+    let r = wpb::worker_control_service_client::WorkerControlServiceClient::new(channel)
+        .relay_command(req)
+        .await
+        .map_err(|s| match s.code() {
+            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded => Error::Unavailable(
+                format!("worker {worker_id}'s server ({address}): {}", s.message()),
+            ),
+            _ => Error::Internal(format!(
+                "relaying a command to worker {worker_id} through {address}: {}",
+                s.message()
+            )),
+        })?;
+    r.into_inner()
+        .result
+        .ok_or_else(|| Error::Internal("a relayed command came back without a result".into()))
+}
+
+/// On PostgreSQL: records this server among its peers every second,
+/// sends this server's invalidations and applies the other servers' until
+/// the process ends.
+pub fn serve(app: Arc<App>, url: String) {
     if app.db.get_database_backend() != sea_orm::DbBackend::Postgres {
         return;
     }
+    let origin = app.config.server_id.clone();
+    let beat = app.clone();
+    tokio::spawn(async move {
+        use crate::db::entity::server;
+        use sea_orm::sea_query::OnConflict;
+        use sea_orm::{EntityTrait, Set};
+        let address = advertised(&beat.config);
+        let mut tick = tokio::time::interval(Duration::from_secs(1));
+        loop {
+            tick.tick().await;
+            let row = server::ActiveModel {
+                id: Set(beat.config.server_id.clone()),
+                address: Set(address.clone()),
+                heartbeat_at: Set(crate::db::now_ms()),
+            };
+            let r = server::Entity::insert(row)
+                .on_conflict(
+                    OnConflict::column(server::Column::Id)
+                        .update_columns([server::Column::Address, server::Column::HeartbeatAt])
+                        .to_owned(),
+                )
+                .exec(&beat.db)
+                .await;
+            if let Err(e) = r {
+                tracing::warn!(error = %e, "this server's heartbeat was not recorded");
+            }
+        }
+    });
     let (tx, mut rx) = mpsc::unbounded_channel::<Stale>();
     if app.peers.outbox.set(tx).is_err() {
         return;

@@ -25,6 +25,8 @@ pub enum Access {
     PlatformAdmin,
     /// A worker, with the worker token.
     Worker,
+    /// Another server on the same database, with the peer token.
+    Peer,
     /// A tenant user with at least this role, or a preview token in the
     /// `talon-preview-token` metadata, which the handler verifies against
     /// the sandbox and port it names (the layer sees no principal then).
@@ -58,7 +60,7 @@ const fn rule(method: &'static str, access: Access, mutating: bool) -> MethodRul
     }
 }
 
-use Access::{PlatformAdmin, Public, Worker};
+use Access::{Peer, PlatformAdmin, Public, Worker};
 const OWNER: Access = Access::Role(Role::Owner);
 const DEV: Access = Access::Role(Role::Developer);
 const VIEW: Access = Access::Role(Role::Viewer);
@@ -194,6 +196,12 @@ pub const METHODS: &[MethodRule] = &[
         Worker,
         READ,
     ),
+    // Servers relay to each other with the peer token (never a worker's).
+    rule(
+        "/talon.worker.v1.WorkerControlService/RelayCommand",
+        Peer,
+        MUT,
+    ),
     // Infrastructure
     rule("/grpc.health.v1.Health/Check", Public, READ),
     rule("/grpc.health.v1.Health/Watch", Public, READ),
@@ -260,9 +268,10 @@ pub fn authorize(rule: &MethodRule, p: &Principal) -> Result<(), Status> {
     let ok = match rule.access {
         Access::Public => true,
         Access::Worker => p.credential == Credential::Worker,
-        Access::PlatformAdmin => p.credential != Credential::Worker && p.platform_admin,
+        Access::Peer => p.credential == Credential::Peer,
+        Access::PlatformAdmin => !p.credential.is_component() && p.platform_admin,
         Access::Role(r) | Access::RoleOrPreviewToken(r) | Access::RoleOrFileToken(r) => {
-            p.credential != Credential::Worker && p.role.at_least(r)
+            !p.credential.is_component() && p.role.at_least(r)
         }
     };
     if ok {
@@ -272,6 +281,7 @@ pub fn authorize(rule: &MethodRule, p: &Principal) -> Result<(), Status> {
             "{} may not call {}",
             match p.credential {
                 Credential::Worker => "a worker".to_string(),
+                Credential::Peer => "a peer server".to_string(),
                 _ => format!("role {}", p.role),
             },
             rule.method
@@ -553,6 +563,15 @@ mod tests {
         assert!(authorize(admin, &padmin).is_ok());
         assert!(authorize(session, &padmin).is_err());
         assert!(authorize(session, &worker).is_ok());
+        // Only a peer server relays commands; a worker (which has the
+        // workers' token) or an admin may not, and a peer is no user.
+        let relay = lookup("/talon.worker.v1.WorkerControlService/RelayCommand").unwrap();
+        let peer = principal(Role::Viewer, false, Credential::Peer);
+        assert!(authorize(relay, &peer).is_ok());
+        assert!(authorize(relay, &worker).is_err());
+        assert!(authorize(relay, &padmin).is_err());
+        assert!(authorize(session, &peer).is_err());
+        assert!(authorize(create, &peer).is_err());
         assert!(authorize(create, &worker).is_err());
     }
 

@@ -114,7 +114,7 @@ fn grpc_web_cors(origins: &[String]) -> anyhow::Result<tower_http::cors::CorsLay
 
 /// Starts the control plane and returns once it listens.
 pub async fn start(
-    config: ServerConfig,
+    mut config: ServerConfig,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<Started> {
     std::fs::create_dir_all(&config.data_dir)?;
@@ -133,6 +133,7 @@ pub async fn start(
     let server_id = secret_file(&config.data_dir.join("keys").join("server.id"), || {
         crate::ids::new_id("srv")
     })?;
+    config.server_id = server_id.clone();
     let preview_secret = secret_file(&config.data_dir.join("keys").join("preview.key"), || {
         crate::ids::random_token(32)
     })?;
@@ -152,9 +153,12 @@ pub async fn start(
         jwt.clone(),
         config.clone(),
         metrics.clone(),
-        secrets_key,
-        worker_token.clone(),
-        crate::auth::preview::PreviewKeys::new(preview_secret.as_bytes()),
+        crate::app::Keys {
+            secrets_key,
+            worker_token: worker_token.clone(),
+            peer_token: crate::auth::peer_token(&jwt_secret),
+            preview: crate::auth::preview::PreviewKeys::new(preview_secret.as_bytes()),
+        },
     );
     let bootstrap = tenants::bootstrap(&app).await?;
     if let Some(b) = &bootstrap {
@@ -172,6 +176,7 @@ pub async fn start(
         db: db.clone(),
         jwt,
         worker_token_hash: sha256_hex(&worker_token),
+        peer_token_hash: sha256_hex(&app.peer_token),
         platform_tenant_id: app.platform_tenant_id.clone(),
         cache: app.principals.clone(),
         preview: app.preview.clone(),
@@ -272,11 +277,7 @@ pub async fn start(
 
     // Other servers on the same PostgreSQL hear what changes here, and
     // this one what changes there (peers.rs).
-    crate::peers::serve(
-        app.clone(),
-        app.config.database_url.clone(),
-        server_id.clone(),
-    );
+    crate::peers::serve(app.clone(), app.config.database_url.clone());
 
     // The once-per-platform duties run on the server holding their lease
     // (domain::lease): with several servers on one database, one at a time.

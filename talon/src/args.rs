@@ -67,6 +67,9 @@ pub struct ServerArgs {
     /// gRPC, grpc-web, reflection and health.
     #[arg(long, env = "TALON_GRPC_LISTEN", default_value = "127.0.0.1:7070")]
     pub grpc_listen: SocketAddr,
+    /// With several servers on one database: this server's gRPC URL as the others reach it, to relay commands for the workers whose sessions it holds [default: http:// and --grpc-listen, or this host's name for an unspecified address].
+    #[arg(long, env = "TALON_ADVERTISE_URL")]
+    pub advertise_url: Option<String>,
     /// Health, readiness and Prometheus metrics.
     #[arg(long, env = "TALON_OPS_LISTEN", default_value = "127.0.0.1:9090")]
     pub ops_listen: SocketAddr,

@@ -12,6 +12,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     let data_dir = a.data_dir.clone().unwrap_or_else(default_data_dir);
     let mut c = ServerConfig::with_defaults(data_dir);
     c.grpc_listen = a.grpc_listen;
+    c.advertise_url = a.advertise_url.clone();
     c.ops_listen = a.ops_listen;
     if let Some(u) = &a.database_url {
         c.database_url = u.clone();

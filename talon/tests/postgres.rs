@@ -332,8 +332,9 @@ async fn a_change_through_one_server_is_served_by_another_at_once() {
 
 /// Servers on one PostgreSQL share the platform's keys; a sandbox on a
 /// worker whose session server A holds is reached through server B, which
-/// finds the worker's data plane in the database: processes and files
-/// through B act on the same sandbox as through A.
+/// finds the worker's data plane in the database (processes through B act
+/// on the same sandbox as through A) and relays its lifecycle commands
+/// through A (pause, resume and delete through B reach the worker).
 #[tokio::test]
 async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
     let Some((url, admin, name)) = pg_database("reach").await else {
@@ -382,11 +383,70 @@ async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
             get(&mut owner_b, &id).await.state,
             pb::SandboxState::Running as i32
         );
-        dev_a
+        // Relaying is for servers only: the workers' token (which every
+        // worker holds) may not drive another worker's sandboxes.
+        let worker_token = std::fs::read_to_string(a.data_dir().join("keys/worker.token")).unwrap();
+        let mut relay =
+            talon_proto::talon::worker::v1::worker_control_service_client::WorkerControlServiceClient::with_interceptor(
+                a.channel().await,
+                bearer(worker_token.trim()),
+            );
+        let denied = relay
+            .relay_command(talon_proto::talon::worker::v1::RelayCommandRequest {
+                worker_id: "any".into(),
+                command: Some(Default::default()),
+                timeout_ms: 1000,
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(denied.code(), tonic::Code::PermissionDenied, "{denied}");
+
+        // Lifecycle calls through B: relayed to A, which holds the
+        // worker's session.
+        let mut dev_b = b.as_(&t.developer).await;
+        let paused = dev_b
             .sandboxes
-            .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: id })
+            .pause_sandbox(pb::PauseSandboxRequest {
+                sandbox_id: id.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .sandbox
+            .unwrap();
+        assert_eq!(paused.state, pb::SandboxState::Paused as i32);
+        let frozen =
+            std::fs::read_to_string(format!("/sys/fs/cgroup/freezer/talon/{id}/freezer.state"))
+                .or_else(|_| {
+                    std::fs::read_to_string(format!(
+                        "/sys/fs/cgroup/unified/talon/{id}/cgroup.freeze"
+                    ))
+                })
+                .unwrap();
+        assert!(
+            ["FROZEN", "1"].contains(&frozen.trim()),
+            "the worker did not freeze it: {frozen}"
+        );
+        dev_b
+            .sandboxes
+            .resume_sandbox(pb::ResumeSandboxRequest {
+                sandbox_id: id.clone(),
+            })
             .await
             .unwrap();
+        let (out, code) = proc_sh(&mut procs_b, &id, "cat /workspace/b.txt").await;
+        assert_eq!((out.as_str(), code), ("through-b\n", 0));
+        dev_b
+            .sandboxes
+            .delete_sandbox(pb::DeleteSandboxRequest {
+                sandbox_id: id.clone(),
+            })
+            .await
+            .unwrap();
+        assert!(
+            !a.data_dir().join("w/sandboxes").join(&id).exists(),
+            "the worker kept a sandbox deleted through B"
+        );
     }
     admin
         .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))

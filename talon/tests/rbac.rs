@@ -82,7 +82,7 @@ async fn every_method_is_allowed_or_denied_as_the_table_says() {
         for (who, token, role, padmin) in &callers {
             let expect_allowed = match rule.access {
                 Access::Public => true,
-                Access::Worker => false,
+                Access::Worker | Access::Peer => false,
                 Access::PlatformAdmin => *padmin,
                 Access::Role(r) | Access::RoleOrPreviewToken(r) | Access::RoleOrFileToken(r) => {
                     role.unwrap().at_least(r)

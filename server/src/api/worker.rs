@@ -28,6 +28,26 @@ type Out = Pin<Box<dyn tokio_stream::Stream<Item = Result<wpb::SessionResponse, 
 impl WorkerControlService for WorkerApi {
     type SessionStream = Out;
 
+    /// Another server's command for a worker whose session is here; only
+    /// this server's own session is used (never relayed again).
+    async fn relay_command(
+        &self,
+        req: Request<wpb::RelayCommandRequest>,
+    ) -> Result<Response<wpb::RelayCommandResponse>, Status> {
+        let r = req.into_inner();
+        let cmd = r
+            .command
+            .ok_or_else(|| Status::invalid_argument("command is required"))?;
+        if !(1..=600_000).contains(&r.timeout_ms) {
+            return Err(Status::invalid_argument("timeout_ms must be 1 to 600000"));
+        }
+        let timeout = std::time::Duration::from_millis(r.timeout_ms as u64);
+        let result = self.0.hub.call(&r.worker_id, cmd, timeout).await?;
+        Ok(Response::new(wpb::RelayCommandResponse {
+            result: Some(result),
+        }))
+    }
+
     async fn session(
         &self,
         req: Request<Streaming<wpb::SessionRequest>>,

@@ -84,6 +84,9 @@ pub enum Credential {
         key_id: String,
     },
     Worker,
+    /// Another server on the same database (peers.rs), with the peer
+    /// token derived from the platform's JWT key, which workers never hold.
+    Peer,
     /// A sandbox access token: the data plane of this one sandbox only.
     SandboxToken {
         sandbox_id: String,
@@ -142,12 +145,29 @@ pub struct Authenticator {
     pub jwt: jwt::JwtKeys,
     /// The shared secret workers present.
     pub worker_token_hash: String,
+    /// The secret servers present to each other ([`peer_token`]).
+    pub peer_token_hash: String,
     pub platform_tenant_id: std::sync::Arc<std::sync::RwLock<String>>,
     /// Principals resolved in the last moments (the `App`'s, which clears
     /// it when a user or key changes).
     pub cache: std::sync::Arc<crate::cache::ShortCache<Principal>>,
     /// Verifies sandbox access tokens.
     pub preview: preview::PreviewKeys,
+}
+
+impl Credential {
+    /// A platform component (a worker or a peer server), not a user: no
+    /// role, no tenant, only the calls made for it.
+    pub fn is_component(&self) -> bool {
+        matches!(self, Credential::Worker | Credential::Peer)
+    }
+}
+
+/// The bearer servers on one database present to each other: derived
+/// from the JWT key they share, so a worker (which has only the workers'
+/// token) cannot relay commands to other workers.
+pub fn peer_token(jwt_secret: &str) -> String {
+    sha256_hex(&format!("talon peer relay v1:{jwt_secret}"))
 }
 
 impl Authenticator {
@@ -160,6 +180,16 @@ impl Authenticator {
                 email: String::new(),
                 role: Role::Viewer,
                 credential: Credential::Worker,
+                platform_admin: false,
+            });
+        }
+        if digest_eq(&digest, &self.peer_token_hash) {
+            return Ok(Principal {
+                tenant_id: String::new(),
+                user_id: "peer".into(),
+                email: String::new(),
+                role: Role::Viewer,
+                credential: Credential::Peer,
                 platform_admin: false,
             });
         }

@@ -114,6 +114,8 @@ pub mod worker {
         pub last_heartbeat_at: i64,
         /// Where its data plane listens (host:port), as it registered.
         pub data_address: String,
+        /// The server holding its session ("" before any did).
+        pub server_id: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -263,6 +265,27 @@ pub mod snapshot {
         pub size_bytes: i64,
         pub frozen_ms: i64,
         pub created_at: i64,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+pub mod server {
+    use sea_orm::entity::prelude::*;
+
+    /// A server sharing the database (peers.rs).
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "servers")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        /// Its gRPC URL, as its peers reach it.
+        pub address: String,
+        /// Ms since the epoch, this server's clock.
+        pub heartbeat_at: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

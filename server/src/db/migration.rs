@@ -18,6 +18,7 @@ impl MigratorTrait for Migrator {
             Box::new(Snapshots),
             Box::new(Isolation),
             Box::new(WorkerDataAddress),
+            Box::new(Servers),
         ]
     }
 }
@@ -31,6 +32,39 @@ struct Leases;
 struct Snapshots;
 struct Isolation;
 struct WorkerDataAddress;
+struct Servers;
+
+impl MigrationName for Servers {
+    fn name(&self) -> &str {
+        "m20261205_000010_servers"
+    }
+}
+
+/// The servers sharing the database, where their peers reach them and
+/// when each last said it was alive (peers.rs); and which server holds
+/// each worker's session ("" for rows from before).
+#[async_trait::async_trait]
+impl MigrationTrait for Servers {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(table(
+            "servers",
+            vec![id("id"), text("address"), big("heartbeat_at")],
+        ))
+        .await?;
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("workers"))
+                .add_column(
+                    ColumnDef::new(Alias::new("server_id"))
+                        .string()
+                        .not_null()
+                        .default(""),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for WorkerDataAddress {
     fn name(&self) -> &str {

@@ -140,10 +140,9 @@ pub async fn create(
         )));
     }
     let max = room.min(app.config.max_snapshot_bytes);
-    let worker = sandboxes::require_worker(app, row)?;
-    let addr = app
-        .hub
-        .data_address(&worker)
+    let worker = sandboxes::require_worker(app, row).await?;
+    let addr = crate::domain::workers::data_address(app, &worker)
+        .await?
         .ok_or_else(|| Error::Unavailable(format!("worker {worker} has no data address")))?;
     let id = crate::ids::new_id("snp");
     let worker_image = format!("snapshot/{id}");

@@ -379,8 +379,10 @@ pub async fn create_api_key(
             "name must be 1-128 characters".into(),
         ));
     }
-    if p.credential == Credential::Worker {
-        return Err(Error::PermissionDenied("workers have no keys".into()));
+    if p.credential.is_component() {
+        return Err(Error::PermissionDenied(
+            "workers and servers have no keys".into(),
+        ));
     }
     if tenant_id != p.tenant_id {
         // Keys act for a user of their tenant; a platform admin cannot mint

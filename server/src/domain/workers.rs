@@ -51,6 +51,7 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
         registered_at: Set(now),
         last_heartbeat_at: Set(now),
         data_address: Set(r.data_address.to_string()),
+        server_id: Set(app.config.server_id.clone()),
     };
     worker::Entity::insert(row)
         .on_conflict(
@@ -64,6 +65,7 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
                     worker::Column::Version,
                     worker::Column::LastHeartbeatAt,
                     worker::Column::DataAddress,
+                    worker::Column::ServerId,
                 ])
                 .to_owned(),
         )
@@ -96,6 +98,31 @@ pub async fn data_address(app: &App, worker_id: &str) -> Result<Option<String>> 
         .await?
         .filter(|w| w.last_heartbeat_at >= alive_since && !w.data_address.is_empty())
         .map(|w| w.data_address))
+}
+
+/// Whether commands reach this worker: its session is here, or another
+/// live server on the database holds it (peers.rs).
+pub async fn reachable(app: &App, worker_id: &str) -> Result<bool> {
+    Ok(app.hub.is_connected(worker_id) || crate::peers::holder(app, worker_id).await?.is_some())
+}
+
+/// Sends a command to a worker and waits for its answer: on its session
+/// when this server holds it, else relayed through the server that does.
+pub async fn call(
+    app: &App,
+    worker_id: &str,
+    cmd: talon_proto::talon::worker::v1::Command,
+    timeout: std::time::Duration,
+) -> Result<talon_proto::talon::worker::v1::CommandResult> {
+    if app.hub.is_connected(worker_id) {
+        return app.hub.call(worker_id, cmd, timeout).await;
+    }
+    match crate::peers::holder(app, worker_id).await? {
+        Some(addr) => crate::peers::relay(app, &addr, worker_id, cmd, timeout).await,
+        None => Err(Error::Unavailable(format!(
+            "worker {worker_id} is not connected"
+        ))),
+    }
 }
 
 /// Every recorded worker, by id.

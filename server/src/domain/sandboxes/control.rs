@@ -198,7 +198,7 @@ fn dispatch(app: &Arc<App>, row: sandbox::Model, cmd: wpb::Command) {
     tokio::spawn(async move {
         let timeout = app.config.worker_command_timeout;
         let t0 = std::time::Instant::now();
-        match app.hub.call(&worker, cmd, timeout).await {
+        match crate::domain::workers::call(&app, &worker, cmd, timeout).await {
             Ok(result) => {
                 let answered = t0.elapsed();
                 let status = result.status.clone();
@@ -210,7 +210,7 @@ fn dispatch(app: &Arc<App>, row: sandbox::Model, cmd: wpb::Command) {
                         status.filter(|s| s.state != talon_proto::v1::SandboxState::Deleted as i32)
                     {
                         for cmd in orphans(&app, &worker, &[s]).await {
-                            let _ = app.hub.call(&worker, cmd, timeout).await;
+                            let _ = crate::domain::workers::call(&app, &worker, cmd, timeout).await;
                         }
                     }
                 }
@@ -227,9 +227,7 @@ pub(super) fn tell(app: &Arc<App>, worker: String, cmd: wpb::Command) {
     let app = app.clone();
     tokio::spawn(async move {
         let sandbox = cmd.sandbox_id.clone();
-        let r = app
-            .hub
-            .call(&worker, cmd, app.config.worker_command_timeout)
+        let r = crate::domain::workers::call(&app, &worker, cmd, app.config.worker_command_timeout)
             .await;
         match r {
             Ok(r) if r.code != 0 => {
@@ -291,11 +289,11 @@ pub async fn apply_status(
 }
 
 /// The worker holding the sandbox, if it is connected.
-pub fn require_worker(app: &App, row: &sandbox::Model) -> Result<String> {
+pub async fn require_worker(app: &App, row: &sandbox::Model) -> Result<String> {
     let w = row.worker_id.clone().ok_or_else(|| {
         Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id))
     })?;
-    if !app.hub.is_connected(&w) {
+    if !crate::domain::workers::reachable(app, &w).await? {
         return Err(Error::Unavailable(format!(
             "worker {w} holding sandbox {} is not connected",
             row.id
@@ -310,12 +308,10 @@ pub(super) async fn drive(
     row: sandbox::Model,
     action: wpb::command::Action,
 ) -> Result<sandbox::Model> {
-    let worker = require_worker(app, &row)?;
+    let worker = require_worker(app, &row).await?;
     let cmd = command_for(&row, action);
-    let result = app
-        .hub
-        .call(&worker, cmd, app.config.worker_command_timeout)
-        .await?;
+    let result =
+        crate::domain::workers::call(app, &worker, cmd, app.config.worker_command_timeout).await?;
     if result.code != 0 && result.status.is_none() {
         return Err(command_error(result.code, &result.message));
     }

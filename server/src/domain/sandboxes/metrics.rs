@@ -34,10 +34,9 @@ pub async fn metrics(app: &App, row: &sandbox::Model) -> Result<Metrics> {
             row.id
         )));
     }
-    let worker = require_worker(app, row)?;
-    let addr = app
-        .hub
-        .data_address(&worker)
+    let worker = require_worker(app, row).await?;
+    let addr = crate::domain::workers::data_address(app, &worker)
+        .await?
         .ok_or_else(|| Error::Unavailable(format!("worker {worker} has no data address")))?;
     let req = crate::workers::data_request(
         wpb::GetSandboxUsageRequest {

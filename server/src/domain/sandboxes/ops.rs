@@ -239,7 +239,7 @@ pub async fn resume(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
 
 pub async fn stop(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     Op::Stop.check(&row.id, state_of(&row)?)?;
-    require_worker(app, &row)?;
+    require_worker(app, &row).await?;
     let row = transition(app, &row, Edge::To(Op::Stop.target(), "")).await?;
     drive(
         app,
@@ -253,7 +253,7 @@ pub async fn stop(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
 /// check and its move to Starting commit together.
 pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sandbox::Model> {
     Op::Start.check(&row.id, state_of(&row)?)?;
-    require_worker(app, &row)?;
+    require_worker(app, &row).await?;
     let policy = policy_of(&row)?;
     let r = reserve(
         app,
@@ -297,20 +297,16 @@ pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
             other => break other?,
         }
     };
-    if let Some(w) = deleted
-        .worker_id
-        .clone()
-        .filter(|w| app.hub.is_connected(w))
-    {
+    let holder = match deleted.worker_id.clone() {
+        Some(w) if crate::domain::workers::reachable(app, &w).await? => Some(w),
+        _ => None,
+    };
+    if let Some(w) = holder {
         let cmd = command_for(
             &deleted,
             wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
         );
-        match app
-            .hub
-            .call(&w, cmd, app.config.worker_command_timeout)
-            .await
-        {
+        match crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout).await {
             Ok(r) if r.code != 0 => {
                 tracing::warn!(sandbox = %deleted.id, error = %r.message, "worker failed to delete; it is told again when it next registers")
             }
@@ -368,16 +364,14 @@ pub async fn update_network_policy(
     let state = not_deleted(&row)?;
     if matches!(state, SandboxState::Running | SandboxState::Paused) {
         // The worker must apply it before we claim it is in force.
-        let worker = require_worker(app, &row)?;
+        let worker = require_worker(app, &row).await?;
         let cmd = command_for(
             &row,
             wpb::command::Action::UpdateNetworkPolicy(wpb::UpdateNetworkPolicyCommand {
                 network_policy: Some(network_policy(&policy)),
             }),
         );
-        let r = app
-            .hub
-            .call(&worker, cmd, app.config.worker_command_timeout)
+        let r = crate::domain::workers::call(app, &worker, cmd, app.config.worker_command_timeout)
             .await?;
         if r.code != 0 {
             return Err(Error::FailedPrecondition(format!(
