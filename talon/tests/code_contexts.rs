@@ -352,17 +352,7 @@ async fn interrupted_within(c: &mut Code, id: &str, cid: &str, code: &str, bound
 
 async fn sandbox_for(s: &Server, t: &TestTenant) -> String {
     let mut dev = s.as_(&t.developer).await;
-    dev.sandboxes
-        .create_sandbox(pb::CreateSandboxRequest {
-            wait_until_running: true,
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .sandbox
-        .unwrap()
-        .sandbox_id
+    create_running(&mut dev).await.sandbox_id
 }
 
 async fn context(c: &mut Code, id: &str, language: pb::CodeLanguage) -> String {

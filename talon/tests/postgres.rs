@@ -287,17 +287,7 @@ async fn a_change_through_one_server_is_served_by_another_at_once() {
 
         // A running sandbox's row, cached on B, paused through A.
         let _w = TestWorker::connect(&a, "wrk_peers", Behaviour::Obey).await;
-        let sb = owner
-            .sandboxes
-            .create_sandbox(pb::CreateSandboxRequest {
-                wait_until_running: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .sandbox
-            .unwrap();
+        let sb = create_running(&mut owner).await;
         let mut owner_b = b.as_(&t.owner).await;
         assert_eq!(
             get(&mut owner_b, &sb.sandbox_id).await.state,
@@ -349,17 +339,7 @@ async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
         let _w = spawn_worker(&a);
         until_worker(&mut admin_a, true).await;
         let mut dev_a = a.as_(&t.developer).await;
-        let sb = dev_a
-            .sandboxes
-            .create_sandbox(pb::CreateSandboxRequest {
-                wait_until_running: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .sandbox
-            .unwrap();
+        let sb = create_running(&mut dev_a).await;
         let id = sb.sandbox_id;
         let mut procs_b = procs_client(b.channel().await, bearer(&t.developer));
         let (out, code) = proc_sh(

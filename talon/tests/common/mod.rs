@@ -590,6 +590,20 @@ pub fn code<T: std::fmt::Debug>(r: Result<T, tonic::Status>) -> tonic::Code {
     }
 }
 
+/// A sandbox of the defaults, created and running.
+pub async fn create_running(c: &mut Clients) -> pb::Sandbox {
+    c.sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            wait_until_running: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap()
+}
+
 pub async fn get(c: &mut Clients, id: &str) -> pb::Sandbox {
     c.sandboxes
         .get_sandbox(pb::GetSandboxRequest {
