@@ -118,6 +118,18 @@ impl App {
         self.peers.send(crate::peers::Stale::Principals);
     }
 
+    /// A sandbox event, to this server's watchers and, through the other
+    /// servers on the database, to theirs (each reloads the row).
+    pub fn emit(&self, e: SandboxEvent) {
+        self.running.forget(&e.sandbox.id);
+        self.peers.send(crate::peers::Stale::Event {
+            kind: e.kind,
+            sandbox_id: e.sandbox.id.clone(),
+            message: e.message.clone(),
+        });
+        let _ = self.events.send(e);
+    }
+
     /// A sandbox changed: its cached row goes, here and on the others.
     pub fn forget_sandbox(&self, id: &str) {
         self.running.forget(id);

@@ -1,4 +1,5 @@
-//! What one server's change makes stale in the others' caches. Several
+//! What one server's change makes stale in the others' caches, and the
+//! sandbox events their watchers must hear. Several
 //! servers on one PostgreSQL each keep short caches (cache.rs); a change
 //! made through one of them clears its own at once, and through this
 //! module tells the others: a `NOTIFY talon_cache` per invalidation, sent
@@ -22,7 +23,7 @@
 //! default) remains the bound. SQLite is one server's alone: nothing is
 //! sent there.
 
-use crate::app::App;
+use crate::app::{App, EventKind};
 use sea_orm::ConnectionTrait;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
@@ -38,14 +39,60 @@ pub enum Stale {
     Principals,
     /// One sandbox's row.
     Sandbox(String),
+    /// A sandbox event (a state change among them): its row is stale, and
+    /// the server's watchers get the event, with the row reloaded.
+    Event {
+        kind: EventKind,
+        sandbox_id: String,
+        message: String,
+    },
+}
+
+/// Most bytes of an event's message sent on (NOTIFY payloads stop at 8000).
+const MAX_MESSAGE: usize = 1024;
+
+fn kind_name(k: EventKind) -> &'static str {
+    match k {
+        EventKind::StateChanged => "state",
+        EventKind::BrowserCrashed => "browser",
+        EventKind::IdlePaused => "idle",
+        EventKind::AutoResumed => "resumed",
+    }
+}
+
+fn kind_of(name: &str) -> Option<EventKind> {
+    [
+        EventKind::StateChanged,
+        EventKind::BrowserCrashed,
+        EventKind::IdlePaused,
+        EventKind::AutoResumed,
+    ]
+    .into_iter()
+    .find(|k| kind_name(*k) == name)
 }
 
 impl Stale {
-    /// `ORIGIN p` or `ORIGIN s ID`: the sending server, then what.
+    /// `ORIGIN p`, `ORIGIN s ID` or `ORIGIN e KIND ID MESSAGE`: the
+    /// sending server, then what.
     fn encode(&self, origin: &str) -> String {
         match self {
             Stale::Principals => format!("{origin} p"),
             Stale::Sandbox(id) => format!("{origin} s {id}"),
+            Stale::Event {
+                kind,
+                sandbox_id,
+                message,
+            } => {
+                let mut m = message.as_str();
+                if m.len() > MAX_MESSAGE {
+                    let mut end = MAX_MESSAGE;
+                    while !m.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    m = &m[..end];
+                }
+                format!("{origin} e {} {sandbox_id} {m}", kind_name(*kind))
+            }
         }
     }
 
@@ -56,7 +103,20 @@ impl Stale {
         let origin = parts.next()?;
         let stale = match (parts.next(), parts.next()) {
             (Some("p"), None) => Some(Stale::Principals),
-            (Some("s"), Some(id)) if !id.is_empty() => Some(Stale::Sandbox(id.to_string())),
+            (Some("s"), Some(id)) if !id.is_empty() && !id.contains(' ') => {
+                Some(Stale::Sandbox(id.to_string()))
+            }
+            (Some("e"), Some(rest)) => {
+                let mut f = rest.splitn(3, ' ');
+                match (f.next().and_then(kind_of), f.next(), f.next()) {
+                    (Some(kind), Some(id), Some(message)) if !id.is_empty() => Some(Stale::Event {
+                        kind,
+                        sandbox_id: id.to_string(),
+                        message: message.to_string(),
+                    }),
+                    _ => None,
+                }
+            }
             _ => None,
         };
         Some((origin, stale))
@@ -84,6 +144,7 @@ pub fn apply(app: &App, s: Option<Stale>) {
     match s {
         Some(Stale::Principals) => app.principals.clear(),
         Some(Stale::Sandbox(id)) => app.running.forget(&id),
+        Some(Stale::Event { sandbox_id, .. }) => app.running.forget(&sandbox_id),
         None => {
             app.principals.clear();
             app.running.clear();
@@ -250,7 +311,18 @@ pub fn serve(app: Arc<App>, url: String) {
                         Some((from, _)) if from == origin => {}
                         Some((_, s)) => {
                             app.metrics.cache_invalidations_received.inc();
-                            apply(&app, s)
+                            let event = match &s {
+                                Some(Stale::Event {
+                                    kind,
+                                    sandbox_id,
+                                    message,
+                                }) => Some((*kind, sandbox_id.clone(), message.clone())),
+                                _ => None,
+                            };
+                            apply(&app, s);
+                            if let Some((kind, id, message)) = event {
+                                rebroadcast(&app, kind, &id, message).await;
+                            }
                         }
                         None => apply(&app, None),
                     },
@@ -268,18 +340,60 @@ pub fn serve(app: Arc<App>, url: String) {
     });
 }
 
+/// Another server's sandbox event, to this server's watchers, with the
+/// row as the database has it now (a sandbox already gone is skipped).
+async fn rebroadcast(app: &App, kind: EventKind, id: &str, message: String) {
+    match crate::domain::sandboxes::find(app, id).await {
+        Ok(Some(row)) => {
+            let _ = app.events.send(crate::app::SandboxEvent {
+                sandbox: row,
+                kind,
+                message,
+            });
+        }
+        Ok(None) => {}
+        Err(e) => tracing::warn!(sandbox = %id, error = %e, "another server's event not passed on"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn payloads_round_trip_and_unknown_kinds_forget_everything() {
-        for s in [Stale::Principals, Stale::Sandbox("sbx_a".into())] {
+        for s in [
+            Stale::Principals,
+            Stale::Sandbox("sbx_a".into()),
+            Stale::Event {
+                kind: EventKind::BrowserCrashed,
+                sandbox_id: "sbx_b".into(),
+                message: "it ended: signal 9".into(),
+            },
+            Stale::Event {
+                kind: EventKind::StateChanged,
+                sandbox_id: "sbx_c".into(),
+                message: String::new(),
+            },
+        ] {
             let p = s.encode("srv_1");
             assert_eq!(Stale::decode(&p), Some(("srv_1", Some(s))));
         }
         assert_eq!(Stale::decode("srv_2 x y"), Some(("srv_2", None)));
         assert_eq!(Stale::decode("srv_2 s"), Some(("srv_2", None)));
         assert_eq!(Stale::decode("srv_2 p extra"), Some(("srv_2", None)));
+        assert_eq!(
+            Stale::decode("srv_2 e nosuch sbx_a m"),
+            Some(("srv_2", None))
+        );
+        // A long message is cut (on a character boundary) to fit NOTIFY.
+        let long = Stale::Event {
+            kind: EventKind::IdlePaused,
+            sandbox_id: "sbx_d".into(),
+            message: "é".repeat(5000),
+        }
+        .encode("srv_3");
+        assert!(long.len() < 8000);
+        assert!(Stale::decode(&long).is_some());
     }
 }

@@ -219,7 +219,8 @@ async fn the_duties_lease_moves_to_another_server_when_its_holder_dies() {
 
 /// Two servers on one PostgreSQL, each caching principals and sandbox rows
 /// for a minute: a change made through A is served by B at once, because A
-/// tells B (peers.rs), not because B's cache expired.
+/// tells B (peers.rs), not because B's cache expired; and B's watchers
+/// get the sandbox events of changes made through A.
 #[tokio::test]
 async fn a_change_through_one_server_is_served_by_another_at_once() {
     let Some((url, admin, name)) = pg_database("peers").await else {
@@ -293,6 +294,15 @@ async fn a_change_through_one_server_is_served_by_another_at_once() {
             get(&mut owner_b, &sb.sandbox_id).await.state,
             pb::SandboxState::Running as i32
         );
+        // B's watchers hear of it too.
+        let mut watch_b = owner_b
+            .sandboxes
+            .watch_sandbox_events(pb::WatchSandboxEventsRequest {
+                sandbox_id: sb.sandbox_id.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
         owner
             .sandboxes
             .pause_sandbox(pb::PauseSandboxRequest {
@@ -312,6 +322,16 @@ async fn a_change_through_one_server_is_served_by_another_at_once() {
             "a change through server A served by server B after: role {role_ms:.1} ms, sandbox state {:.1} ms (caches 60 s)",
             t0.elapsed().as_secs_f64() * 1000.0
         );
+        loop {
+            let ev = tokio::time::timeout(std::time::Duration::from_secs(5), watch_b.message())
+                .await
+                .expect("B's watcher heard nothing of a pause made through A")
+                .unwrap()
+                .unwrap();
+            if ev.sandbox.unwrap().state == pb::SandboxState::Paused as i32 {
+                break;
+            }
+        }
         assert!(metric(&b, "talon_cache_invalidations_received_total").await >= Some(2.0));
     }
     admin

@@ -90,7 +90,7 @@ pub async fn end_watch(app: &App, sandbox_id: &str, pid: i32, ended: Option<pb::
     };
     app.metrics.browser_crashes.inc();
     if let Ok(Some(row)) = crate::domain::sandboxes::find(app, sandbox_id).await {
-        let _ = app.events.send(crate::app::SandboxEvent {
+        app.emit(crate::app::SandboxEvent {
             sandbox: row,
             kind: crate::app::EventKind::BrowserCrashed,
             message: b.error,

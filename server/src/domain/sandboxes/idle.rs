@@ -46,7 +46,7 @@ pub async fn apply_event(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Res
     if paused_now {
         app.metrics.idle_pauses.inc();
         tracing::info!(sandbox = %row.id, message = %s.message, "sandbox paused for being idle");
-        let _ = app.events.send(SandboxEvent {
+        app.emit(SandboxEvent {
             sandbox: row,
             kind: EventKind::IdlePaused,
             message: s.message.clone(),
@@ -86,7 +86,7 @@ pub async fn ensure_running(app: &App, row: sandbox::Model, call: &str) -> Resul
     }
     app.metrics.auto_resumes.inc();
     tracing::info!(sandbox = %id, call, "paused sandbox resumed for a call");
-    let _ = app.events.send(SandboxEvent {
+    app.emit(SandboxEvent {
         sandbox: resumed.clone(),
         kind: EventKind::AutoResumed,
         message: call.to_string(),

@@ -78,8 +78,7 @@ async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {
 
 /// Tells watchers and the hot-read cache that a sandbox changed.
 pub fn publish(app: &App, row: &sandbox::Model) {
-    app.forget_sandbox(&row.id);
-    let _ = app.events.send(SandboxEvent {
+    app.emit(SandboxEvent {
         sandbox: row.clone(),
         kind: crate::app::EventKind::StateChanged,
         message: String::new(),
