@@ -128,6 +128,19 @@ impl WorkerHub {
             .any(|c| c.levels.contains(level))
     }
 
+    /// The imported images it holds, the levels it offers and what it
+    /// last reported in use, as other servers place by them (recorded
+    /// with its heartbeats); None when it is not connected here.
+    pub fn inventory(&self, worker_id: &str) -> Option<(Vec<String>, Vec<String>, Option<Amount>)> {
+        self.conns.lock().expect("lock").get(worker_id).map(|c| {
+            let mut images: Vec<String> = c.images.iter().cloned().collect();
+            let mut levels: Vec<String> = c.levels.iter().cloned().collect();
+            images.sort();
+            levels.sort();
+            (images, levels, c.used.clone())
+        })
+    }
+
     /// Records that a worker gained (or lost) an image.
     pub fn set_image(&self, worker_id: &str, image: &str, held: bool) {
         if let Some(c) = self.conns.lock().expect("lock").get_mut(worker_id) {

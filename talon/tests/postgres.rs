@@ -344,7 +344,8 @@ async fn a_change_through_one_server_is_served_by_another_at_once() {
 /// worker whose session server A holds is reached through server B, which
 /// finds the worker's data plane in the database (processes through B act
 /// on the same sandbox as through A) and relays its lifecycle commands
-/// through A (pause, resume and delete through B reach the worker).
+/// through A (pause, resume and delete through B reach the worker); B
+/// places a create on A's worker though it holds no worker's session.
 #[tokio::test]
 async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
     let Some((url, admin, name)) = pg_database("reach").await else {
@@ -383,6 +384,21 @@ async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
             get(&mut owner_b, &id).await.state,
             pb::SandboxState::Running as i32
         );
+        // A create through B, which holds no worker's session: placed on
+        // A's worker from its recorded inventory, its command relayed.
+        let mut dev_b = b.as_(&t.developer).await;
+        let on_b = create_running(&mut dev_b).await;
+        assert_eq!(on_b.worker_id, sb.worker_id);
+        let (out, code) = proc_sh(&mut procs_b, &on_b.sandbox_id, "echo made-through-b").await;
+        assert_eq!((out.as_str(), code), ("made-through-b\n", 0));
+        dev_b
+            .sandboxes
+            .delete_sandbox(pb::DeleteSandboxRequest {
+                sandbox_id: on_b.sandbox_id.clone(),
+            })
+            .await
+            .unwrap();
+
         // Relaying is for servers only: the workers' token (which every
         // worker holds) may not drive another worker's sandboxes.
         let worker_token = std::fs::read_to_string(a.data_dir().join("keys/worker.token")).unwrap();
@@ -403,7 +419,6 @@ async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
 
         // Lifecycle calls through B: relayed to A, which holds the
         // worker's session.
-        let mut dev_b = b.as_(&t.developer).await;
         let paused = dev_b
             .sandboxes
             .pause_sandbox(pb::PauseSandboxRequest {

@@ -95,6 +95,8 @@ impl WorkerControlService for WorkerApi {
                 })
                 .collect(),
         );
+        // Its inventory, for the other servers' placement, at once.
+        let _ = workers::heartbeat(&app, &worker_id).await;
         tracing::info!(worker = %worker_id, hostname = %reg.hostname, "worker registered");
         let ack = wpb::SessionResponse {
             message: Some(wpb::session_response::Message::Ack(wpb::RegisterAck {

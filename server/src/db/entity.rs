@@ -116,6 +116,8 @@ pub mod worker {
         pub data_address: String,
         /// The server holding its session ("" before any did).
         pub server_id: String,
+        /// Its images, levels and usage as JSON (domain::workers::Inventory).
+        pub inventory: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -19,6 +19,7 @@ impl MigratorTrait for Migrator {
             Box::new(Isolation),
             Box::new(WorkerDataAddress),
             Box::new(Servers),
+            Box::new(WorkerInventory),
         ]
     }
 }
@@ -33,6 +34,34 @@ struct Snapshots;
 struct Isolation;
 struct WorkerDataAddress;
 struct Servers;
+struct WorkerInventory;
+
+impl MigrationName for WorkerInventory {
+    fn name(&self) -> &str {
+        "m20261205_000011_worker_inventory"
+    }
+}
+
+/// What a worker holds and offers (images, isolation levels, usage), as
+/// JSON recorded with its heartbeats, so that a server without its
+/// session can place sandboxes on it ("" until it next beats).
+#[async_trait::async_trait]
+impl MigrationTrait for WorkerInventory {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("workers"))
+                .add_column(
+                    ColumnDef::new(Alias::new("inventory"))
+                        .string()
+                        .not_null()
+                        .default(""),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for Servers {
     fn name(&self) -> &str {

@@ -52,6 +52,7 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
         last_heartbeat_at: Set(now),
         data_address: Set(r.data_address.to_string()),
         server_id: Set(app.config.server_id.clone()),
+        inventory: Set(String::new()),
     };
     worker::Entity::insert(row)
         .on_conflict(
@@ -74,14 +75,69 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
     Ok(())
 }
 
-/// Notes that a worker is alive.
+/// What a worker holds and offers, recorded with its heartbeats for the
+/// servers that do not hold its session (they place sandboxes by it).
+#[derive(Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Inventory {
+    pub images: Vec<String>,
+    pub levels: Vec<String>,
+    /// cpu_millis, memory_mib, sandboxes in use, as last reported.
+    pub used: Option<[i64; 3]>,
+}
+
+/// Notes that a worker is alive, with its inventory.
 pub async fn heartbeat(app: &App, worker_id: &str) -> Result<()> {
-    worker::Entity::update_many()
-        .col_expr(worker::Column::LastHeartbeatAt, Expr::value(now_ms()))
-        .filter(worker::Column::Id.eq(worker_id))
+    let mut q = worker::Entity::update_many()
+        .col_expr(worker::Column::LastHeartbeatAt, Expr::value(now_ms()));
+    if let Some((images, levels, used)) = app.hub.inventory(worker_id) {
+        let inv = Inventory {
+            images,
+            levels,
+            used: used.map(|u| [u.cpu_millis, u.memory_mib, u.sandboxes]),
+        };
+        q = q.col_expr(
+            worker::Column::Inventory,
+            Expr::value(serde_json::to_string(&inv)?),
+        );
+    }
+    q.filter(worker::Column::Id.eq(worker_id))
         .exec(&app.db)
         .await?;
     Ok(())
+}
+
+/// The workers whose sessions other live servers hold, alive by their
+/// heartbeats, with what each holds and offers: where a server places a
+/// sandbox besides its own workers.
+pub async fn remote(
+    app: &App,
+    db: &impl sea_orm::ConnectionTrait,
+) -> Result<Vec<(worker::Model, Inventory)>> {
+    use crate::db::entity::server;
+    let now = now_ms();
+    let alive_servers: std::collections::HashSet<String> = server::Entity::find()
+        .filter(server::Column::HeartbeatAt.gte(now - crate::peers::ALIVE_MS))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|s| s.id)
+        .collect();
+    let since = now - 3 * app.config.heartbeat_interval.as_millis() as i64;
+    Ok(worker::Entity::find()
+        .filter(worker::Column::LastHeartbeatAt.gte(since))
+        .all(db)
+        .await?
+        .into_iter()
+        .filter(|w| {
+            w.server_id != app.config.server_id
+                && alive_servers.contains(&w.server_id)
+                && !app.hub.is_connected(&w.id)
+        })
+        .filter_map(|w| {
+            let inv = serde_json::from_str::<Inventory>(&w.inventory).ok()?;
+            Some((w, inv))
+        })
+        .collect())
 }
 
 /// Where a worker's data plane is: from its session when this server
@@ -123,6 +179,16 @@ pub async fn call(
             "worker {worker_id} is not connected"
         ))),
     }
+}
+
+/// Whether any worker this server can place on (its own, or another
+/// live server's) offers an isolation level.
+pub async fn any_offers(app: &App, level: &str) -> Result<bool> {
+    Ok(app.hub.any_offers(level)
+        || remote(app, &app.db)
+            .await?
+            .iter()
+            .any(|(_, inv)| inv.levels.iter().any(|l| l == level)))
 }
 
 /// Every recorded worker, by id.

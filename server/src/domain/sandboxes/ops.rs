@@ -146,7 +146,9 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     }
     // With no worker at all, the outage below answers (UNAVAILABLE, retry);
     // with workers none of which runs the level, this one does.
-    if !app.hub.connected().is_empty() && !app.hub.any_offers(n.isolation.name()) {
+    if !app.hub.connected().is_empty()
+        && !crate::domain::workers::any_offers(app, n.isolation.name()).await?
+    {
         return Err(crate::domain::isolation::none_offers(n.isolation));
     }
     let checked = t0.elapsed();

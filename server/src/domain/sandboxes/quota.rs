@@ -132,7 +132,7 @@ pub(super) async fn candidates(
     level: crate::domain::isolation::Isolation,
 ) -> Result<Vec<Candidate>> {
     let drained = drained(db).await?;
-    Ok(app
+    let mut out: Vec<Candidate> = app
         .hub
         .connected()
         .into_iter()
@@ -147,7 +147,33 @@ pub(super) async fn candidates(
             let used = app.hub.used(&id);
             app.config.placement.candidate(id, capacity, held, used)
         })
-        .collect())
+        .collect();
+    // Workers whose sessions other servers on the database hold: their
+    // commands are relayed (domain::workers::call).
+    for (w, inv) in crate::domain::workers::remote(app, db).await? {
+        let has_image =
+            image == talon_core::image::HOST_IMAGE || inv.images.iter().any(|i| i == image);
+        if w.draining
+            || Some(w.id.as_str()) == exclude
+            || !has_image
+            || !inv.levels.iter().any(|l| l == level.name())
+        {
+            continue;
+        }
+        let capacity = Amount {
+            cpu_millis: w.cpu_millis,
+            memory_mib: w.memory_mib,
+            sandboxes: w.max_sandboxes,
+        };
+        let held = h.by_worker.get(&w.id).cloned().unwrap_or_default();
+        let used = inv.used.map(|[c, m, s]| Amount {
+            cpu_millis: c,
+            memory_mib: m,
+            sandboxes: s,
+        });
+        out.push(app.config.placement.candidate(w.id, capacity, held, used));
+    }
+    Ok(out)
 }
 
 async fn drained(db: &impl ConnectionTrait) -> Result<Vec<String>> {
@@ -160,11 +186,23 @@ async fn drained(db: &impl ConnectionTrait) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The connected, undrained workers' capacity, in all.
+/// The undrained workers' capacity, in all: those connected here and
+/// those of the other live servers on the database.
 async fn capacity(app: &App, db: &impl ConnectionTrait) -> Result<Amount> {
     let drained = drained(db).await?;
     let mut total = Amount::default();
-    for (id, cap) in app.hub.connected() {
+    let remote = crate::domain::workers::remote(app, db)
+        .await?
+        .into_iter()
+        .map(|(w, _)| {
+            let cap = Amount {
+                cpu_millis: w.cpu_millis,
+                memory_mib: w.memory_mib,
+                sandboxes: w.max_sandboxes,
+            };
+            (w.id, cap)
+        });
+    for (id, cap) in app.hub.connected().into_iter().chain(remote) {
         if !drained.contains(&id) {
             total.cpu_millis += cap.cpu_millis;
             total.memory_mib += cap.memory_mib;
