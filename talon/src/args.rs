@@ -377,7 +377,7 @@ impl HostArgs {
 
 #[derive(Args)]
 pub struct WorkerArgs {
-    /// The control plane's gRPC URL.
+    /// The control plane's gRPC URL; or several, comma-separated, of servers on one database: the worker keeps one session and moves to the next server when it ends.
     #[arg(
         long,
         env = "TALON_SERVER_URL",

@@ -468,3 +468,78 @@ async fn a_sandbox_on_a_worker_of_one_server_is_reached_through_another() {
         .await
         .unwrap();
 }
+
+/// A worker given both servers' URLs keeps one session; when its server
+/// is killed it opens one with the other, and its sandboxes keep running
+/// and answer through the survivor, their files intact.
+#[tokio::test]
+async fn a_worker_moves_to_the_other_server_when_its_server_dies() {
+    let Some((url, admin, name)) = pg_database("moves").await else {
+        return;
+    };
+    ensure_agent_built();
+    {
+        let mut a = Server::start_with(Some(&url), &[]).await;
+        let b = Server::join(&a, &url, &[]).await;
+        let t = tenant(&a, "moves").await;
+        let mut admin_a = a.admin().await;
+        let _w = spawn_worker_to(&a, &format!("{},{}", a.grpc, b.grpc));
+        until_worker(&mut admin_a, true).await;
+        let mut dev_b = b.as_(&t.developer).await;
+        let sb = create_running(&mut dev_b).await;
+        let id = sb.sandbox_id;
+        let mut procs_b = procs_client(b.channel().await, bearer(&t.developer));
+        let (out, code) = proc_sh(
+            &mut procs_b,
+            &id,
+            "echo kept > /workspace/f; cat /workspace/f",
+        )
+        .await;
+        assert_eq!((out.as_str(), code), ("kept\n", 0));
+
+        a.kill9();
+        let t0 = std::time::Instant::now();
+        // B can pause it only once the worker's session is B's own.
+        loop {
+            match dev_b
+                .sandboxes
+                .pause_sandbox(pb::PauseSandboxRequest {
+                    sandbox_id: id.clone(),
+                })
+                .await
+            {
+                Ok(_) => break,
+                Err(e) if e.code() == tonic::Code::Unavailable => {
+                    assert!(
+                        t0.elapsed() < std::time::Duration::from_secs(20),
+                        "the worker never moved to server B: {e}"
+                    );
+                    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        println!(
+            "the worker's session moved to the surviving server {:.1} s after its server was killed",
+            t0.elapsed().as_secs_f64()
+        );
+        dev_b
+            .sandboxes
+            .resume_sandbox(pb::ResumeSandboxRequest {
+                sandbox_id: id.clone(),
+            })
+            .await
+            .unwrap();
+        let (out, code) = proc_sh(&mut procs_b, &id, "cat /workspace/f").await;
+        assert_eq!((out.as_str(), code), ("kept\n", 0), "not the same sandbox");
+        dev_b
+            .sandboxes
+            .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: id })
+            .await
+            .unwrap();
+    }
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .unwrap();
+}

@@ -49,7 +49,10 @@ pub struct WorkerConfig {
     /// Most bytes a second of process output one sandbox's streams carry
     /// out of the data plane (0: no limit); see `output_budget`.
     pub output_bytes_per_sec: u64,
-    /// The control plane's gRPC URL, e.g. `http://127.0.0.1:7070`.
+    /// The control plane's gRPC URL, e.g. `http://127.0.0.1:7070`; or
+    /// several, comma-separated, of servers sharing one database: the
+    /// worker keeps one session, and when it ends (its server died, say)
+    /// opens the next with the next URL.
     pub server_url: String,
     /// The worker token (`DATA_DIR/keys/worker.token` on the server).
     pub token: String,
@@ -439,7 +442,9 @@ pub async fn run(
     let mut data_address = String::new();
     if let (Some(h), Some(net)) = (&host, &config.host.network) {
         let mut net = net.clone();
-        net.deny.extend(server_addresses(&config.server_url).await);
+        for url in server_urls(&config.server_url) {
+            net.deny.extend(server_addresses(&url).await);
+        }
         h.enable_network(net).await?;
     }
     if let Some(h) = &host {
@@ -456,33 +461,57 @@ pub async fn run(
         tokio::spawn(h.clone().refill());
         tracing::info!(worker = %id, runtime = %h.runtime_name(), data_plane = %data_address, "sandbox host ready");
     }
+    let urls = server_urls(&config.server_url);
+    anyhow::ensure!(!urls.is_empty(), "--server-url names no server");
     let mut backoff = Duration::from_millis(100);
+    let mut next = 0;
     loop {
-        let session = session(&config, &id, host.clone(), &data_address);
+        let url = &urls[next % urls.len()];
+        let started = std::time::Instant::now();
+        let session = session(&config, url, &id, host.clone(), &data_address);
         tokio::select! {
             r = session => {
                 match r {
-                    Ok(()) => tracing::info!(worker = %id, "session ended; reconnecting"),
-                    Err(e) => tracing::warn!(worker = %id, error = %e, "session failed; reconnecting"),
+                    Ok(()) => tracing::info!(worker = %id, server = %url, "session ended; reconnecting"),
+                    Err(e) => tracing::warn!(worker = %id, server = %url, error = %e, "session failed; reconnecting"),
                 }
             }
             _ = shutdown.wait_for(|s| *s) => return Ok(()),
         }
-        tokio::select! {
-            _ = tokio::time::sleep(backoff) => {}
-            _ = shutdown.wait_for(|s| *s) => return Ok(()),
+        // The next server, at once after a session that lived; the same
+        // list again with a growing pause once every server has failed.
+        next += 1;
+        if started.elapsed() > Duration::from_secs(10) {
+            backoff = Duration::from_millis(100);
         }
-        backoff = (backoff * 2).min(Duration::from_secs(5));
+        if next % urls.len() == 0 || urls.len() == 1 {
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = shutdown.wait_for(|s| *s) => return Ok(()),
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(5));
+        }
     }
+}
+
+/// The servers a worker may keep its session with, in order of preference.
+fn server_urls(setting: &str) -> Vec<String> {
+    setting
+        .split(',')
+        .map(str::trim)
+        .filter(|u| !u.is_empty())
+        .map(String::from)
+        .collect()
 }
 
 async fn session(
     config: &WorkerConfig,
+    url: &str,
     id: &str,
     host: Option<std::sync::Arc<host::SandboxHost>>,
     data_address: &str,
 ) -> anyhow::Result<()> {
-    let channel = tonic::transport::Endpoint::from_shared(config.server_url.clone())?
+    let channel = tonic::transport::Endpoint::from_shared(url.to_string())?
         .connect_timeout(Duration::from_secs(5))
         .tcp_nodelay(true)
         .connect()

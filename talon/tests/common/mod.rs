@@ -654,12 +654,18 @@ impl Drop for Worker {
 }
 
 pub fn spawn_worker(s: &Server) -> Worker {
+    spawn_worker_to(s, &s.grpc)
+}
+
+/// A worker of `s` (its token, a data directory under it) connecting to
+/// `server_url` (several servers' URLs, comma-separated, are allowed).
+pub fn spawn_worker_to(s: &Server, server_url: &str) -> Worker {
     let talon = std::path::PathBuf::from(env!("CARGO_BIN_EXE_talon"));
     let child = std::process::Command::new(&talon)
         .args([
             "worker",
             "--server-url",
-            &s.grpc,
+            server_url,
             "--data-listen",
             "127.0.0.1:0",
         ])
