@@ -43,6 +43,17 @@ pub struct ServerConfig {
     /// with several servers, how long the duties may stop when their
     /// server dies.
     pub duty_lease_ttl: Duration,
+    /// How long a worker's lease holds past the heartbeat that renewed it
+    /// (the database's clock); a worker whose lease lapses is lost, and
+    /// fences itself (stops its sandboxes) at the same time.
+    pub worker_lease: Duration,
+    /// How long after a worker is found lost its sandboxes are moved.
+    pub failover_grace: Duration,
+    /// How long a lost worker gets no sandbox placed on it after it
+    /// returns, so that a flapping worker causes one wave of moves.
+    pub failover_cooldown: Duration,
+    /// Most sandboxes the autopilot moves per second.
+    pub failover_rate: u32,
     pub default_wait_timeout: Duration,
     pub max_wait_timeout: Duration,
     pub worker_command_timeout: Duration,
@@ -141,6 +152,10 @@ impl ServerConfig {
             max_snapshot_bytes: 10 << 30,
             tenant_snapshot_bytes: 50 << 30,
             duty_lease_ttl: Duration::from_secs(10),
+            worker_lease: Duration::from_secs(20),
+            failover_grace: Duration::from_secs(10),
+            failover_cooldown: Duration::from_secs(120),
+            failover_rate: 10,
             default_wait_timeout: Duration::from_secs(60),
             max_wait_timeout: Duration::from_secs(300),
             worker_command_timeout: Duration::from_secs(60),

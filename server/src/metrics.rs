@@ -31,11 +31,66 @@ pub struct Metrics {
     pub cache_invalidations_received: prometheus::IntCounter,
     /// This server's invalidations it could not send (peers.rs).
     pub cache_notify_failures: prometheus::IntCounter,
+    /// The autopilot's work (domain::autopilot).
+    pub failover: Failover,
     pool_ready: IntGaugeVec,
     pool_target: IntGaugeVec,
     pool_hits: IntCounterVec,
     pool_misses: IntCounterVec,
     pool_reclaimed: IntCounterVec,
+}
+
+/// What the autopilot did: workers found lost, waves of moves, sandboxes
+/// moved, and moves waiting for a worker with room.
+#[derive(Clone)]
+pub struct Failover {
+    pub workers_lost: prometheus::IntCounter,
+    pub waves: prometheus::IntCounter,
+    pub moved: prometheus::IntCounter,
+    pub move_failures: prometheus::IntCounter,
+    pub waiting: IntGauge,
+    pub no_capacity: prometheus::IntCounter,
+}
+
+impl Failover {
+    fn register(registry: &Registry) -> Self {
+        let counter = |name: &str, help: &str| {
+            let c = prometheus::IntCounter::new(name, help).expect("metric");
+            registry.register(Box::new(c.clone())).expect("register");
+            c
+        };
+        let f = Failover {
+            workers_lost: counter(
+                "talon_workers_lost_total",
+                "Workers whose lease lapsed (found lost by the autopilot)",
+            ),
+            waves: counter(
+                "talon_failover_waves_total",
+                "Lost workers whose sandboxes the autopilot began to move",
+            ),
+            moved: counter(
+                "talon_failover_sandboxes_moved_total",
+                "Sandboxes moved off lost workers",
+            ),
+            move_failures: counter(
+                "talon_failover_move_failures_total",
+                "Moves off lost workers that failed for another reason than room (retried)",
+            ),
+            waiting: IntGauge::new(
+                "talon_failover_waiting_sandboxes",
+                "Sandboxes of lost workers waiting for a worker with room",
+            )
+            .expect("metric"),
+            no_capacity: counter(
+                "talon_failover_no_capacity_total",
+                "Times the autopilot found no worker with room for a lost worker's sandbox",
+            ),
+        };
+        registry
+            .register(Box::new(f.waiting.clone()))
+            .expect("register");
+        f
+    }
 }
 
 impl Metrics {
@@ -109,6 +164,7 @@ impl Metrics {
         registry
             .register(Box::new(auto_resumes.clone()))
             .expect("register");
+        let failover = Failover::register(&registry);
         let duties_leader = IntGauge::new(
             "talon_duties_leader",
             "1 while this server runs the once-per-platform duties (it holds their lease)",
@@ -209,6 +265,7 @@ impl Metrics {
             duties_leader,
             cache_invalidations_received,
             cache_notify_failures,
+            failover,
         }
     }
 

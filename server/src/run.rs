@@ -117,6 +117,12 @@ pub async fn start(
     mut config: ServerConfig,
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<Started> {
+    anyhow::ensure!(
+        config.worker_lease >= 3 * config.heartbeat_interval,
+        "the worker lease ({} s) must hold at least three heartbeats ({} s each)",
+        config.worker_lease.as_secs(),
+        config.heartbeat_interval.as_secs()
+    );
     std::fs::create_dir_all(&config.data_dir)?;
     // Traversable (not listable) by others: a sandbox's mapped root must
     // reach its bundle under DATA_DIR/worker. Secrets live in keys/ (0700).
@@ -288,6 +294,7 @@ pub async fn start(
         let me = server_id;
         let ttl = reaper.config.duty_lease_ttl;
         let mut held: Option<i64> = None;
+        let mut autopilot = crate::domain::autopilot::Autopilot::default();
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
         loop {
             tokio::select! {
@@ -301,7 +308,7 @@ pub async fn start(
                     };
                     if now != held {
                         match now {
-                            Some(epoch) => tracing::info!(server = %me, epoch, "this server runs the duties (timeouts, secret expiry)"),
+                            Some(epoch) => tracing::info!(server = %me, epoch, "this server runs the duties (timeouts, secret expiry, autopilot)"),
                             None => tracing::info!(server = %me, "another server runs the duties"),
                         }
                         reaper.metrics.duties_leader.set(i64::from(now.is_some()));
@@ -315,6 +322,9 @@ pub async fn start(
                     }
                     if let Err(e) = crate::domain::secrets::purge_expired(&reaper).await {
                         tracing::warn!(error = %e, "secret expiry loop");
+                    }
+                    if let Err(e) = autopilot.tick(&reaper).await {
+                        tracing::warn!(error = %e, "autopilot");
                     }
                 }
                 _ = async { let _ = stop.wait_for(|s| *s).await; } => {

@@ -115,6 +115,21 @@ pub struct ServerArgs {
     /// With several servers on one database: how long the server running the once-per-platform duties (timeouts, secret expiry) holds them without renewing (every second), so how long they may pause when it dies, in seconds.
     #[arg(long, env = "TALON_DUTY_LEASE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(3..=300))]
     pub duty_lease_secs: u64,
+    /// How often workers send heartbeats, in seconds.
+    #[arg(long, env = "TALON_WORKER_HEARTBEAT_SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=60))]
+    pub worker_heartbeat_secs: u64,
+    /// How long a worker's lease holds past the heartbeat that renewed it, in seconds (at least three heartbeats). A worker whose lease lapses is marked lost by the autopilot and stops its own sandboxes (fencing).
+    #[arg(long, env = "TALON_WORKER_LEASE_SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(3..=3600))]
+    pub worker_lease_secs: u64,
+    /// How long after a worker is found lost the autopilot moves its sandboxes to other workers, in seconds.
+    #[arg(long, env = "TALON_FAILOVER_GRACE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    pub failover_grace_secs: u64,
+    /// How long a worker that was lost gets no sandbox placed on it, in seconds: a flapping worker causes one wave of moves.
+    #[arg(long, env = "TALON_FAILOVER_COOLDOWN_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86400))]
+    pub failover_cooldown_secs: u64,
+    /// Most sandboxes the autopilot moves per second.
+    #[arg(long, env = "TALON_FAILOVER_RATE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    pub failover_rate: u32,
     /// Largest pool size PrewarmImage may ask of each worker.
     #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
     pub max_prewarm_pool_size: i32,
@@ -311,6 +326,9 @@ pub struct HostArgs {
     /// How often the worker reports every sandbox it holds, so that those the control plane no longer knows are removed, in seconds.
     #[arg(long, env = "TALON_RECONCILE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub reconcile_secs: u64,
+    /// The `shared` workspace backend: a directory every worker of the platform mounts from shared storage (NFS, CephFS, JuiceFS...), where sandbox disks live so that a sandbox moved off a lost worker keeps its files. Unset: disks live under the data directory (`local`).
+    #[arg(long, env = "TALON_SHARED_WORKSPACES")]
+    pub shared_workspaces: Option<std::path::PathBuf>,
     /// gVisor's runsc, for the `gvisor` isolation level: a path, `auto` (runsc on PATH, else /usr/local/lib/talon-gvisor/runsc from scripts/install-runsc.sh) or `none`. The level is offered only when it runs a sandbox at start.
     #[arg(long, env = "TALON_RUNSC", default_value = "auto")]
     pub runsc: String,
@@ -371,6 +389,7 @@ impl HostArgs {
                 max_log_bytes: self.process_log_bytes,
                 max_code_contexts: self.max_code_contexts,
             },
+            shared_disks: self.shared_workspaces.clone(),
         })
     }
 }

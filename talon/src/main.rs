@@ -27,6 +27,11 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.max_snapshot_bytes = a.max_snapshot_mib << 20;
     c.tenant_snapshot_bytes = a.tenant_snapshot_mib << 20;
     c.duty_lease_ttl = std::time::Duration::from_secs(a.duty_lease_secs);
+    c.heartbeat_interval = std::time::Duration::from_secs(a.worker_heartbeat_secs);
+    c.worker_lease = std::time::Duration::from_secs(a.worker_lease_secs);
+    c.failover_grace = std::time::Duration::from_secs(a.failover_grace_secs);
+    c.failover_cooldown = std::time::Duration::from_secs(a.failover_cooldown_secs);
+    c.failover_rate = a.failover_rate;
     c.tenant_max_share = a.tenant_max_share;
     c.placement = match a.placement.as_str() {
         "limits" => talon_server::domain::scheduler::Placement::Limits,

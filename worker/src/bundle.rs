@@ -22,6 +22,9 @@ pub const ID_RANGE: u32 = 65536;
 #[derive(Clone, Debug)]
 pub struct Layout {
     pub dir: PathBuf,
+    /// The disk image on shared storage (the `shared` backend), else None:
+    /// it is in `dir`.
+    pub shared_image: Option<PathBuf>,
 }
 
 impl Layout {
@@ -34,7 +37,9 @@ impl Layout {
     /// The sandbox's disk image (see `disk`) and where it is mounted:
     /// every directory the sandbox writes is on it.
     pub fn disk_image(&self) -> PathBuf {
-        self.dir.join("disk.img")
+        self.shared_image
+            .clone()
+            .unwrap_or_else(|| self.dir.join("disk.img"))
     }
     pub fn disk(&self) -> PathBuf {
         self.dir.join("disk")
@@ -548,6 +553,7 @@ mod tests {
     fn isolation_defaults_are_in_the_spec() {
         let layout = Layout {
             dir: "/tmp/x".into(),
+            shared_image: None,
         };
         let env = BTreeMap::from([("A".to_string(), "1".to_string())]);
         let s = spec(&BundleSpec {

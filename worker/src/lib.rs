@@ -15,6 +15,7 @@ pub mod disk;
 pub mod host;
 pub mod image;
 pub mod image_api;
+pub mod lease;
 pub mod load;
 pub mod net;
 pub mod ns;
@@ -24,6 +25,7 @@ pub mod rootfs;
 pub mod runtime;
 pub mod sandbox_api;
 pub mod seccomp;
+pub mod shared;
 /// What other crates' integration tests need from the machine; not in
 /// the production worker (the `testing` feature, for dev-dependencies).
 #[cfg(feature = "testing")]
@@ -463,12 +465,18 @@ pub async fn run(
     }
     let urls = server_urls(&config.server_url);
     anyhow::ensure!(!urls.is_empty(), "--server-url names no server");
+    // Fencing runs apart from the sessions: a lease lapses just as well
+    // while no server answers.
+    let lease = std::sync::Arc::new(lease::Lease::default());
+    let _fence = host
+        .clone()
+        .map(|h| AbortOnDrop(tokio::spawn(fence(h, lease.clone()))));
     let mut backoff = Duration::from_millis(100);
     let mut next = 0;
     loop {
         let url = &urls[next % urls.len()];
         let started = std::time::Instant::now();
-        let session = session(&config, url, &id, host.clone(), &data_address);
+        let session = session(&config, url, &id, host.clone(), &data_address, &lease);
         tokio::select! {
             r = session => {
                 match r {
@@ -510,6 +518,7 @@ async fn session(
     id: &str,
     host: Option<std::sync::Arc<host::SandboxHost>>,
     data_address: &str,
+    lease: &lease::Lease,
 ) -> anyhow::Result<()> {
     let channel = tonic::transport::Endpoint::from_shared(url.to_string())?
         .connect_timeout(Duration::from_secs(5))
@@ -523,6 +532,7 @@ async fn session(
             Ok(req)
         });
     let (tx, rx) = tokio::sync::mpsc::channel::<wpb::SessionRequest>(256);
+    let registered = std::time::Instant::now();
     tx.send(wpb::SessionRequest {
         message: Some(wpb::session_request::Message::Register(wpb::Register {
             worker_id: id.to_string(),
@@ -541,6 +551,10 @@ async fn session(
                 .flat_map(|h| h.isolation_levels())
                 .map(|l| l.to_proto() as i32)
                 .collect(),
+            workspace_backend: host
+                .as_ref()
+                .map_or("local", |h| h.workspace_backend())
+                .to_string(),
         })),
     })
     .await?;
@@ -571,6 +585,9 @@ async fn session(
                             interval = Duration::from_secs(d.seconds as u64);
                             beat = tokio::time::interval(interval);
                         }
+                        if let Some(d) = ack.lease.and_then(|d| Duration::try_from(d).ok()) {
+                            lease.granted(registered, d);
+                        }
                         tracing::info!(worker = %id, "registered with the control plane");
                     }
                     Some(wpb::session_response::Message::Command(cmd)) => {
@@ -581,6 +598,11 @@ async fn session(
                             let result = answer(host.as_deref(), &cmd).await;
                             let _ = tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Result(result)) }).await;
                         });
+                    }
+                    Some(wpb::session_response::Message::Lease(r)) => {
+                        if let Some(d) = r.valid_for.and_then(|d| Duration::try_from(d).ok()) {
+                            lease.renewed(r.seq, d);
+                        }
                     }
                     None => {}
                 }
@@ -595,12 +617,12 @@ async fn session(
                 }
             }
             _ = beat.tick() => {
-                tx.send(heartbeat(host.as_deref(), Some(&mut load))).await?;
+                tx.send(heartbeat(host.as_deref(), Some(&mut load), lease.beat())).await?;
             }
             // Every sandbox held, so that the server can have those it no
             // longer knows removed (a create that outran its delete).
             _ = reconcile.tick() => {
-                let mut hb = heartbeat(host.as_deref(), Some(&mut load));
+                let mut hb = heartbeat(host.as_deref(), Some(&mut load), lease.beat());
                 if let (Some(h), Some(wpb::session_request::Message::Heartbeat(b))) = (&host, &mut hb.message) {
                     b.held = h.held_records();
                 }
@@ -610,8 +632,24 @@ async fn session(
             // a refill), not a heartbeat later.
             _ = pool_changed(host.as_deref()) => {
                 tokio::time::sleep(Duration::from_millis(20)).await;
-                tx.send(heartbeat(host.as_deref(), None)).await?;
+                tx.send(heartbeat(host.as_deref(), None, lease.beat())).await?;
             }
+        }
+    }
+}
+
+/// Fences the host whenever the lease lapses (see `lease`).
+async fn fence(host: std::sync::Arc<host::SandboxHost>, lease: std::sync::Arc<lease::Lease>) {
+    let mut tick = tokio::time::interval(Duration::from_millis(100));
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
+    loop {
+        tick.tick().await;
+        if lease.take_lapse() {
+            tracing::warn!(
+                "this worker's lease lapsed: stopping its sandboxes (the control plane may move them)"
+            );
+            let n = host.fence_all().await;
+            tracing::warn!(sandboxes = n, "fenced");
         }
     }
 }
@@ -650,6 +688,7 @@ async fn pause_idle(
 fn heartbeat(
     host: Option<&host::SandboxHost>,
     load: Option<&mut load::Load>,
+    seq: u64,
 ) -> wpb::SessionRequest {
     let used = load.map(|l| {
         let (cpu_millis, memory_mib) = l.sample();
@@ -664,6 +703,7 @@ fn heartbeat(
         time: None,
         pool: host.map(|h| h.pool().stats()),
         held: vec![],
+        seq,
     };
 
     wpb::SessionRequest {

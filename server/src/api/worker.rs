@@ -13,6 +13,13 @@ use tonic::{Request, Response, Status, Streaming};
 
 pub struct WorkerApi(pub Arc<App>);
 
+fn duration(d: std::time::Duration) -> prost_types::Duration {
+    prost_types::Duration {
+        seconds: d.as_secs() as i64,
+        nanos: d.subsec_nanos() as i32,
+    }
+}
+
 fn amount(c: Option<wpb::Capacity>) -> Amount {
     let c = c.unwrap_or_default();
     Amount {
@@ -73,6 +80,7 @@ impl WorkerControlService for WorkerApi {
                 runtimes: &reg.runtimes,
                 version: &reg.version,
                 data_address: &reg.data_address,
+                workspace_backend: &reg.workspace_backend,
             },
         )
         .await?;
@@ -105,6 +113,7 @@ impl WorkerControlService for WorkerApi {
                     seconds: app.config.heartbeat_interval.as_secs() as i64,
                     nanos: 0,
                 }),
+                lease: Some(duration(app.config.worker_lease)),
             })),
         };
         let _ = tx.send(Ok(ack)).await;
@@ -140,11 +149,31 @@ impl WorkerControlService for WorkerApi {
 
                         // Pool changes beat often; the database hears a
                         // beat at most once a second.
-                        if last_beat.elapsed() < std::time::Duration::from_secs(1) {
+                        if last_beat.elapsed()
+                            < (app.config.heartbeat_interval / 2)
+                                .min(std::time::Duration::from_secs(1))
+                        {
                             continue;
                         }
                         last_beat = std::time::Instant::now();
-                        let _ = workers::heartbeat(&app, &worker_id).await;
+                        // The worker counts on a renewal only once it is
+                        // stored (it fences itself when its lease lapses).
+                        match workers::heartbeat(&app, &worker_id).await {
+                            Ok(()) => {
+                                let renewed = wpb::SessionResponse {
+                                    message: Some(wpb::session_response::Message::Lease(
+                                        wpb::LeaseRenewed {
+                                            seq: hb.seq,
+                                            valid_for: Some(duration(app.config.worker_lease)),
+                                        },
+                                    )),
+                                };
+                                let _ = tx.send(Ok(renewed)).await;
+                            }
+                            Err(e) => {
+                                tracing::warn!(worker = %worker_id, error = %e, "worker lease not renewed")
+                            }
+                        }
                     }
                     Some(wpb::session_request::Message::Result(r)) => {
                         if !app.hub.resolve(&worker_id, r.clone()) {

@@ -118,6 +118,14 @@ pub mod worker {
         pub server_id: String,
         /// Its images, levels and usage as JSON (domain::workers::Inventory).
         pub inventory: String,
+        /// Until when its lease holds (ms, the database's clock).
+        pub lease_expires_at: i64,
+        /// When the autopilot found it lost (0: it is not lost).
+        pub lost_at: i64,
+        /// When it was last lost: no placement on it for the cooldown.
+        pub last_lost_at: i64,
+        /// `local` or `shared`.
+        pub workspace_backend: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

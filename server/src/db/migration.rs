@@ -20,6 +20,7 @@ impl MigratorTrait for Migrator {
             Box::new(WorkerDataAddress),
             Box::new(Servers),
             Box::new(WorkerInventory),
+            Box::new(WorkerLeases),
         ]
     }
 }
@@ -35,6 +36,50 @@ struct Isolation;
 struct WorkerDataAddress;
 struct Servers;
 struct WorkerInventory;
+struct WorkerLeases;
+
+impl MigrationName for WorkerLeases {
+    fn name(&self) -> &str {
+        "m20261206_000012_worker_leases"
+    }
+}
+
+/// Each worker's lease (until when, on the database's clock; renewed by
+/// its heartbeats), when the autopilot found it lost (0: it is not), when
+/// it was last lost (the placement cooldown), and where its sandboxes'
+/// disks live (`local` or `shared`).
+#[async_trait::async_trait]
+impl MigrationTrait for WorkerLeases {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        // One column per statement: SQLite alters one at a time.
+        for name in ["lease_expires_at", "lost_at", "last_lost_at"] {
+            m.alter_table(
+                Table::alter()
+                    .table(Alias::new("workers"))
+                    .add_column(
+                        ColumnDef::new(Alias::new(name))
+                            .big_integer()
+                            .not_null()
+                            .default(0i64),
+                    )
+                    .to_owned(),
+            )
+            .await?;
+        }
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("workers"))
+                .add_column(
+                    ColumnDef::new(Alias::new("workspace_backend"))
+                        .string()
+                        .not_null()
+                        .default("local"),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for WorkerInventory {
     fn name(&self) -> &str {

@@ -3,6 +3,7 @@
 //! `Principal`, never from the request.
 
 pub mod audit_events;
+pub mod autopilot;
 pub mod browser;
 pub mod images;
 pub mod isolation;

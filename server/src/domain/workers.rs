@@ -20,6 +20,37 @@ pub struct Registration<'a> {
     pub version: &'a str,
     /// Where its data plane listens.
     pub data_address: &'a str,
+    /// `local` or `shared` (see `WorkspaceBackend`).
+    pub workspace_backend: &'a str,
+}
+
+/// Where a worker's sandboxes' disks live: on its own disk, or under a
+/// directory every worker mounts from shared storage (a sandbox moved
+/// from a lost worker keeps its files only between two `shared` ones).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkspaceBackend {
+    Local,
+    Shared,
+}
+
+impl WorkspaceBackend {
+    /// Fail closed: an unknown backend is refused, never read as `local`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "" | "local" => Ok(Self::Local),
+            "shared" => Ok(Self::Shared),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown workspace backend {other:?} (local, shared)"
+            ))),
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Local => "local",
+            Self::Shared => "shared",
+        }
+    }
 }
 
 /// A worker's record, whether its session is open, and what live
@@ -38,7 +69,10 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
             "worker_id must be 1-128 characters".into(),
         ));
     }
+    let backend = WorkspaceBackend::parse(r.workspace_backend)?;
     let now = now_ms();
+    let lease_until = crate::domain::lease::db_now_ms(&app.db).await?
+        + app.config.worker_lease.as_millis() as i64;
     let row = worker::ActiveModel {
         id: Set(r.worker_id.to_string()),
         hostname: Set(r.hostname.to_string()),
@@ -53,6 +87,10 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
         data_address: Set(r.data_address.to_string()),
         server_id: Set(app.config.server_id.clone()),
         inventory: Set(String::new()),
+        lease_expires_at: Set(lease_until),
+        lost_at: Set(0),
+        last_lost_at: Set(0),
+        workspace_backend: Set(backend.as_str().to_string()),
     };
     worker::Entity::insert(row)
         .on_conflict(
@@ -67,6 +105,8 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
                     worker::Column::LastHeartbeatAt,
                     worker::Column::DataAddress,
                     worker::Column::ServerId,
+                    worker::Column::LeaseExpiresAt,
+                    worker::Column::WorkspaceBackend,
                 ])
                 .to_owned(),
         )
@@ -85,10 +125,15 @@ pub struct Inventory {
     pub used: Option<[i64; 3]>,
 }
 
-/// Notes that a worker is alive, with its inventory.
+/// Notes that a worker is alive, with its inventory, and renews its
+/// lease for `worker_lease` from now on the database's clock. Ok means
+/// the renewal is stored: only then may the worker count on it.
 pub async fn heartbeat(app: &App, worker_id: &str) -> Result<()> {
+    let lease_until = crate::domain::lease::db_now_ms(&app.db).await?
+        + app.config.worker_lease.as_millis() as i64;
     let mut q = worker::Entity::update_many()
-        .col_expr(worker::Column::LastHeartbeatAt, Expr::value(now_ms()));
+        .col_expr(worker::Column::LastHeartbeatAt, Expr::value(now_ms()))
+        .col_expr(worker::Column::LeaseExpiresAt, Expr::value(lease_until));
     if let Some((images, levels, used)) = app.hub.inventory(worker_id) {
         let inv = Inventory {
             images,
@@ -100,9 +145,13 @@ pub async fn heartbeat(app: &App, worker_id: &str) -> Result<()> {
             Expr::value(serde_json::to_string(&inv)?),
         );
     }
-    q.filter(worker::Column::Id.eq(worker_id))
+    let res = q
+        .filter(worker::Column::Id.eq(worker_id))
         .exec(&app.db)
         .await?;
+    if res.rows_affected != 1 {
+        return Err(Error::NotFound(format!("worker {worker_id}")));
+    }
     Ok(())
 }
 
@@ -189,6 +238,18 @@ pub async fn any_offers(app: &App, level: &str) -> Result<bool> {
             .await?
             .iter()
             .any(|(_, inv)| inv.levels.iter().any(|l| l == level)))
+}
+
+/// A worker's workspace backend as recorded (`local` for a worker not
+/// recorded: nothing of it can be assumed shared).
+pub async fn backend_of(app: &App, worker_id: &str) -> Result<WorkspaceBackend> {
+    match worker::Entity::find_by_id(worker_id.to_string())
+        .one(&app.db)
+        .await?
+    {
+        Some(w) => WorkspaceBackend::parse(&w.workspace_backend),
+        None => Ok(WorkspaceBackend::Local),
+    }
 }
 
 /// Every recorded worker, by id.

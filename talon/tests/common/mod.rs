@@ -48,18 +48,17 @@ impl Drop for Server {
         let _ = self.child.wait();
         // Sandboxes outlive their worker by design; a test's are removed
         // with its data directory, so none keeps running after it.
-        for state in [
-            self.dir.path().join("worker/runtime-state"),
-            self.dir.path().join("w/runtime-state"),
-        ] {
-            remove_containers(&state);
+        // Every worker's data directory is one below the server's
+        // (`worker` embedded, `w` and others spawned).
+        let dirs: Vec<PathBuf> = std::fs::read_dir(self.dir.path())
+            .map(|d| d.flatten().map(|e| e.path()).collect())
+            .unwrap_or_default();
+        for d in &dirs {
+            remove_containers(&d.join("runtime-state"));
         }
         // And gVisor's, kept by runsc.
-        for state in [
-            self.dir.path().join("worker/runsc-state"),
-            self.dir.path().join("w/runsc-state"),
-        ] {
-            remove_runsc_containers(&state);
+        for d in &dirs {
+            remove_runsc_containers(&d.join("runsc-state"));
         }
         // Their disks (loop devices), secrets and roots are mounts under
         // the data directory, which would stay (and the directory too).
@@ -528,6 +527,7 @@ impl TestWorker {
                 sandboxes: held,
                 data_address: String::new(),
                 isolation_levels: vec![],
+                workspace_backend: String::new(),
             })),
         })
         .await
@@ -542,6 +542,26 @@ impl TestWorker {
             first.message,
             Some(wpb::session_response::Message::Ack(_))
         ));
+        // It beats every second, as a real worker does, renewing its
+        // lease; the beats end with the session (the last sender dropped).
+        let beats = tx.downgrade();
+        tokio::spawn(async move {
+            let mut seq = 0;
+            loop {
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let Some(tx) = beats.upgrade() else { return };
+                seq += 1;
+                let beat = wpb::SessionRequest {
+                    message: Some(wpb::session_request::Message::Heartbeat(wpb::Heartbeat {
+                        seq,
+                        ..Default::default()
+                    })),
+                };
+                if tx.send(beat).await.is_err() {
+                    return;
+                }
+            }
+        });
         let (ctx, crx) = tokio::sync::mpsc::unbounded_channel();
         let reply = tx.clone();
         let task = tokio::spawn(async move {
@@ -660,6 +680,11 @@ pub fn spawn_worker(s: &Server) -> Worker {
 /// A worker of `s` (its token, a data directory under it) connecting to
 /// `server_url` (several servers' URLs, comma-separated, are allowed).
 pub fn spawn_worker_to(s: &Server, server_url: &str) -> Worker {
+    spawn_worker_with(s, server_url, "w", &[])
+}
+
+/// A worker of `s` with its data directory at `s`'s `name` and extra flags.
+pub fn spawn_worker_with(s: &Server, server_url: &str, name: &str, extra: &[&str]) -> Worker {
     let talon = std::path::PathBuf::from(env!("CARGO_BIN_EXE_talon"));
     let child = std::process::Command::new(&talon)
         .args([
@@ -672,10 +697,11 @@ pub fn spawn_worker_to(s: &Server, server_url: &str) -> Worker {
         .arg("--token-file")
         .arg(s.data_dir().join("keys/worker.token"))
         .arg("--data-dir")
-        .arg(s.data_dir().join("w"))
+        .arg(s.data_dir().join(name))
         .arg("--agent-path")
         .arg(agent_binary())
         .args(["--network", "none", "--prewarm-pool-size", "0"])
+        .args(extra)
         .env("TALON_LOG", "warn")
         .spawn()
         .unwrap();

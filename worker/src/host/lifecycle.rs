@@ -129,7 +129,7 @@ impl SandboxHost {
         let uid = h.uid();
         let nameserver = self.net.get().map(|n| n.gateway());
         let prepared = self
-            .mount_disk(&layout, uid, spec)
+            .mount_disk(&layout, uid, spec, h.generation)
             .and_then(|()| {
                 prepare(
                     &layout,
@@ -210,7 +210,7 @@ impl SandboxHost {
         };
         let started = async {
             let mut t = std::time::Instant::now();
-            self.mount_disk(layout, uid, spec)?;
+            self.mount_disk(layout, uid, spec, h.generation)?;
             if root == RootKind::Host {
                 ensure_home(layout, uid)?;
             }
@@ -382,6 +382,38 @@ impl SandboxHost {
         self.boot(&layout, id, h.uid(), &spec, h).await
     }
 
+    /// Fencing: stops and forgets every sandbox held here (pooled ones
+    /// aside), because this worker's lease lapsed and the control plane
+    /// may start them elsewhere. Their containers are killed and their
+    /// local files removed; a shared disk is unmounted and let go, never
+    /// removed (the next worker starts from it). Returns how many.
+    pub async fn fence_all(&self) -> usize {
+        let mut n = 0;
+        for h in self.all_held() {
+            if h.pooled.is_some() {
+                continue;
+            }
+            let lock = self.lock(&h.sandbox_id).await;
+            let _g = lock.lock().await;
+            match self.teardown(&h.sandbox_id).await {
+                Ok(()) => n += 1,
+                Err(e) => {
+                    tracing::error!(sandbox = %h.sandbox_id, error = %e, "could not fence a sandbox")
+                }
+            }
+        }
+        n
+    }
+
+    /// The workspace backend: `shared` or `local`.
+    pub fn workspace_backend(&self) -> &'static str {
+        if self.shared.is_some() {
+            "shared"
+        } else {
+            "local"
+        }
+    }
+
     /// Removes the container and every file of the sandbox. Deleting what
     /// is not here succeeds: it is already gone.
     pub async fn delete(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
@@ -400,6 +432,9 @@ impl SandboxHost {
             .expect("tombstones")
             .insert(id.to_string(), (generation, std::time::Instant::now()));
         self.teardown(id).await?;
+        if let Some(shared) = &self.shared {
+            shared.remove(id, generation)?;
+        }
         self.locks.lock().await.remove(id);
         Ok(wpb::SandboxStatus {
             sandbox_id: id.into(),
@@ -441,6 +476,11 @@ impl SandboxHost {
         rootfs::unmount_under(&dir)?;
         if dir.exists() {
             std::fs::remove_dir_all(&dir)?;
+        }
+        // A shared disk stays on shared storage (a delete removes it, at
+        // its generation); this worker lets go of it.
+        if let Some(shared) = &self.shared {
+            shared.release(id);
         }
         self.forget_record(id);
         // The layers of an image deleted while this sandbox used it.

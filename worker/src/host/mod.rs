@@ -64,6 +64,9 @@ pub struct HostOptions {
     pub disk: crate::disk::DiskOptions,
     /// The agent's own limits in each sandbox.
     pub agent: crate::bundle::AgentOptions,
+    /// The `shared` workspace backend's directory (see `shared`); None:
+    /// sandbox disks live on this worker's own disk (`local`).
+    pub shared_disks: Option<PathBuf>,
 }
 
 impl Default for HostOptions {
@@ -78,6 +81,7 @@ impl Default for HostOptions {
             },
             disk: Default::default(),
             agent: Default::default(),
+            shared_disks: None,
         }
     }
 }
@@ -90,6 +94,8 @@ pub struct SandboxHost {
     gvisor: Option<Arc<dyn Runtime>>,
     agent: PathBuf,
     agent_options: crate::bundle::AgentOptions,
+    /// Where sandbox disks live when they are shared between workers.
+    shared: Option<Arc<crate::shared::SharedDisks>>,
     images: Arc<ImageStore>,
     rootfs_mode: RootfsMode,
     /// One lock per sandbox, so commands for one sandbox run in order.
@@ -141,7 +147,19 @@ impl SandboxHost {
         let sealed = seal_agent(data_dir, agent)?;
         let images = ImageStore::new(data_dir, opts.max_image_bytes)?;
         let disks = crate::disk::Templates::new(data_dir.join("disk-templates"), opts.disk)?;
+        let shared = match &opts.shared_disks {
+            Some(dir) => Some(Arc::new(crate::shared::SharedDisks::new(dir.clone())?)),
+            None => None,
+        };
+        let mut pool = opts.pool;
+        if shared.is_some() && pool.size > 0 {
+            // A pooled sandbox's disk is made before its id is known, on
+            // this worker's disk: not yet built for shared storage.
+            tracing::warn!("the prewarm pool is off with shared workspaces");
+            pool.size = 0;
+        }
         Ok(SandboxHost {
+            shared,
             runtime,
             gvisor: None,
             agent: sealed,
@@ -151,7 +169,7 @@ impl SandboxHost {
             locks: Mutex::new(HashMap::new()),
             net: std::sync::OnceLock::new(),
             slots: Mutex::new(()),
-            pool: Arc::new(Pool::new(opts.pool)),
+            pool: Arc::new(Pool::new(pool)),
             disks,
             deleted: std::sync::Mutex::new(HashMap::new()),
             records: std::sync::Mutex::new(load_records(&root)),
@@ -289,6 +307,7 @@ impl SandboxHost {
     pub(super) fn layout(&self, id: &str) -> Layout {
         Layout {
             dir: self.root.join(id),
+            shared_image: self.shared.as_ref().map(|s| s.image(id)),
         }
     }
 

@@ -13,13 +13,22 @@ use talon_proto::talon::worker::v1 as wpb;
 impl SandboxHost {
     /// Makes (once) and mounts the sandbox's disk (see `disk`); its top
     /// directory is the sandbox's root's alone, so no other host user
-    /// reaches anything the sandbox wrote.
+    /// reaches anything the sandbox wrote. On shared storage the disk is
+    /// claimed for this generation first (see `shared`): a moved sandbox
+    /// finds the disk its last worker wrote.
     pub(super) fn mount_disk(
         &self,
         l: &Layout,
         uid: u32,
         spec: &wpb::SandboxSpec,
+        generation: i64,
     ) -> anyhow::Result<()> {
+        if let Some(shared) = &self.shared {
+            let id = l.dir.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
+                anyhow::anyhow!("sandbox directory {} has no id", l.dir.display())
+            })?;
+            shared.claim(id, generation)?;
+        }
         let image = l.disk_image();
         if !image.exists() {
             let asked = spec.resources.map_or(0, |r| r.disk_mib);

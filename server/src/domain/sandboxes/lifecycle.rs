@@ -21,8 +21,9 @@ use sea_orm::{ColumnTrait, ConnectionTrait, EntityTrait, QueryFilter};
 pub enum Edge<'a> {
     /// Along the state machine to this state, with a message for it.
     To(SandboxState, &'a str),
-    /// To this worker, at the next generation, starting again there.
-    Reassign(&'a str),
+    /// To this worker, at the next generation, starting again there, with
+    /// a message saying why (and what of it survived the move).
+    Reassign(&'a str, &'a str),
 }
 
 /// Applies `edge` to `row` (as read: its state and generation must still
@@ -45,9 +46,14 @@ pub async fn apply<C: ConnectionTrait>(
                     row.id
                 )));
             }
-            q = q
-                .col_expr(sandbox::Column::State, Expr::value(to.as_str()))
-                .col_expr(sandbox::Column::StateMessage, Expr::value(message));
+            q = q.col_expr(sandbox::Column::State, Expr::value(to.as_str()));
+            // Up and running says nothing new: what it was started with
+            // (a move's account of its workspace) stays.
+            if !(message.is_empty()
+                && (current, to) == (SandboxState::Starting, SandboxState::Running))
+            {
+                q = q.col_expr(sandbox::Column::StateMessage, Expr::value(message));
+            }
             // Resumed or started again, a sandbox gets its whole timeout.
             if matches!(
                 (current, to),
@@ -60,7 +66,7 @@ pub async fn apply<C: ConnectionTrait>(
                 );
             }
         }
-        Edge::Reassign(worker) => {
+        Edge::Reassign(worker, message) => {
             if !current.can_be_reassigned() {
                 return Err(Error::FailedPrecondition(format!(
                     "sandbox {} is {current}",
@@ -74,13 +80,7 @@ pub async fn apply<C: ConnectionTrait>(
                     sandbox::Column::State,
                     Expr::value(SandboxState::Starting.as_str()),
                 )
-                .col_expr(
-                    sandbox::Column::StateMessage,
-                    Expr::value(format!(
-                        "reassigned from {}",
-                        row.worker_id.clone().unwrap_or_default()
-                    )),
-                );
+                .col_expr(sandbox::Column::StateMessage, Expr::value(message));
         }
     }
     let res = q
@@ -201,7 +201,9 @@ pub(crate) mod tests {
     async fn a_stale_read_is_refused() {
         let (db, _dir) = db().await;
         let row = insert(&db, "ten_l", "sbx_stale", "running").await;
-        let moved = apply(&db, &row, Edge::Reassign("wrk_2")).await.unwrap();
+        let moved = apply(&db, &row, Edge::Reassign("wrk_2", "moved from wrk_t"))
+            .await
+            .unwrap();
         assert_eq!(
             (
                 moved.generation,
@@ -214,7 +216,7 @@ pub(crate) mod tests {
         // The old read: generation 1.
         let r = apply(&db, &row, Edge::To(SandboxState::Paused, "")).await;
         assert!(matches!(r, Err(Error::Aborted(_))), "{r:?}");
-        let r = apply(&db, &row, Edge::Reassign("wrk_3")).await;
+        let r = apply(&db, &row, Edge::Reassign("wrk_3", "moved")).await;
         assert!(matches!(r, Err(Error::Aborted(_))), "{r:?}");
         // The same generation, but the state moved on.
         let running = apply(&db, &moved, Edge::To(SandboxState::Running, ""))
@@ -237,7 +239,7 @@ pub(crate) mod tests {
         let (db, _dir) = db().await;
         for (i, from) in SandboxState::ALL.into_iter().enumerate() {
             let row = insert(&db, "ten_l", &format!("sbx_r{i}"), from.as_str()).await;
-            let r = apply(&db, &row, Edge::Reassign("wrk_9")).await;
+            let r = apply(&db, &row, Edge::Reassign("wrk_9", "moved")).await;
             assert_eq!(r.is_ok(), from != SandboxState::Deleted, "{from}: {r:?}");
         }
     }

@@ -26,6 +26,7 @@ pub use control::{apply_status, orphans, reconcile, require_worker, secrets_chan
 pub use idle::{apply_event, ensure_running};
 pub use lifecycle::{Edge, fence};
 pub use metrics::{Metrics, metrics};
+pub(crate) use ops::move_to;
 pub use ops::{
     create, delete, enforce_timeouts, pause, reassign, resume, set_timeout, start, stop,
     update_network_policy, wait_until_running,

@@ -443,6 +443,19 @@ pub async fn wait_until_running(
 /// worker's late reports and commands are refused.
 pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<sandbox::Model> {
     let row = reload(app, id).await?;
+    move_to(app, row, target, None).await
+}
+
+/// Moves `row` (as read) to `target` or the placement's choice; `lost_at`
+/// when its worker was found lost (the autopilot), which the state
+/// message says, with whether its workspace came along: only between two
+/// workers on the `shared` backend.
+pub(crate) async fn move_to(
+    app: &Arc<App>,
+    row: sandbox::Model,
+    target: Option<&str>,
+    lost_at: Option<i64>,
+) -> Result<sandbox::Model> {
     not_deleted(&row)?;
     let h = quota::holdings(&app.db, None).await?;
     let level = crate::domain::isolation::Isolation::parse(&row.isolation)?;
@@ -475,7 +488,9 @@ pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<
         .worker_id
         .clone(),
     };
-    let fresh = transition(app, &row, Edge::Reassign(&worker)).await?;
+    let from = row.worker_id.clone().unwrap_or_default();
+    let message = move_message(app, &from, &worker, lost_at).await?;
+    let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
     if let Some(old) = row.worker_id.clone().filter(|w| app.hub.is_connected(w)) {
         // Tell the old worker to let go, at the generation it holds.
         tell(
@@ -489,6 +504,23 @@ pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<
     }
     dispatch_create(app, fresh.clone()).await?;
     Ok(fresh)
+}
+
+async fn move_message(app: &App, from: &str, to: &str, lost_at: Option<i64>) -> Result<String> {
+    use crate::domain::workers::{WorkspaceBackend, backend_of};
+    let why = match lost_at {
+        Some(t) => format!("moved from worker {from}, lost at {t} ms (its lease lapsed)"),
+        None => format!("reassigned from {from}"),
+    };
+    let kept = backend_of(app, from).await? == WorkspaceBackend::Shared
+        && backend_of(app, to).await? == WorkspaceBackend::Shared;
+    Ok(if kept {
+        format!("{why}; started on {to} from its workspace on shared storage")
+    } else {
+        format!(
+            "{why}; its workspace was on {from}'s own disk (local backend) and is lost: started on {to} with an empty one"
+        )
+    })
 }
 
 /// Applies timeouts: RUNNING sandboxes past `expires_at` are paused or

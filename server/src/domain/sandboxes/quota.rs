@@ -131,7 +131,7 @@ pub(super) async fn candidates(
     image: &str,
     level: crate::domain::isolation::Isolation,
 ) -> Result<Vec<Candidate>> {
-    let drained = drained(db).await?;
+    let drained = unplaceable(app, db).await?;
     let mut out: Vec<Candidate> = app
         .hub
         .connected()
@@ -153,7 +153,7 @@ pub(super) async fn candidates(
     for (w, inv) in crate::domain::workers::remote(app, db).await? {
         let has_image =
             image == talon_core::image::HOST_IMAGE || inv.images.iter().any(|i| i == image);
-        if w.draining
+        if drained.contains(&w.id)
             || Some(w.id.as_str()) == exclude
             || !has_image
             || !inv.levels.iter().any(|l| l == level.name())
@@ -176,9 +176,21 @@ pub(super) async fn candidates(
     Ok(out)
 }
 
-async fn drained(db: &impl ConnectionTrait) -> Result<Vec<String>> {
-    Ok(crate::db::entity::worker::Entity::find()
-        .filter(crate::db::entity::worker::Column::Draining.eq(true))
+/// Workers nothing is placed on: draining ones, lost ones (their lease
+/// lapsed, the autopilot moves what they hold), and those lost within the
+/// failover cooldown, so that a flapping worker is not handed sandboxes
+/// to lose again.
+async fn unplaceable(app: &App, db: &impl ConnectionTrait) -> Result<Vec<String>> {
+    use crate::db::entity::worker;
+    use sea_orm::Condition;
+    let since = crate::db::now_ms() - app.config.failover_cooldown.as_millis() as i64;
+    Ok(worker::Entity::find()
+        .filter(
+            Condition::any()
+                .add(worker::Column::Draining.eq(true))
+                .add(worker::Column::LostAt.gt(0))
+                .add(worker::Column::LastLostAt.gt(since)),
+        )
         .all(db)
         .await?
         .into_iter()
@@ -186,10 +198,10 @@ async fn drained(db: &impl ConnectionTrait) -> Result<Vec<String>> {
         .collect())
 }
 
-/// The undrained workers' capacity, in all: those connected here and
+/// The placeable workers' capacity, in all: those connected here and
 /// those of the other live servers on the database.
 async fn capacity(app: &App, db: &impl ConnectionTrait) -> Result<Amount> {
-    let drained = drained(db).await?;
+    let drained = unplaceable(app, db).await?;
     let mut total = Amount::default();
     let remote = crate::domain::workers::remote(app, db)
         .await?

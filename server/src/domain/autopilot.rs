@@ -1,0 +1,179 @@
+//! The autopilot: moves the sandboxes of lost workers to live ones.
+//!
+//! Each worker holds a lease in the database, renewed by its heartbeats
+//! (`workers::heartbeat`, on the database's clock). The autopilot runs
+//! with the once-per-platform duties (one server at a time, `lease`):
+//! a worker whose lease lapsed is marked lost (audited, counted); after
+//! the grace period each of its live sandboxes is moved to a live worker
+//! with room, at the next generation (`Edge::Reassign`), so the old
+//! worker's late reports and commands are refused by the fence. The old
+//! worker stops its sandboxes itself when its own view of the lease
+//! lapses, which is no later than the database's (it counts from when it
+//! sent the beat), so a sandbox never runs in two places as long as the
+//! grace period covers its clock's drift and its stop.
+//!
+//! A storm is held back three ways: at most `failover_rate` moves a
+//! second; a worker lost within `failover_cooldown` gets no sandbox placed
+//! on it (quota::unplaceable), so a flapping worker holds nothing to lose
+//! again; and a lost worker's mark is cleared only once nothing live is
+//! left on it, so it causes one wave however often it returns. When no
+//! worker has room, the move waits and is retried every tick; that is
+//! audited once per episode and counted.
+
+use crate::app::App;
+use crate::audit::AuditRecord;
+use crate::db::entity::{sandbox, worker};
+use crate::domain::lease::db_now_ms;
+use crate::domain::state::SandboxState;
+use crate::error::{Error, Result};
+use sea_orm::sea_query::Expr;
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use std::collections::HashSet;
+use std::sync::Arc;
+use tonic::Code;
+
+/// The states a lost worker's sandbox is moved in: those that were
+/// running there, or about to be. A stopped one has nothing running, and
+/// moves when it is started (its worker is not reachable then).
+const MOVED: [SandboxState; 3] = [
+    SandboxState::Starting,
+    SandboxState::Running,
+    SandboxState::Paused,
+];
+
+/// What the autopilot remembers between ticks (on the server running it).
+#[derive(Default)]
+pub struct Autopilot {
+    /// Lost workers (id, lost_at) whose wave began.
+    waves: HashSet<(String, i64)>,
+    /// Whether the all-workers-full condition was audited since it last
+    /// cleared.
+    full: bool,
+}
+
+impl Autopilot {
+    /// One pass: marks lapsed workers lost, moves what lost workers hold
+    /// once their grace period is over. Runs every second on the server
+    /// holding the duties lease.
+    pub async fn tick(&mut self, app: &Arc<App>) -> Result<()> {
+        let now = db_now_ms(&app.db).await?;
+        self.mark_lost(app, now).await?;
+        let grace = app.config.failover_grace.as_millis() as i64;
+        let due = worker::Entity::find()
+            .filter(worker::Column::LostAt.gt(0))
+            .filter(worker::Column::LostAt.lte(now - grace))
+            .order_by_asc(worker::Column::LostAt)
+            .all(&app.db)
+            .await?;
+        let mut budget = app.config.failover_rate.max(1) as u64;
+        let mut waiting = 0i64;
+        let live: Vec<&str> = MOVED.iter().map(|s| s.as_str()).collect();
+        for w in due {
+            let rows = sandbox::Entity::find()
+                .filter(sandbox::Column::WorkerId.eq(&w.id))
+                .filter(sandbox::Column::State.is_in(live.clone()))
+                .order_by_asc(sandbox::Column::CreatedAt)
+                .limit(budget.max(1))
+                .all(&app.db)
+                .await?;
+            let key = (w.id.clone(), w.lost_at);
+            if rows.is_empty() {
+                self.settle(app, &w).await?;
+                self.waves.remove(&key);
+                continue;
+            }
+            if self.waves.insert(key) {
+                app.metrics.failover.waves.inc();
+                tracing::warn!(worker = %w.id, sandboxes = rows.len(), "moving the sandboxes of a lost worker");
+                audit(app, "", "autopilot.MoveLostWorker", &w.id, Code::Ok).await;
+            }
+            for row in rows {
+                if budget == 0 {
+                    break;
+                }
+                budget -= 1;
+                let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
+                match super::sandboxes::move_to(app, row, None, Some(w.lost_at)).await {
+                    Ok(fresh) => {
+                        app.metrics.failover.moved.inc();
+                        tracing::info!(sandbox = %id, from = %w.id, to = ?fresh.worker_id, generation = fresh.generation, "sandbox moved off a lost worker");
+                        audit(app, &tenant, "autopilot.MoveSandbox", &id, Code::Ok).await;
+                    }
+                    Err(Error::Unavailable(_)) => waiting += 1,
+                    Err(e) => {
+                        app.metrics.failover.move_failures.inc();
+                        tracing::warn!(sandbox = %id, from = %w.id, error = %e, "sandbox not moved; retrying");
+                    }
+                }
+            }
+        }
+        app.metrics.failover.waiting.set(waiting);
+        if waiting > 0 && !self.full {
+            self.full = true;
+            app.metrics.failover.no_capacity.inc();
+            tracing::warn!(
+                waiting,
+                "no worker has room for the sandboxes of lost workers; retrying every second"
+            );
+            audit(app, "", "autopilot.NoCapacity", "", Code::Unavailable).await;
+        } else if waiting == 0 {
+            self.full = false;
+        }
+        Ok(())
+    }
+
+    /// Marks lost every worker whose lease lapsed (once: the update is
+    /// conditional).
+    async fn mark_lost(&self, app: &App, now: i64) -> Result<()> {
+        let lapsed = worker::Entity::find()
+            .filter(worker::Column::LostAt.eq(0))
+            .filter(worker::Column::LeaseExpiresAt.gt(0))
+            .filter(worker::Column::LeaseExpiresAt.lt(now))
+            .all(&app.db)
+            .await?;
+        for w in lapsed {
+            let res = worker::Entity::update_many()
+                .col_expr(worker::Column::LostAt, Expr::value(now))
+                .col_expr(worker::Column::LastLostAt, Expr::value(now))
+                .filter(worker::Column::Id.eq(&w.id))
+                .filter(worker::Column::LostAt.eq(0))
+                .filter(worker::Column::LeaseExpiresAt.lt(now))
+                .exec(&app.db)
+                .await?;
+            if res.rows_affected == 1 {
+                app.metrics.failover.workers_lost.inc();
+                tracing::warn!(worker = %w.id, lease_expired_ms_ago = now - w.lease_expires_at, "worker lost: its lease lapsed");
+                audit(app, "", "autopilot.WorkerLost", &w.id, Code::Unavailable).await;
+            }
+        }
+        Ok(())
+    }
+
+    /// Clears a lost worker's mark once nothing live is left on it (its
+    /// last-lost time stays, for the placement cooldown).
+    async fn settle(&self, app: &App, w: &worker::Model) -> Result<()> {
+        let res = worker::Entity::update_many()
+            .col_expr(worker::Column::LostAt, Expr::value(0i64))
+            .filter(worker::Column::Id.eq(&w.id))
+            .filter(worker::Column::LostAt.eq(w.lost_at))
+            .exec(&app.db)
+            .await?;
+        if res.rows_affected == 1 && self.waves.contains(&(w.id.clone(), w.lost_at)) {
+            tracing::info!(worker = %w.id, "every live sandbox of the lost worker was moved");
+        }
+        Ok(())
+    }
+}
+
+async fn audit(app: &App, tenant: &str, method: &str, resource: &str, code: Code) {
+    app.audit
+        .record(AuditRecord::by(
+            tenant,
+            &format!("autopilot:{}", app.config.server_id),
+            method,
+            resource,
+            code,
+            "",
+        ))
+        .await;
+}

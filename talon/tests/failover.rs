@@ -1,0 +1,295 @@
+//! Failover (issue 18): a `talon server` and real `talon worker` processes
+//! with short leases. A worker whose host loses power (its process, its
+//! sandboxes and its mounts gone at once) is found lost when its lease
+//! lapses, and the autopilot moves its sandboxes to a live worker by the
+//! same ids at the next generation: with their files on the `shared`
+//! backend, with an empty workspace (said in the state message) on the
+//! `local` one. The figures printed are test prints; the bench measures.
+
+mod common;
+use common::*;
+use std::time::{Duration, Instant};
+use talon_proto::v1 as pb;
+
+/// Heartbeats every second, a 3 s lease, 1 s of grace: failover in ~5 s.
+const FAST: &[&str] = &[
+    "--worker-heartbeat-secs",
+    "1",
+    "--worker-lease-secs",
+    "3",
+    "--failover-grace-secs",
+    "1",
+    "--failover-cooldown-secs",
+    "120",
+];
+
+/// What a host losing power leaves: its worker and every process of its
+/// sandboxes killed at once, its mounts gone; shared storage as it was.
+fn power_off(s: &Server, w: &mut Worker, name: &str) {
+    let _ = w.child.kill();
+    let _ = w.child.wait();
+    let dir = s.data_dir().join(name);
+    remove_containers(&dir.join("runtime-state"));
+    talon_worker::rootfs::unmount_under(&dir).unwrap();
+}
+
+/// The ids of the connected workers.
+async fn active_workers(admin: &mut Clients) -> Vec<String> {
+    admin
+        .admin
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .workers
+        .into_iter()
+        .filter(|w| w.state == pb::WorkerState::Active as i32)
+        .map(|w| w.worker_id)
+        .collect()
+}
+
+async fn until_workers(admin: &mut Clients, n: usize) -> Vec<String> {
+    for _ in 0..400 {
+        let w = active_workers(admin).await;
+        if w.len() == n {
+            return w;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("never {n} workers connected");
+}
+
+/// Creates `n` running sandboxes, each with a file naming it in its
+/// workspace.
+async fn sandboxes_with_files(c: &mut Clients, n: usize) -> Vec<pb::Sandbox> {
+    let mut out = Vec::new();
+    let mut procs = procs_client(c.channel.clone(), bearer(&c.token));
+    for _ in 0..n {
+        let s = create_running(c).await;
+        let (o, code) = proc_sh(
+            &mut procs,
+            &s.sandbox_id,
+            &format!("echo {} > /workspace/mine && sync", s.sandbox_id),
+        )
+        .await;
+        assert_eq!(code, 0, "{o}");
+        out.push(s);
+    }
+    out
+}
+
+/// Waits until every sandbox is RUNNING on another worker than `from`;
+/// returns when each came back, from `t0`.
+async fn until_moved(c: &mut Clients, sbxs: &[pb::Sandbox], from: &str, t0: Instant) -> Vec<f64> {
+    let mut back = vec![None; sbxs.len()];
+    let deadline = t0 + Duration::from_secs(60);
+    while back.iter().any(Option::is_none) {
+        assert!(
+            Instant::now() < deadline,
+            "not every sandbox came back in 60 s: {back:?}"
+        );
+        for (i, s) in sbxs.iter().enumerate() {
+            if back[i].is_some() {
+                continue;
+            }
+            let now = get(c, &s.sandbox_id).await;
+            if now.state == pb::SandboxState::Running as i32 && now.worker_id != from {
+                back[i] = Some(t0.elapsed().as_secs_f64());
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    back.into_iter().flatten().collect()
+}
+
+fn p50_max(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    (v[v.len() / 2], v[v.len() - 1])
+}
+
+async fn audited(admin: &mut Clients, method: &str) -> Vec<pb::AuditEvent> {
+    admin
+        .admin
+        .list_audit_events(pb::ListAuditEventsRequest {
+            page_size: 500,
+            method: method.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .audit_events
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
+    let s = Server::start_with(None, FAST).await;
+    let shared = s.data_dir().join("shared");
+    let shared_flag = shared.to_str().unwrap();
+    let mut admin = s.admin().await;
+    let mut a = spawn_worker_with(&s, &s.grpc, "host-a", &["--shared-workspaces", shared_flag]);
+    let a_id = until_workers(&mut admin, 1).await.remove(0);
+    let sbxs = sandboxes_with_files(&mut admin, 4).await;
+    assert!(
+        sbxs.iter()
+            .all(|x| x.worker_id == a_id && x.generation == 1)
+    );
+    let _b = spawn_worker_with(&s, &s.grpc, "host-b", &["--shared-workspaces", shared_flag]);
+    let ids = until_workers(&mut admin, 2).await;
+    let b_id = ids.into_iter().find(|w| *w != a_id).unwrap();
+
+    power_off(&s, &mut a, "host-a");
+    let t0 = Instant::now();
+    let back = until_moved(&mut admin, &sbxs, &a_id, t0).await;
+    let (p50, max) = p50_max(back);
+    println!(
+        "failover (shared backend, lease 3 s, grace 1 s): {} sandboxes RUNNING again on the other worker, p50 {p50:.1} s, max {max:.1} s after the power-off",
+        sbxs.len()
+    );
+    let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
+    for x in &sbxs {
+        let now = get(&mut admin, &x.sandbox_id).await;
+        assert_eq!(now.worker_id, b_id);
+        assert_eq!(now.generation, 2, "moved at the next generation");
+        assert!(
+            now.state_message
+                .contains("from its workspace on shared storage"),
+            "{}",
+            now.state_message
+        );
+        let (o, code) = proc_sh(&mut procs, &x.sandbox_id, "cat /workspace/mine").await;
+        assert_eq!(
+            (o.trim(), code),
+            (x.sandbox_id.as_str(), 0),
+            "its file came along"
+        );
+    }
+    assert_eq!(metric(&s, "talon_workers_lost_total").await, Some(1.0));
+    assert_eq!(metric(&s, "talon_failover_waves_total").await, Some(1.0));
+    assert_eq!(
+        metric(&s, "talon_failover_sandboxes_moved_total").await,
+        Some(sbxs.len() as f64)
+    );
+    let lost = audited(&mut admin, "autopilot.WorkerLost").await;
+    assert_eq!(lost.len(), 1);
+    assert_eq!(lost[0].resource_id, a_id);
+    assert_eq!(
+        audited(&mut admin, "autopilot.MoveSandbox").await.len(),
+        sbxs.len()
+    );
+
+    // Host A comes back: its old generations are gone from it (the
+    // control plane no longer keeps them there), the moved sandboxes and
+    // their shared disks are untouched, and for the cooldown nothing new
+    // is placed on it.
+    let _a = spawn_worker_with(&s, &s.grpc, "host-a", &["--shared-workspaces", shared_flag]);
+    until_workers(&mut admin, 2).await;
+    let fresh = create_running(&mut admin).await;
+    assert_eq!(
+        fresh.worker_id, b_id,
+        "a worker in its cooldown gets nothing"
+    );
+    for x in &sbxs {
+        let (o, code) = proc_sh(&mut procs, &x.sandbox_id, "cat /workspace/mine").await;
+        assert_eq!((o.trim(), code), (x.sandbox_id.as_str(), 0));
+    }
+    // Deleting a moved sandbox removes its shared disk.
+    admin
+        .sandboxes
+        .delete_sandbox(pb::DeleteSandboxRequest {
+            sandbox_id: sbxs[0].sandbox_id.clone(),
+        })
+        .await
+        .unwrap();
+    assert!(!shared.join(&sbxs[0].sandbox_id).exists());
+    assert!(shared.join(&sbxs[1].sandbox_id).join("disk.img").exists());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_the_local_backend_a_moved_sandbox_says_its_workspace_was_lost() {
+    let s = Server::start_with(None, FAST).await;
+    let mut admin = s.admin().await;
+    let mut a = spawn_worker_with(&s, &s.grpc, "host-a", &[]);
+    let a_id = until_workers(&mut admin, 1).await.remove(0);
+    let sbxs = sandboxes_with_files(&mut admin, 2).await;
+    let _b = spawn_worker_with(&s, &s.grpc, "host-b", &[]);
+    until_workers(&mut admin, 2).await;
+    power_off(&s, &mut a, "host-a");
+    let t0 = Instant::now();
+    let back = until_moved(&mut admin, &sbxs, &a_id, t0).await;
+    let (p50, max) = p50_max(back);
+    println!("failover (local backend): p50 {p50:.1} s, max {max:.1} s");
+    let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
+    for x in &sbxs {
+        let now = get(&mut admin, &x.sandbox_id).await;
+        assert!(
+            now.state_message.contains("local backend) and is lost"),
+            "{}",
+            now.state_message
+        );
+        let (_, code) = proc_sh(&mut procs, &x.sandbox_id, "test -e /workspace/mine").await;
+        assert_eq!(code, 1, "an empty workspace");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn when_no_worker_has_room_the_move_waits_and_is_audited() {
+    let s = Server::start_with(None, FAST).await;
+    let mut admin = s.admin().await;
+    let mut a = spawn_worker_with(&s, &s.grpc, "host-a", &[]);
+    let a_id = until_workers(&mut admin, 1).await.remove(0);
+    let sbxs = sandboxes_with_files(&mut admin, 2).await;
+    // The only other worker takes no new sandboxes.
+    let _b = spawn_worker_with(&s, &s.grpc, "host-b", &[]);
+    let b_id = until_workers(&mut admin, 2)
+        .await
+        .into_iter()
+        .find(|w| *w != a_id)
+        .unwrap();
+    admin
+        .admin
+        .drain_worker(pb::DrainWorkerRequest {
+            worker_id: b_id.clone(),
+            undrain: false,
+        })
+        .await
+        .unwrap();
+    power_off(&s, &mut a, "host-a");
+    let mut waited = false;
+    for _ in 0..200 {
+        if metric(&s, "talon_failover_waiting_sandboxes").await == Some(2.0) {
+            waited = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(waited, "the moves wait for room");
+    assert_eq!(
+        metric(&s, "talon_failover_no_capacity_total").await,
+        Some(1.0)
+    );
+    assert_eq!(audited(&mut admin, "autopilot.NoCapacity").await.len(), 1);
+    for x in &sbxs {
+        let now = get(&mut admin, &x.sandbox_id).await;
+        assert_ne!(
+            now.state,
+            pb::SandboxState::Failed as i32,
+            "not failed: waiting"
+        );
+        assert_eq!(now.worker_id, a_id);
+    }
+    // Room again: the moves retried go through.
+    admin
+        .admin
+        .drain_worker(pb::DrainWorkerRequest {
+            worker_id: b_id,
+            undrain: true,
+        })
+        .await
+        .unwrap();
+    until_moved(&mut admin, &sbxs, &a_id, Instant::now()).await;
+    assert_eq!(
+        metric(&s, "talon_failover_waiting_sandboxes").await,
+        Some(0.0)
+    );
+}
