@@ -329,6 +329,9 @@ pub struct HostArgs {
     /// The `shared` workspace backend: a directory every worker of the platform mounts from shared storage (NFS, CephFS, JuiceFS...), where sandbox disks live so that a sandbox moved off a lost worker keeps its files. Unset: disks live under the data directory (`local`).
     #[arg(long, env = "TALON_SHARED_WORKSPACES")]
     pub shared_workspaces: Option<std::path::PathBuf>,
+    /// The cgroup this worker's sandboxes are under, in every hierarchy: give each worker its own when several run on one machine.
+    #[arg(long, env = "TALON_CGROUP_PARENT", default_value = "talon")]
+    pub cgroup_parent: String,
     /// gVisor's runsc, for the `gvisor` isolation level: a path, `auto` (runsc on PATH, else /usr/local/lib/talon-gvisor/runsc from scripts/install-runsc.sh) or `none`. The level is offered only when it runs a sandbox at start.
     #[arg(long, env = "TALON_RUNSC", default_value = "auto")]
     pub runsc: String,
@@ -390,6 +393,7 @@ impl HostArgs {
                 max_code_contexts: self.max_code_contexts,
             },
             shared_disks: self.shared_workspaces.clone(),
+            cgroup_parent: self.cgroup_parent.clone(),
         })
     }
 }

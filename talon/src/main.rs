@@ -271,6 +271,11 @@ fn main() -> anyhow::Result<()> {
         }
         return Ok(());
     }
+    // `talon fence-keeper` is the worker's fence keeper (see
+    // talon_worker::keeper), started by the worker with a pipe on stdin.
+    if args.get(1).map(String::as_str) == Some(talon_worker::keeper::SUBCOMMAND) {
+        return talon_worker::keeper::run(&args[2..]);
+    }
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?

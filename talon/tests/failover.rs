@@ -29,8 +29,29 @@ fn power_off(s: &Server, w: &mut Worker, name: &str) {
     let _ = w.child.kill();
     let _ = w.child.wait();
     let dir = s.data_dir().join(name);
+    // Its fence keeper is a process of that host too.
+    if let Ok(pid) = std::fs::read_to_string(dir.join("fence-keeper.pid")) {
+        signal(pid.trim().parse().unwrap(), "KILL");
+    }
     remove_containers(&dir.join("runtime-state"));
     talon_worker::rootfs::unmount_under(&dir).unwrap();
+}
+
+/// A worker of `s` on this machine's network, with a cgroup parent of its
+/// own (two workers of one machine must not share a sandbox's cgroup).
+fn worker(s: &Server, name: &str, extra: &[&str]) -> Worker {
+    let tag: String = s
+        .data_dir()
+        .to_string_lossy()
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .rev()
+        .take(8)
+        .collect();
+    let cg = format!("talon-{tag}-{name}");
+    let mut args = vec!["--cgroup-parent", cg.as_str()];
+    args.extend_from_slice(extra);
+    spawn_worker_with(s, &s.grpc, name, &args)
 }
 
 /// The ids of the connected workers.
@@ -127,14 +148,14 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     let shared = s.data_dir().join("shared");
     let shared_flag = shared.to_str().unwrap();
     let mut admin = s.admin().await;
-    let mut a = spawn_worker_with(&s, &s.grpc, "host-a", &["--shared-workspaces", shared_flag]);
+    let mut a = worker(&s, "host-a", &["--shared-workspaces", shared_flag]);
     let a_id = until_workers(&mut admin, 1).await.remove(0);
     let sbxs = sandboxes_with_files(&mut admin, 4).await;
     assert!(
         sbxs.iter()
             .all(|x| x.worker_id == a_id && x.generation == 1)
     );
-    let _b = spawn_worker_with(&s, &s.grpc, "host-b", &["--shared-workspaces", shared_flag]);
+    let _b = worker(&s, "host-b", &["--shared-workspaces", shared_flag]);
     let ids = until_workers(&mut admin, 2).await;
     let b_id = ids.into_iter().find(|w| *w != a_id).unwrap();
 
@@ -182,7 +203,7 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     // control plane no longer keeps them there), the moved sandboxes and
     // their shared disks are untouched, and for the cooldown nothing new
     // is placed on it.
-    let _a = spawn_worker_with(&s, &s.grpc, "host-a", &["--shared-workspaces", shared_flag]);
+    let _a = worker(&s, "host-a", &["--shared-workspaces", shared_flag]);
     until_workers(&mut admin, 2).await;
     let fresh = create_running(&mut admin).await;
     assert_eq!(
@@ -209,10 +230,10 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
 async fn on_the_local_backend_a_moved_sandbox_says_its_workspace_was_lost() {
     let s = Server::start_with(None, FAST).await;
     let mut admin = s.admin().await;
-    let mut a = spawn_worker_with(&s, &s.grpc, "host-a", &[]);
+    let mut a = worker(&s, "host-a", &[]);
     let a_id = until_workers(&mut admin, 1).await.remove(0);
     let sbxs = sandboxes_with_files(&mut admin, 2).await;
-    let _b = spawn_worker_with(&s, &s.grpc, "host-b", &[]);
+    let _b = worker(&s, "host-b", &[]);
     until_workers(&mut admin, 2).await;
     power_off(&s, &mut a, "host-a");
     let t0 = Instant::now();
@@ -236,11 +257,11 @@ async fn on_the_local_backend_a_moved_sandbox_says_its_workspace_was_lost() {
 async fn when_no_worker_has_room_the_move_waits_and_is_audited() {
     let s = Server::start_with(None, FAST).await;
     let mut admin = s.admin().await;
-    let mut a = spawn_worker_with(&s, &s.grpc, "host-a", &[]);
+    let mut a = worker(&s, "host-a", &[]);
     let a_id = until_workers(&mut admin, 1).await.remove(0);
     let sbxs = sandboxes_with_files(&mut admin, 2).await;
     // The only other worker takes no new sandboxes.
-    let _b = spawn_worker_with(&s, &s.grpc, "host-b", &[]);
+    let _b = worker(&s, "host-b", &[]);
     let b_id = until_workers(&mut admin, 2)
         .await
         .into_iter()
@@ -292,4 +313,188 @@ async fn when_no_worker_has_room_the_move_waits_and_is_audited() {
         metric(&s, "talon_failover_waiting_sandboxes").await,
         Some(0.0)
     );
+}
+
+/// How a worker is split from the control plane.
+#[derive(Clone, Copy, Debug)]
+enum Split {
+    /// Its host's link down.
+    Partition,
+    /// Its process stopped (SIGSTOP): its sandboxes would run on but for
+    /// the fence keeper.
+    Pause,
+}
+
+/// Starts a marker in a sandbox: it appends `label` and the time (ns) to
+/// /workspace/marker every 50 ms, detached from the exec that started it.
+async fn marker(procs: &mut Procs, id: &str, label: &str) {
+    let script = format!(
+        "setsid sh -c 'while :; do echo \"{label} $(date +%s%N)\" >> /workspace/marker; sleep 0.05; done' </dev/null >/dev/null 2>&1 &"
+    );
+    let (o, code) = proc_sh(procs, id, &script).await;
+    assert_eq!(code, 0, "{o}");
+}
+
+fn signal(pid: u32, sig: &str) {
+    let ok = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -{sig} {pid}");
+}
+
+/// The sandbox ids under a worker's data directory (its records).
+fn held_on(s: &Server, name: &str) -> Vec<String> {
+    std::fs::read_dir(s.data_dir().join(name).join("sandboxes"))
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("sbx_"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Two hosts (network namespaces) with a worker each on shared storage;
+/// three sandboxes with markers on host A; A split from the control
+/// plane until its sandboxes run on B, then joined again. What must hold:
+/// A stopped them itself before B started them (the markers' times never
+/// overlap), its late reports are refused as stale and change nothing,
+/// and it rejoins holding nothing.
+async fn split_a_worker(split: Split) {
+    let mut lan = hosts::Lan::new();
+    let s = Server::start_on(&lan.gateway(), FAST).await;
+    let shared = s.data_dir().join("shared");
+    let shared = shared.to_str().unwrap();
+    let mut admin = s.admin().await;
+    let ha = lan.host();
+    let cg_a = format!("talon-{}", ha.netns);
+    let a = spawn_worker_on(
+        &ha,
+        &s,
+        "host-a",
+        &["--shared-workspaces", shared, "--cgroup-parent", &cg_a],
+    );
+    let a_id = until_workers(&mut admin, 1).await.remove(0);
+    let sbxs = sandboxes_with_files(&mut admin, 3).await;
+    let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
+    for x in &sbxs {
+        marker(&mut procs, &x.sandbox_id, "A").await;
+    }
+    let hb = lan.host();
+    let cg_b = format!("talon-{}", hb.netns);
+    let _b = spawn_worker_on(
+        &hb,
+        &s,
+        "host-b",
+        &["--shared-workspaces", shared, "--cgroup-parent", &cg_b],
+    );
+    until_workers(&mut admin, 2).await;
+    let stale_before = metric(&s, "talon_worker_stale_events_total")
+        .await
+        .unwrap_or(0.0);
+
+    match split {
+        Split::Partition => ha.cut(),
+        Split::Pause => {
+            signal(a.child.id(), "STOP");
+        }
+    }
+    let t0 = Instant::now();
+    let back = until_moved(&mut admin, &sbxs, &a_id, t0).await;
+    let (p50, max) = p50_max(back);
+    println!(
+        "{split:?}: 3 sandboxes RUNNING on the other host, p50 {p50:.1} s, max {max:.1} s after the split"
+    );
+    // Nothing of them runs on A: no process left in their cgroups there.
+    for x in &sbxs {
+        let pids = std::path::Path::new("/sys/fs/cgroup/pids")
+            .join(&cg_a)
+            .join(&x.sandbox_id)
+            .join("cgroup.procs");
+        let left = std::fs::read_to_string(&pids).unwrap_or_default();
+        assert!(
+            left.trim().is_empty(),
+            "{} still runs on A: {left}",
+            x.sandbox_id
+        );
+    }
+    for x in &sbxs {
+        marker(&mut procs, &x.sandbox_id, "B").await;
+    }
+
+    match split {
+        Split::Partition => ha.heal(),
+        Split::Pause => {
+            signal(a.child.id(), "CONT");
+        }
+    }
+    // A's word on its fenced sandboxes arrives late: every one refused.
+    let mut refused = 0.0;
+    for _ in 0..600 {
+        refused = metric(&s, "talon_worker_stale_events_total")
+            .await
+            .unwrap_or(0.0)
+            - stale_before;
+        if refused >= sbxs.len() as f64 && held_on(&s, "host-a").is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    println!("{split:?}: {refused} late reports of the old worker refused as stale");
+    assert!(
+        refused >= sbxs.len() as f64,
+        "A's late reports: {refused} refused"
+    );
+    assert!(
+        held_on(&s, "host-a").is_empty(),
+        "A rejoins holding nothing"
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    for x in &sbxs {
+        let now = get(&mut admin, &x.sandbox_id).await;
+        assert_eq!(
+            (now.state, now.generation, now.worker_id != a_id),
+            (pb::SandboxState::Running as i32, 2, true),
+            "nothing A said was applied"
+        );
+        // Never in two places: every line A's marker wrote is older than
+        // every line B's, and the file A's sandbox wrote is there.
+        let (o, code) = proc_sh(
+            &mut procs,
+            &x.sandbox_id,
+            "cat /workspace/marker; cat /workspace/mine",
+        )
+        .await;
+        assert_eq!(code, 0, "{o}");
+        assert!(o.contains(&x.sandbox_id));
+        let times = |label: &str| -> Vec<u128> {
+            o.lines()
+                .filter_map(|l| l.strip_prefix(label)?.trim().parse().ok())
+                .collect()
+        };
+        let (ta, tb) = (times("A "), times("B "));
+        assert!(!ta.is_empty() && !tb.is_empty(), "{o}");
+        let gap = (*tb.iter().min().unwrap() - *ta.iter().max().unwrap()) as f64 / 1e9;
+        assert!(tb.iter().min() > ta.iter().max(), "ran in two places");
+        println!(
+            "{split:?}: {}: last mark on A {gap:.1} s before the first on B",
+            x.sandbox_id
+        );
+    }
+    // The old worker is back, empty, and in its cooldown.
+    assert_eq!(active_workers(&mut admin).await.len(), 2);
+    drop(a);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_partitioned_worker_stops_its_sandboxes_before_they_move() {
+    split_a_worker(Split::Partition).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_stopped_worker_has_its_sandboxes_stopped_by_its_fence_keeper() {
+    split_a_worker(Split::Pause).await;
 }

@@ -239,12 +239,14 @@ async fn a_restarted_worker_is_told_to_drop_what_the_server_deleted() {
         generation: 1,
         state: pb::SandboxState::Running as i32,
         message: String::new(),
+        fenced: false,
     };
     let stranger = wpb::SandboxStatus {
         sandbox_id: "sbx_unknowntotheserver0000000".into(),
         generation: 1,
         state: pb::SandboxState::Running as i32,
         message: String::new(),
+        fenced: false,
     };
     let mut w = TestWorker::connect_holding(
         &s,

@@ -184,6 +184,9 @@ pub struct BundleSpec<'a> {
     /// The level of the runtime that runs it: under gVisor the agent binds
     /// its socket in `Layout::agent_dir` (no fd is handed over).
     pub isolation: crate::runtime::Isolation,
+    /// The cgroup every sandbox of this worker is under (see
+    /// `HostOptions::cgroup_parent`).
+    pub cgroup_parent: &'a str,
 }
 
 /// What a gVisor sandbox's pids limit adds for gVisor's own kernel: its
@@ -525,7 +528,10 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
             ),
         ]))
         .resources(resources)
-        .cgroups_path(PathBuf::from(format!("/talon/{}", b.sandbox_id)))
+        .cgroups_path(PathBuf::from(format!(
+            "/{}/{}",
+            b.cgroup_parent, b.sandbox_id
+        )))
         .seccomp(crate::seccomp::profile(b.masked_eq))
         .masked_paths(get_default_maskedpaths())
         .readonly_paths(get_default_readonly_paths())
@@ -576,6 +582,7 @@ mod tests {
             has_secret_files: false,
             masked_eq: crate::seccomp::MaskedEq::MaskInValue,
             isolation: crate::runtime::Isolation::Container,
+            cgroup_parent: "talon",
         })
         .unwrap();
         let j = serde_json::to_value(&s).unwrap();

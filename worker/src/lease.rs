@@ -14,6 +14,7 @@
 use std::collections::VecDeque;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
+use talon_proto::talon::worker::v1 as wpb;
 
 /// Beats whose send times are kept for their renewals.
 const KEPT: usize = 256;
@@ -21,6 +22,8 @@ const KEPT: usize = 256;
 #[derive(Debug, Default)]
 pub struct Lease {
     inner: Mutex<State>,
+    /// What fencing stopped, for the next session to report.
+    reports: Mutex<Vec<wpb::SandboxStatus>>,
 }
 
 #[derive(Debug, Default)]
@@ -58,8 +61,11 @@ impl Lease {
             let s = self.inner.lock().expect("lease");
             s.sent.iter().find(|(n, _)| *n == seq).map(|(_, t)| *t)
         };
-        // A renewal of a beat no longer kept is too old to count.
-        if let Some(sent) = sent {
+        // A renewal of a beat no longer kept is too old to count, and one
+        // already over (a beat answered late) says nothing.
+        if let Some(sent) = sent
+            && sent + valid_for > Instant::now()
+        {
             self.extend(sent + valid_for);
         }
     }
@@ -73,6 +79,21 @@ impl Lease {
         if s.until.is_none_or(|u| to > u) {
             s.until = Some(to);
         }
+    }
+
+    /// Until when the lease holds, as last renewed.
+    pub fn until(&self) -> Option<Instant> {
+        self.inner.lock().expect("lease").until
+    }
+
+    /// Keeps reports of fenced sandboxes until a session sends them.
+    pub fn report(&self, fenced: Vec<wpb::SandboxStatus>) {
+        self.reports.lock().expect("reports").extend(fenced);
+    }
+
+    /// The reports not sent yet.
+    pub fn take_reports(&self) -> Vec<wpb::SandboxStatus> {
+        std::mem::take(&mut *self.reports.lock().expect("reports"))
     }
 
     /// Whether the worker must fence now: its lease lapsed (noticed now or

@@ -15,6 +15,7 @@ pub mod disk;
 pub mod host;
 pub mod image;
 pub mod image_api;
+pub mod keeper;
 pub mod lease;
 pub mod load;
 pub mod net;
@@ -225,6 +226,7 @@ fn result(
                         generation: cmd.generation,
                         state: state as i32,
                         message: format!("{e:#}"),
+                        fenced: false,
                     }),
             }
         }
@@ -269,6 +271,7 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
                     generation,
                     state: SandboxState::Deleted as i32,
                     message: String::new(),
+                    fenced: false,
                 }),
                 None,
             ),
@@ -468,9 +471,27 @@ pub async fn run(
     // Fencing runs apart from the sessions: a lease lapses just as well
     // while no server answers.
     let lease = std::sync::Arc::new(lease::Lease::default());
+    // And a process apart kills the sandboxes if this one cannot (keeper).
+    let keeper = match (&host, std::env::current_exe()) {
+        (Some(h), Ok(exe)) => {
+            match keeper::Keeper::spawn(
+                &exe,
+                &config.data_dir,
+                h.cgroup_parent(),
+                &config.data_dir.join("sandboxes"),
+            ) {
+                Ok(k) => Some(k),
+                Err(e) => {
+                    tracing::warn!(error = %e, "no fence keeper: a stopped worker's sandboxes would run on past its lease");
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
     let _fence = host
         .clone()
-        .map(|h| AbortOnDrop(tokio::spawn(fence(h, lease.clone()))));
+        .map(|h| AbortOnDrop(tokio::spawn(fence(h, lease.clone(), keeper))));
     let mut backoff = Duration::from_millis(100);
     let mut next = 0;
     loop {
@@ -608,6 +629,11 @@ async fn session(
                 }
             }
             _ = watch.tick() => {
+                // What fencing stopped: the control plane takes this
+                // worker for lost (a stale one is refused there).
+                for status in lease.take_reports() {
+                    tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Event(status)) }).await?;
+                }
                 if let Some(h) = &host {
                     h.expire_secrets().await;
                     for status in h.reap_dead().await {
@@ -638,18 +664,38 @@ async fn session(
     }
 }
 
-/// Fences the host whenever the lease lapses (see `lease`).
-async fn fence(host: std::sync::Arc<host::SandboxHost>, lease: std::sync::Arc<lease::Lease>) {
+/// Fences the host whenever the lease lapses (see `lease`), and keeps the
+/// fence keeper told (see `keeper`).
+async fn fence(
+    host: std::sync::Arc<host::SandboxHost>,
+    lease: std::sync::Arc<lease::Lease>,
+    mut keeper: Option<keeper::Keeper>,
+) {
     let mut tick = tokio::time::interval(Duration::from_millis(100));
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     loop {
         tick.tick().await;
+        if let Some(k) = &mut keeper {
+            let now = std::time::Instant::now();
+            let until_ns = lease.until().map_or(0, |u| {
+                keeper::monotonic_ns() + u.saturating_duration_since(now).as_nanos() as u64
+            });
+            let word = keeper::Word {
+                until_ns,
+                sandboxes: host.held_ids(),
+            };
+            if let Err(e) = k.tell(&word) {
+                tracing::error!(error = %e, "the fence keeper is gone");
+                keeper = None;
+            }
+        }
         if lease.take_lapse() {
             tracing::warn!(
                 "this worker's lease lapsed: stopping its sandboxes (the control plane may move them)"
             );
-            let n = host.fence_all().await;
-            tracing::warn!(sandboxes = n, "fenced");
+            let fenced = host.fence_all().await;
+            tracing::warn!(sandboxes = fenced.len(), "fenced");
+            lease.report(fenced);
         }
     }
 }

@@ -3,33 +3,24 @@
 //! CephFS, JuiceFS...), so a sandbox the control plane moves off a lost
 //! worker starts on another with everything it wrote.
 //!
-//! One sandbox's directory holds its disk image, a `generation` file and a
-//! `lock` file. Only POSIX semantics are assumed, and exclusive use is
-//! guarded twice: a worker claims the disk for a generation only if the
-//! recorded one is not newer (a late create of a moved sandbox is refused),
-//! and holds an exclusive lock on `lock` while the disk is mounted, so a
-//! worker that has not let go yet (a partition healing, a fence still
-//! unmounting) makes the next one wait rather than mount the filesystem
-//! twice. A delete removes the directory only at the recorded generation:
-//! the old worker of a moved sandbox, told to let go, leaves the new
-//! one's disk alone.
+//! One sandbox's directory holds its disk image and a `generation` file.
+//! Only POSIX semantics are assumed (no file locks: those of a dead NFS
+//! client outlive it by the server's lease, which would hold every move
+//! up). Exclusive use is guarded by the generation and by fencing: a
+//! worker claims the disk for a generation only if the recorded one is not
+//! newer (a late create of a moved sandbox is refused), and the control
+//! plane moves a sandbox only after its old worker's lease and a grace
+//! period have passed, by when that worker (or, if it is stopped, its fence
+//! keeper) has killed the sandbox and unmounted its disk. A delete removes
+//! the directory only at the recorded generation: the old worker of a
+//! moved sandbox, told to let go, leaves the new one's disk alone.
 
-use std::collections::HashMap;
-use std::fs::File;
 use std::io;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
-
-/// How long a claim waits for another worker's lock.
-const LOCK_WAIT: Duration = Duration::from_secs(30);
 
 #[derive(Debug)]
 pub struct SharedDisks {
     root: PathBuf,
-    /// The locks this worker holds, by sandbox.
-    held: Mutex<HashMap<String, File>>,
 }
 
 /// What a claim found.
@@ -45,10 +36,7 @@ impl SharedDisks {
     pub fn new(root: PathBuf) -> io::Result<Self> {
         std::fs::create_dir_all(&root)?;
         std::fs::set_permissions(&root, std::os::unix::fs::PermissionsExt::from_mode(0o700))?;
-        Ok(SharedDisks {
-            root,
-            held: Mutex::new(HashMap::new()),
-        })
+        Ok(SharedDisks { root })
     }
 
     pub fn root(&self) -> &Path {
@@ -78,48 +66,13 @@ impl SharedDisks {
     }
 
     /// Claims the sandbox's disk for `generation`: refused when a newer
-    /// generation is recorded; waits (bounded) for another worker's lock;
-    /// then records the generation. Idempotent for a lock already held.
+    /// generation is recorded; then records this one.
     pub fn claim(&self, id: &str, generation: i64) -> anyhow::Result<Claimed> {
         let dir = self.dir(id);
         std::fs::create_dir_all(&dir)?;
         if let Some(g) = self.generation(id)?
             && g > generation
         {
-            anyhow::bail!(
-                "the shared disk of sandbox {id} belongs to generation {g}, newer than {generation}"
-            );
-        }
-        if !self.held.lock().expect("locks").contains_key(id) {
-            let lock = File::options()
-                .create(true)
-                .truncate(false)
-                .write(true)
-                .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
-                .open(dir.join("lock"))?;
-            let deadline = Instant::now() + LOCK_WAIT;
-            loop {
-                match rustix::fs::flock(&lock, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-                {
-                    Ok(()) => break,
-                    Err(e) if e == rustix::io::Errno::WOULDBLOCK && Instant::now() < deadline => {
-                        std::thread::sleep(Duration::from_millis(100))
-                    }
-                    Err(e) => anyhow::bail!(
-                        "the shared disk of sandbox {id} is still held by another worker ({e})"
-                    ),
-                }
-            }
-            self.held
-                .lock()
-                .expect("locks")
-                .insert(id.to_string(), lock);
-        }
-        // Checked again under the lock: the holder may have moved it on.
-        if let Some(g) = self.generation(id)?
-            && g > generation
-        {
-            self.release(id);
             anyhow::bail!(
                 "the shared disk of sandbox {id} belongs to generation {g}, newer than {generation}"
             );
@@ -134,27 +87,15 @@ impl SharedDisks {
         })
     }
 
-    /// Lets go of the disk's lock (after it is unmounted).
-    pub fn release(&self, id: &str) {
-        self.held.lock().expect("locks").remove(id);
-    }
-
     /// Removes the sandbox's disk if `generation` is the one recorded (or
     /// none is): a delete of an older generation leaves a moved sandbox's
-    /// disk to the worker that holds it now. Releases the lock either way.
+    /// disk to the worker that holds it now.
     pub fn remove(&self, id: &str, generation: i64) -> io::Result<bool> {
-        let mine = match self.generation(id) {
-            Ok(g) => g.is_none_or(|g| g <= generation),
-            Err(e) => {
-                self.release(id);
-                return Err(e);
-            }
-        };
+        let mine = self.generation(id)?.is_none_or(|g| g <= generation);
         let dir = self.dir(id);
         if mine && dir.exists() {
             std::fs::remove_dir_all(&dir)?;
         }
-        self.release(id);
         Ok(mine)
     }
 }
@@ -170,9 +111,7 @@ mod tests {
         let b = SharedDisks::new(d.path().join("s")).unwrap();
         assert_eq!(a.claim("sbx_1", 1).unwrap(), Claimed::New);
         std::fs::write(a.image("sbx_1"), b"disk").unwrap();
-        // Another worker waits for the lock; once it is let go it claims
-        // the disk for a newer generation and finds it.
-        a.release("sbx_1");
+        // Another worker claims it for a newer generation and finds it.
         assert_eq!(b.claim("sbx_1", 2).unwrap(), Claimed::Existing);
         // The old generation can neither claim nor remove it.
         assert!(
@@ -186,27 +125,6 @@ mod tests {
         // Its own generation removes it.
         assert!(b.remove("sbx_1", 2).unwrap());
         assert!(!b.image("sbx_1").exists());
-    }
-
-    #[test]
-    fn a_held_lock_makes_the_next_claim_fail_rather_than_share() {
-        let d = tempfile::tempdir().unwrap();
-        let a = SharedDisks::new(d.path().join("s")).unwrap();
-        assert_eq!(a.claim("sbx_1", 1).unwrap(), Claimed::New);
-        // flock locks belong to the open file: a second open of the same
-        // file (another worker) is refused while the first holds it.
-        let other = File::options()
-            .write(true)
-            .open(d.path().join("s/sbx_1/lock"))
-            .unwrap();
-        assert!(
-            rustix::fs::flock(&other, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-                .is_err()
-        );
-        a.release("sbx_1");
-        assert!(
-            rustix::fs::flock(&other, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
-        );
     }
 
     #[test]

@@ -70,6 +70,7 @@ impl WorkerControlService for WorkerApi {
             ));
         };
         let app = self.0.clone();
+        let registered_at = crate::db::now_ms();
         let cap = amount(reg.capacity);
         workers::register(
             &app,
@@ -117,6 +118,22 @@ impl WorkerControlService for WorkerApi {
             })),
         };
         let _ = tx.send(Ok(ack)).await;
+        {
+            let (app, worker_id) = (app.clone(), worker_id.clone());
+            let held: Vec<String> = reg.sandboxes.iter().map(|s| s.sandbox_id.clone()).collect();
+            tokio::spawn(async move {
+                if let Err(e) = crate::domain::autopilot::recover_missing(
+                    &app,
+                    &worker_id,
+                    &held,
+                    registered_at,
+                )
+                .await
+                {
+                    tracing::warn!(worker = %worker_id, error = %e, "sandboxes the worker no longer holds not recovered");
+                }
+            });
+        }
         for cmd in sandboxes::reconcile(&app, &worker_id, &reg.sandboxes).await {
             let _ = tx
                 .send(Ok(wpb::SessionResponse {

@@ -122,8 +122,7 @@ impl Autopilot {
         Ok(())
     }
 
-    /// Marks lost every worker whose lease lapsed (once: the update is
-    /// conditional).
+    /// Marks lost every worker whose lease lapsed.
     async fn mark_lost(&self, app: &App, now: i64) -> Result<()> {
         let lapsed = worker::Entity::find()
             .filter(worker::Column::LostAt.eq(0))
@@ -132,19 +131,7 @@ impl Autopilot {
             .all(&app.db)
             .await?;
         for w in lapsed {
-            let res = worker::Entity::update_many()
-                .col_expr(worker::Column::LostAt, Expr::value(now))
-                .col_expr(worker::Column::LastLostAt, Expr::value(now))
-                .filter(worker::Column::Id.eq(&w.id))
-                .filter(worker::Column::LostAt.eq(0))
-                .filter(worker::Column::LeaseExpiresAt.lt(now))
-                .exec(&app.db)
-                .await?;
-            if res.rows_affected == 1 {
-                app.metrics.failover.workers_lost.inc();
-                tracing::warn!(worker = %w.id, lease_expired_ms_ago = now - w.lease_expires_at, "worker lost: its lease lapsed");
-                audit(app, "", "autopilot.WorkerLost", &w.id, Code::Unavailable).await;
-            }
+            lose(app, &w.id, Some(now), "its lease lapsed").await?;
         }
         Ok(())
     }
@@ -163,6 +150,71 @@ impl Autopilot {
         }
         Ok(())
     }
+}
+
+/// At a worker's registration: the live sandboxes placed on it before
+/// (`before`, ms) that it does not hold — its records lost, or stopped by
+/// its fence while no session could report it — are moved elsewhere.
+pub async fn recover_missing(
+    app: &Arc<App>,
+    worker_id: &str,
+    held: &[String],
+    before: i64,
+) -> Result<()> {
+    let live: Vec<&str> = MOVED.iter().map(|s| s.as_str()).collect();
+    let rows = sandbox::Entity::find()
+        .filter(sandbox::Column::WorkerId.eq(worker_id))
+        .filter(sandbox::Column::State.is_in(live))
+        .filter(sandbox::Column::UpdatedAt.lt(before))
+        .all(&app.db)
+        .await?;
+    for row in rows.into_iter().filter(|r| !held.contains(&r.id)) {
+        let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
+        tracing::warn!(sandbox = %id, worker = %worker_id, "the worker no longer holds a sandbox placed on it; moving it");
+        match super::sandboxes::move_to(app, row, None, None).await {
+            Ok(_) => {
+                app.metrics.failover.moved.inc();
+                audit(app, &tenant, "autopilot.MoveSandbox", &id, Code::Ok).await;
+            }
+            Err(e) => tracing::warn!(sandbox = %id, error = %e, "not moved"),
+        }
+    }
+    Ok(())
+}
+
+/// Takes a worker for lost because it says so (it fenced itself when
+/// its own view of its lease lapsed, which may come before the
+/// database's): its sandboxes are moved like those of any lost worker.
+pub async fn mark_lost(app: &App, worker_id: &str, why: &str) -> Result<()> {
+    lose(app, worker_id, None, why).await
+}
+
+/// Marks a worker lost, once (the update is conditional on it not being
+/// lost, and on its lease having lapsed by `lapsed_by` when given, so a
+/// renewal that raced the autopilot's read wins); audited and counted.
+async fn lose(app: &App, worker_id: &str, lapsed_by: Option<i64>, why: &str) -> Result<()> {
+    let now = db_now_ms(&app.db).await?;
+    let mut q = worker::Entity::update_many()
+        .col_expr(worker::Column::LostAt, Expr::value(now))
+        .col_expr(worker::Column::LastLostAt, Expr::value(now))
+        .filter(worker::Column::Id.eq(worker_id))
+        .filter(worker::Column::LostAt.eq(0));
+    if let Some(t) = lapsed_by {
+        q = q.filter(worker::Column::LeaseExpiresAt.lt(t));
+    }
+    if q.exec(&app.db).await?.rows_affected == 1 {
+        app.metrics.failover.workers_lost.inc();
+        tracing::warn!(worker = %worker_id, why, "worker lost");
+        audit(
+            app,
+            "",
+            "autopilot.WorkerLost",
+            worker_id,
+            Code::Unavailable,
+        )
+        .await;
+    }
+    Ok(())
 }
 
 async fn audit(app: &App, tenant: &str, method: &str, resource: &str, code: Code) {

@@ -6,6 +6,8 @@
 
 #![allow(dead_code)]
 
+pub mod hosts;
+
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -135,12 +137,18 @@ impl Server {
             Some(database_url),
             extra,
             Some((first.boot.clone(), first.data_dir())),
+            "127.0.0.1",
         )
         .await
     }
 
+    /// A `talon server` listening for gRPC on `ip` (a test LAN's gateway).
+    pub async fn start_on(ip: &str, extra: &[&str]) -> Server {
+        Self::start_full("server", None, extra, None, ip).await
+    }
+
     async fn start_cmd(sub: &str, database_url: Option<&str>, extra: &[&str]) -> Server {
-        Self::start_full(sub, database_url, extra, None).await
+        Self::start_full(sub, database_url, extra, None, "127.0.0.1").await
     }
 
     async fn start_full(
@@ -148,6 +156,7 @@ impl Server {
         database_url: Option<&str>,
         extra: &[&str],
         joined: Option<(Bootstrap, PathBuf)>,
+        ip: &str,
     ) -> Server {
         let dir = tempfile::tempdir().unwrap();
         // Sandboxes' mapped users must traverse the data directory.
@@ -193,7 +202,7 @@ impl Server {
         cmd.arg("--data-dir")
             .arg(dir.path())
             .arg("--grpc-listen")
-            .arg(format!("127.0.0.1:{g}"))
+            .arg(format!("{ip}:{g}"))
             .arg("--ops-listen")
             .arg(format!("127.0.0.1:{o}"))
             .args(extra)
@@ -204,7 +213,7 @@ impl Server {
             cmd.arg("--database-url").arg(u);
         }
         let child = cmd.spawn().expect("spawn talon server");
-        let grpc = format!("http://127.0.0.1:{g}");
+        let grpc = format!("http://{ip}:{g}");
         let creds = dir.path().join("bootstrap-credentials.json");
         let mut boot = None;
         for _ in 0..300 {
@@ -488,6 +497,7 @@ fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
             generation: cmd.generation,
             state: state as i32,
             message: String::new(),
+            fenced: false,
         }),
         pool_ready: 0,
     }
@@ -596,6 +606,7 @@ impl TestWorker {
                     generation,
                     state: state as i32,
                     message: String::new(),
+                    fenced: false,
                 })),
             })
             .await
@@ -686,14 +697,33 @@ pub fn spawn_worker_to(s: &Server, server_url: &str) -> Worker {
 /// A worker of `s` with its data directory at `s`'s `name` and extra flags.
 pub fn spawn_worker_with(s: &Server, server_url: &str, name: &str, extra: &[&str]) -> Worker {
     let talon = std::path::PathBuf::from(env!("CARGO_BIN_EXE_talon"));
-    let child = std::process::Command::new(&talon)
-        .args([
-            "worker",
-            "--server-url",
-            server_url,
-            "--data-listen",
-            "127.0.0.1:0",
-        ])
+    let mut cmd = std::process::Command::new(&talon);
+    worker_args(&mut cmd, s, server_url, name, "127.0.0.1", extra);
+    Worker {
+        child: cmd.spawn().unwrap(),
+    }
+}
+
+/// A worker of `s` on a test host (its network namespace), its data
+/// plane on the host's address.
+pub fn spawn_worker_on(host: &hosts::Host, s: &Server, name: &str, extra: &[&str]) -> Worker {
+    let mut cmd = host.command(std::path::Path::new(env!("CARGO_BIN_EXE_talon")));
+    worker_args(&mut cmd, s, &s.grpc, name, &host.addr, extra);
+    Worker {
+        child: cmd.spawn().unwrap(),
+    }
+}
+
+fn worker_args(
+    cmd: &mut std::process::Command,
+    s: &Server,
+    server_url: &str,
+    name: &str,
+    data_ip: &str,
+    extra: &[&str],
+) {
+    cmd.args(["worker", "--server-url", server_url, "--data-listen"])
+        .arg(format!("{data_ip}:0"))
         .arg("--token-file")
         .arg(s.data_dir().join("keys/worker.token"))
         .arg("--data-dir")
@@ -702,10 +732,7 @@ pub fn spawn_worker_with(s: &Server, server_url: &str, name: &str, extra: &[&str
         .arg(agent_binary())
         .args(["--network", "none", "--prewarm-pool-size", "0"])
         .args(extra)
-        .env("TALON_LOG", "warn")
-        .spawn()
-        .unwrap();
-    Worker { child }
+        .env("TALON_LOG", "warn");
 }
 
 /// Waits until a worker with a runtime is (or is no longer) connected.

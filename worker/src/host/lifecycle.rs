@@ -187,6 +187,7 @@ impl SandboxHost {
             has_secret_files: has_secrets,
             masked_eq: runtime.masked_eq(),
             isolation: h.isolation,
+            cgroup_parent: &self.cgroup_parent,
         })?;
         // It holds the sandbox's environment, secrets included: root's.
         write_private(
@@ -386,9 +387,10 @@ impl SandboxHost {
     /// aside), because this worker's lease lapsed and the control plane
     /// may start them elsewhere. Their containers are killed and their
     /// local files removed; a shared disk is unmounted and let go, never
-    /// removed (the next worker starts from it). Returns how many.
-    pub async fn fence_all(&self) -> usize {
-        let mut n = 0;
+    /// removed (the next worker starts from it). Returns what it stopped,
+    /// as reports for the control plane (`fenced`).
+    pub async fn fence_all(&self) -> Vec<wpb::SandboxStatus> {
+        let mut out = Vec::new();
         for h in self.all_held() {
             if h.pooled.is_some() {
                 continue;
@@ -396,13 +398,18 @@ impl SandboxHost {
             let lock = self.lock(&h.sandbox_id).await;
             let _g = lock.lock().await;
             match self.teardown(&h.sandbox_id).await {
-                Ok(()) => n += 1,
+                Ok(()) => {
+                    let mut s = Self::status(&h, "stopped: this worker's lease lapsed");
+                    s.state = SandboxState::Stopped as i32;
+                    s.fenced = true;
+                    out.push(s);
+                }
                 Err(e) => {
                     tracing::error!(sandbox = %h.sandbox_id, error = %e, "could not fence a sandbox")
                 }
             }
         }
-        n
+        out
     }
 
     /// The workspace backend: `shared` or `local`.
@@ -442,6 +449,7 @@ impl SandboxHost {
             state: SandboxState::Deleted as i32,
 
             message: String::new(),
+            fenced: false,
         })
     }
 
@@ -478,10 +486,7 @@ impl SandboxHost {
             std::fs::remove_dir_all(&dir)?;
         }
         // A shared disk stays on shared storage (a delete removes it, at
-        // its generation); this worker lets go of it.
-        if let Some(shared) = &self.shared {
-            shared.release(id);
-        }
+        // its generation).
         self.forget_record(id);
         // The layers of an image deleted while this sandbox used it.
         if image.is_some_and(|i| {

@@ -67,6 +67,17 @@ pub struct HostOptions {
     /// The `shared` workspace backend's directory (see `shared`); None:
     /// sandbox disks live on this worker's own disk (`local`).
     pub shared_disks: Option<PathBuf>,
+    /// The cgroup (in every hierarchy) this worker's sandboxes are under:
+    /// one per worker when several share a machine.
+    pub cgroup_parent: String,
+}
+
+/// Whether a cgroup parent is one name a worker may use.
+pub fn valid_cgroup_parent(s: &str) -> bool {
+    !s.is_empty()
+        && s.len() <= 64
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 impl Default for HostOptions {
@@ -82,6 +93,7 @@ impl Default for HostOptions {
             disk: Default::default(),
             agent: Default::default(),
             shared_disks: None,
+            cgroup_parent: "talon".into(),
         }
     }
 }
@@ -96,6 +108,7 @@ pub struct SandboxHost {
     agent_options: crate::bundle::AgentOptions,
     /// Where sandbox disks live when they are shared between workers.
     shared: Option<Arc<crate::shared::SharedDisks>>,
+    cgroup_parent: String,
     images: Arc<ImageStore>,
     rootfs_mode: RootfsMode,
     /// One lock per sandbox, so commands for one sandbox run in order.
@@ -158,8 +171,14 @@ impl SandboxHost {
             tracing::warn!("the prewarm pool is off with shared workspaces");
             pool.size = 0;
         }
+        anyhow::ensure!(
+            valid_cgroup_parent(&opts.cgroup_parent),
+            "invalid cgroup parent {:?}: 1-64 letters, digits, - or _",
+            opts.cgroup_parent
+        );
         Ok(SandboxHost {
             shared,
+            cgroup_parent: opts.cgroup_parent.clone(),
             runtime,
             gvisor: None,
             agent: sealed,
@@ -176,6 +195,11 @@ impl SandboxHost {
             activity: Default::default(),
             root,
         })
+    }
+
+    /// The cgroup this worker's sandboxes are under.
+    pub fn cgroup_parent(&self) -> &str {
+        &self.cgroup_parent
     }
 
     /// Gives sandboxes a network: sets up the bridge, the tables and the

@@ -43,6 +43,7 @@ impl SandboxHost {
                 } else {
                     String::new()
                 },
+                fenced: false,
             });
         }
         out

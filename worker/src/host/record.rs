@@ -255,6 +255,16 @@ impl SandboxHost {
             .count()
     }
 
+    /// The ids of the sandboxes held for the control plane (pooled ones
+    /// aside): what the fence keeper kills when the lease lapses.
+    pub fn held_ids(&self) -> Vec<String> {
+        self.all_held()
+            .into_iter()
+            .filter(|h| h.pooled.is_none())
+            .map(|h| h.sandbox_id)
+            .collect()
+    }
+
     pub fn held_records(&self) -> Vec<wpb::SandboxStatus> {
         self.all_held()
             .into_iter()
@@ -269,6 +279,7 @@ impl SandboxHost {
             generation: h.generation,
             state: h.state.reported() as i32,
             message: message.to_string(),
+            fenced: false,
         }
     }
 }

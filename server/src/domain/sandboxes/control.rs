@@ -258,6 +258,7 @@ async fn apply_result(
             generation: row.generation,
             state: talon_proto::v1::SandboxState::Failed as i32,
             message: r.message.clone(),
+            fenced: false,
         },
         None => return Ok(row.clone()),
     };

@@ -38,6 +38,9 @@ pub(super) fn checked_timeout(c: &ServerConfig, t: Option<Duration>) -> Result<i
 /// PAUSED was paused for being idle (the only pause a worker makes by
 /// itself): that is counted and published as such.
 pub async fn apply_event(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Result<()> {
+    if s.fenced {
+        return fenced(app, worker, s).await;
+    }
     let before = super::find(app, &s.sandbox_id).await?;
     let row = apply_status(app, worker, s).await?;
     let paused_now = before.is_some_and(|b| b.state != row.state)
@@ -53,6 +56,21 @@ pub async fn apply_event(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Res
         });
     }
     Ok(())
+}
+
+/// A worker stopped a sandbox because its lease lapsed. A report of a
+/// generation the worker no longer holds is refused (and counted) like
+/// any stale one; otherwise the worker is taken for lost (if the
+/// autopilot has not found it so yet), so its sandboxes are moved.
+async fn fenced(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Result<()> {
+    let row = super::find(app, &s.sandbox_id)
+        .await?
+        .ok_or_else(|| crate::error::Error::NotFound(format!("sandbox {}", s.sandbox_id)))?;
+    if let Err(e) = super::fence(&row, worker, s.generation) {
+        app.metrics.stale_events.inc();
+        return Err(e);
+    }
+    crate::domain::autopilot::mark_lost(app, worker, "it fenced itself: its lease lapsed").await
 }
 
 /// The sandbox, RUNNING, for a call (`call` names it) that must reach
