@@ -498,3 +498,54 @@ async fn a_partitioned_worker_stops_its_sandboxes_before_they_move() {
 async fn a_stopped_worker_has_its_sandboxes_stopped_by_its_fence_keeper() {
     split_a_worker(Split::Pause).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_flapping_worker_causes_one_wave_of_moves() {
+    let s = Server::start_with(None, FAST).await;
+    let mut admin = s.admin().await;
+    let mut a = worker(&s, "host-a", &[]);
+    let a_id = until_workers(&mut admin, 1).await.remove(0);
+    let sbxs = sandboxes_with_files(&mut admin, 2).await;
+    let _b = worker(&s, "host-b", &[]);
+    until_workers(&mut admin, 2).await;
+    // Killed and restarted three times within a minute, each time past
+    // its lease (its sandboxes' processes outlive it; its fence keeper
+    // stops them at the lease's end).
+    let t0 = Instant::now();
+    for round in 0..3 {
+        let _ = a.child.kill();
+        let _ = a.child.wait();
+        let lost = round as f64 + 1.0;
+        for _ in 0..200 {
+            if metric(&s, "talon_workers_lost_total").await == Some(lost) {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(metric(&s, "talon_workers_lost_total").await, Some(lost));
+        if round == 0 {
+            until_moved(&mut admin, &sbxs, &a_id, Instant::now()).await;
+        }
+        // Past the grace period, then back.
+        tokio::time::sleep(Duration::from_millis(1500)).await;
+        a = worker(&s, "host-a", &[]);
+        until_workers(&mut admin, 2).await;
+        // In its cooldown it is given nothing to lose again.
+        let fresh = create_running(&mut admin).await;
+        assert_ne!(fresh.worker_id, a_id);
+    }
+    println!(
+        "flapping: 3 losses in {:.0} s, {} wave(s) of moves",
+        t0.elapsed().as_secs_f64(),
+        metric(&s, "talon_failover_waves_total")
+            .await
+            .unwrap_or(0.0)
+    );
+    assert!(t0.elapsed() < Duration::from_secs(60));
+    assert_eq!(metric(&s, "talon_failover_waves_total").await, Some(1.0));
+    assert_eq!(
+        metric(&s, "talon_failover_sandboxes_moved_total").await,
+        Some(sbxs.len() as f64)
+    );
+    drop(a);
+}
