@@ -7,6 +7,7 @@
 
 mod baseline;
 mod gvisor;
+mod multinode;
 mod platform;
 mod probes;
 mod sdks;
@@ -56,10 +57,15 @@ pub struct Args {
     #[arg(long, default_value_t = 4)]
     pool_size: usize,
     /// Only these figures (comma-separated: create, pool, exec, pty,
-    /// file, get, browser, code, density, sdk) [default: all]; for profiling
+    /// file, get, browser, code, snapshot, gvisor, density, sdk, multi)
+    /// [default: all]; for profiling
     /// one of them.
     #[arg(long, value_delimiter = ',')]
     only: Vec<String>,
+    /// A PostgreSQL role that may create databases, for the two-server
+    /// figure (each run makes and drops a database of its own).
+    #[arg(long, env = "TALON_TEST_POSTGRES_URL")]
+    postgres_url: Option<String>,
     /// Where the JSON goes.
     #[arg(long, default_value = "bench-results.json")]
     json: PathBuf,

@@ -126,11 +126,23 @@ pub(crate) async fn load(
     secs: u64,
     sandbox: Option<String>,
 ) -> anyhow::Result<(Stats, f64)> {
+    load_at(std::slice::from_ref(&p.grpc), &p.api_key, clients, secs, sandbox).await
+}
+
+/// `load` with its clients spread over servers (`urls`, round robin).
+pub(crate) async fn load_at(
+    urls: &[String],
+    api_key: &str,
+    clients: usize,
+    secs: u64,
+    sandbox: Option<String>,
+) -> anyhow::Result<(Stats, f64)> {
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
-    for _ in 0..clients {
-        let c = p.client().await?;
-        let ch = tonic::transport::Endpoint::from_shared(p.grpc.clone())?
+    for i in 0..clients {
+        let url = &urls[i % urls.len()];
+        let c = Client::connect(url, api_key).await?;
+        let ch = tonic::transport::Endpoint::from_shared(url.clone())?
             .connect()
             .await?;
         let (stop, sandbox) = (stop.clone(), sandbox.clone());

@@ -100,7 +100,7 @@ pub async fn run_all(
 ) -> anyhow::Result<Vec<Row>> {
     const FIGURES: &[&str] = &[
         "create", "pool", "exec", "pty", "file", "get", "browser", "code", "snapshot", "gvisor",
-        "density", "sdk",
+        "density", "sdk", "multi",
     ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
@@ -527,6 +527,11 @@ pub async fn run_all(
     }
     drop(c);
     drop(p);
+
+    // -- several servers and workers: GetSandbox through two, failover
+    if want("multi") {
+        crate::multinode::rows(args, talon, &mut rows, notes).await?;
+    }
 
     // -- create to ready from the prewarm pool, on a platform with one
     if args.pool_size > 0 && want("pool") {
