@@ -126,7 +126,14 @@ pub(crate) async fn load(
     secs: u64,
     sandbox: Option<String>,
 ) -> anyhow::Result<(Stats, f64)> {
-    load_at(std::slice::from_ref(&p.grpc), &p.api_key, clients, secs, sandbox).await
+    load_at(
+        std::slice::from_ref(&p.grpc),
+        &p.api_key,
+        clients,
+        secs,
+        sandbox,
+    )
+    .await
 }
 
 /// `load` with its clients spread over servers (`urls`, round robin).
