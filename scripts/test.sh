@@ -49,6 +49,9 @@ fi
 step "buf lint"
 (cd proto && "$BUF" lint)
 
+step "deploy: the Helm chart (helm lint, helm template) and the compose file"
+./scripts/check-deploy.sh
+
 step "OpenAPI: regenerated from the protos, unchanged, and valid"
 ./scripts/gen-openapi.sh >/dev/null
 git diff --exit-code -- gateway-rest/openapi || {
