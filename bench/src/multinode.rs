@@ -273,20 +273,7 @@ async fn get_through_two(
 /// Removes every container of a worker's data directory and its mounts
 /// (a host losing power, or the end of the run).
 fn remove_containers(talon: &Path, worker_dir: &Path) {
-    let state = worker_dir.join("runtime-state");
-    if let Ok(d) = std::fs::read_dir(&state) {
-        for e in d.flatten() {
-            let _ = Command::new(talon)
-                .arg("oci")
-                .arg("--root")
-                .arg(&state)
-                .args(["delete", "--force"])
-                .arg(e.file_name())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
-    }
+    crate::platform::remove_containers(talon, worker_dir);
     let _ = talon_worker::rootfs::unmount_under(worker_dir);
 }
 

@@ -161,6 +161,25 @@ impl Platform {
     }
 }
 
+/// Deletes every container a worker's data directory's runtime state
+/// knows (they outlive their worker by design).
+pub fn remove_containers(talon: &Path, worker_dir: &Path) {
+    let state = worker_dir.join("runtime-state");
+    if let Ok(d) = std::fs::read_dir(&state) {
+        for e in d.flatten() {
+            let _ = Command::new(talon)
+                .arg("oci")
+                .arg("--root")
+                .arg(&state)
+                .args(["delete", "--force"])
+                .arg(e.file_name())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
 /// A line of a Rust backtrace: `  12: path::fn` or `      at file:line`.
 fn is_frame(l: &str) -> bool {
     let t = l.trim_start();
@@ -174,20 +193,7 @@ impl Drop for Platform {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
-        let state = self.dir.path().join("worker/runtime-state");
-        if let Ok(d) = std::fs::read_dir(&state) {
-            for e in d.flatten() {
-                let _ = Command::new(&self.talon)
-                    .arg("oci")
-                    .arg("--root")
-                    .arg(&state)
-                    .args(["delete", "--force"])
-                    .arg(e.file_name())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status();
-            }
-        }
+        remove_containers(&self.talon, &self.dir.path().join("worker"));
         // gVisor's sandboxes, kept by runsc.
         let runsc_state = self.dir.path().join("worker/runsc-state");
         if let Some(runsc) = talon_worker::find_runsc("auto").filter(|_| runsc_state.is_dir())

@@ -54,6 +54,41 @@ fn worker(s: &Server, name: &str, extra: &[&str]) -> Worker {
     spawn_worker_with(s, &s.grpc, name, &args)
 }
 
+/// A server and two workers, `n` sandboxes with files on the first (A),
+/// made before the second (B) connects.
+struct TwoHosts {
+    s: Server,
+    admin: Clients,
+    a: Worker,
+    a_id: String,
+    _b: Worker,
+    b_id: String,
+    sbxs: Vec<pb::Sandbox>,
+}
+
+async fn two_hosts(n: usize, extra: &[&str]) -> TwoHosts {
+    let s = Server::start_with(None, FAST).await;
+    let mut admin = s.admin().await;
+    let a = worker(&s, "host-a", extra);
+    let a_id = until_workers(&mut admin, 1).await.remove(0);
+    let sbxs = sandboxes_with_files(&mut admin, n).await;
+    let b = worker(&s, "host-b", extra);
+    let b_id = until_workers(&mut admin, 2)
+        .await
+        .into_iter()
+        .find(|w| *w != a_id)
+        .unwrap();
+    TwoHosts {
+        s,
+        admin,
+        a,
+        a_id,
+        _b: b,
+        b_id,
+        sbxs,
+    }
+}
+
 /// The ids of the connected workers.
 async fn active_workers(admin: &mut Clients) -> Vec<String> {
     admin
@@ -144,20 +179,22 @@ async fn audited(admin: &mut Clients, method: &str) -> Vec<pb::AuditEvent> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
-    let s = Server::start_with(None, FAST).await;
-    let shared = s.data_dir().join("shared");
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
     let shared_flag = shared.to_str().unwrap();
-    let mut admin = s.admin().await;
-    let mut a = worker(&s, "host-a", &["--shared-workspaces", shared_flag]);
-    let a_id = until_workers(&mut admin, 1).await.remove(0);
-    let sbxs = sandboxes_with_files(&mut admin, 4).await;
+    let TwoHosts {
+        s,
+        mut admin,
+        mut a,
+        a_id,
+        _b,
+        b_id,
+        sbxs,
+    } = two_hosts(4, &["--shared-workspaces", shared_flag]).await;
     assert!(
         sbxs.iter()
             .all(|x| x.worker_id == a_id && x.generation == 1)
     );
-    let _b = worker(&s, "host-b", &["--shared-workspaces", shared_flag]);
-    let ids = until_workers(&mut admin, 2).await;
-    let b_id = ids.into_iter().find(|w| *w != a_id).unwrap();
 
     power_off(&s, &mut a, "host-a");
     let t0 = Instant::now();
@@ -228,13 +265,15 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn on_the_local_backend_a_moved_sandbox_says_its_workspace_was_lost() {
-    let s = Server::start_with(None, FAST).await;
-    let mut admin = s.admin().await;
-    let mut a = worker(&s, "host-a", &[]);
-    let a_id = until_workers(&mut admin, 1).await.remove(0);
-    let sbxs = sandboxes_with_files(&mut admin, 2).await;
-    let _b = worker(&s, "host-b", &[]);
-    until_workers(&mut admin, 2).await;
+    let TwoHosts {
+        s,
+        mut admin,
+        mut a,
+        a_id,
+        _b,
+        sbxs,
+        ..
+    } = two_hosts(2, &[]).await;
     power_off(&s, &mut a, "host-a");
     let t0 = Instant::now();
     let back = until_moved(&mut admin, &sbxs, &a_id, t0).await;
@@ -255,18 +294,16 @@ async fn on_the_local_backend_a_moved_sandbox_says_its_workspace_was_lost() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn when_no_worker_has_room_the_move_waits_and_is_audited() {
-    let s = Server::start_with(None, FAST).await;
-    let mut admin = s.admin().await;
-    let mut a = worker(&s, "host-a", &[]);
-    let a_id = until_workers(&mut admin, 1).await.remove(0);
-    let sbxs = sandboxes_with_files(&mut admin, 2).await;
+    let TwoHosts {
+        s,
+        mut admin,
+        mut a,
+        a_id,
+        _b,
+        b_id,
+        sbxs,
+    } = two_hosts(2, &[]).await;
     // The only other worker takes no new sandboxes.
-    let _b = worker(&s, "host-b", &[]);
-    let b_id = until_workers(&mut admin, 2)
-        .await
-        .into_iter()
-        .find(|w| *w != a_id)
-        .unwrap();
     admin
         .admin
         .drain_worker(pb::DrainWorkerRequest {
@@ -365,7 +402,7 @@ fn held_on(s: &Server, name: &str) -> Vec<String> {
 /// and it rejoins holding nothing.
 async fn split_a_worker(split: Split) {
     let mut lan = hosts::Lan::new();
-    let s = Server::start_on(&lan.gateway(), FAST).await;
+    let s = Server::start_on(&lan.gateway(), None, FAST).await;
     let shared = s.data_dir().join("shared");
     let shared = shared.to_str().unwrap();
     let mut admin = s.admin().await;
@@ -374,6 +411,7 @@ async fn split_a_worker(split: Split) {
     let a = spawn_worker_on(
         &ha,
         &s,
+        &s.grpc,
         "host-a",
         &["--shared-workspaces", shared, "--cgroup-parent", &cg_a],
     );
@@ -388,6 +426,7 @@ async fn split_a_worker(split: Split) {
     let _b = spawn_worker_on(
         &hb,
         &s,
+        &s.grpc,
         "host-b",
         &["--shared-workspaces", shared, "--cgroup-parent", &cg_b],
     );
@@ -501,13 +540,15 @@ async fn a_stopped_worker_has_its_sandboxes_stopped_by_its_fence_keeper() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_flapping_worker_causes_one_wave_of_moves() {
-    let s = Server::start_with(None, FAST).await;
-    let mut admin = s.admin().await;
-    let mut a = worker(&s, "host-a", &[]);
-    let a_id = until_workers(&mut admin, 1).await.remove(0);
-    let sbxs = sandboxes_with_files(&mut admin, 2).await;
-    let _b = worker(&s, "host-b", &[]);
-    until_workers(&mut admin, 2).await;
+    let TwoHosts {
+        s,
+        mut admin,
+        mut a,
+        a_id,
+        _b,
+        sbxs,
+        ..
+    } = two_hosts(2, &[]).await;
     // Killed and restarted three times within a minute, each time past
     // its lease (its sandboxes' processes outlive it; its fence keeper
     // stops them at the lease's end).
@@ -548,4 +589,157 @@ async fn a_flapping_worker_causes_one_wave_of_moves() {
         Some(sbxs.len() as f64)
     );
     drop(a);
+}
+
+/// The topology: two servers on one PostgreSQL, three worker hosts
+/// (network namespaces) on shared storage, each worker given both
+/// servers. Sandboxes created through A are run, exec'd into and deleted
+/// through B; a host's power-off moves its sandboxes with their files;
+/// then server A is killed: the workers' sessions and the duties move to
+/// B, whose autopilot moves the sandboxes of the next host powered off,
+/// and whose timeouts fire.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn two_servers_and_three_hosts_survive_a_host_then_a_server() {
+    let Some((url, pg, name)) = pg_database("hosts").await else {
+        return;
+    };
+    {
+        let mut lan = hosts::Lan::new();
+        let gw = lan.gateway();
+        let flags: Vec<&str> = FAST
+            .iter()
+            .copied()
+            .chain(["--duty-lease-secs", "3"])
+            .collect();
+        let mut a = Server::start_on(&gw, Some(&url), &flags).await;
+        let b = Server::join_on(&a, &url, &gw, &flags).await;
+        let shared = a.data_dir().join("shared");
+        let shared = shared.to_str().unwrap().to_string();
+        let both = format!("{},{}", a.grpc, b.grpc);
+        let hosts: Vec<hosts::Host> = (0..3).map(|_| lan.host()).collect();
+        let mut workers: Vec<Option<Worker>> = hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let cg = format!("talon-{}", h.netns);
+                Some(spawn_worker_on(
+                    h,
+                    &a,
+                    &both,
+                    &format!("host-{i}"),
+                    &["--shared-workspaces", &shared, "--cgroup-parent", &cg],
+                ))
+            })
+            .collect();
+        let mut admin_a = a.admin().await;
+        until_workers(&mut admin_a, 3).await;
+        let ids: Vec<String> = (0..3)
+            .map(|i| {
+                std::fs::read_to_string(a.data_dir().join(format!("host-{i}/worker-id")))
+                    .unwrap()
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+
+        // Any server answers: created through A, used and deleted through B.
+        let sbxs = sandboxes_with_files(&mut admin_a, 6).await;
+        let mut admin_b = b.as_(&admin_a.token).await;
+        let mut procs_b = procs_client(b.channel().await, bearer(&admin_a.token));
+        for x in &sbxs {
+            let (o, code) = proc_sh(&mut procs_b, &x.sandbox_id, "cat /workspace/mine").await;
+            assert_eq!((o.trim(), code), (x.sandbox_id.as_str(), 0));
+        }
+        admin_b
+            .sandboxes
+            .delete_sandbox(pb::DeleteSandboxRequest {
+                sandbox_id: sbxs[5].sandbox_id.clone(),
+            })
+            .await
+            .unwrap();
+        let sbxs = &sbxs[..5];
+
+        // A host lost: its sandboxes come back on the others, files and all.
+        let lose = |victim: &str| -> usize { ids.iter().position(|w| w == victim).unwrap() };
+        let v1 = sbxs[0].worker_id.clone();
+        let i1 = lose(&v1);
+        power_off(&a, workers[i1].as_mut().unwrap(), &format!("host-{i1}"));
+        workers[i1] = None;
+        let moved: Vec<pb::Sandbox> = sbxs.iter().filter(|x| x.worker_id == v1).cloned().collect();
+        let back = until_moved(&mut admin_b, &moved, &v1, Instant::now()).await;
+        let (p50, max) = p50_max(back);
+        println!(
+            "two servers, three hosts: {} sandboxes of a lost host back in p50 {p50:.1} s, max {max:.1} s",
+            moved.len()
+        );
+
+        // Server A killed: the clients go on through B.
+        a.kill9();
+        let t0 = Instant::now();
+        while leads(&b).await != Some(true) {
+            assert!(
+                t0.elapsed() < Duration::from_secs(8),
+                "B never took the duties"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        println!(
+            "two servers, three hosts: the duties moved to B {:.1} s after A was killed",
+            t0.elapsed().as_secs_f64()
+        );
+        until_workers(&mut admin_b, 2).await;
+        for x in sbxs {
+            let (o, code) = proc_sh(&mut procs_b, &x.sandbox_id, "cat /workspace/mine").await;
+            assert_eq!(
+                (o.trim(), code),
+                (x.sandbox_id.as_str(), 0),
+                "no sandbox lost"
+            );
+        }
+        // B's autopilot moves the next lost host's sandboxes.
+        let now: Vec<pb::Sandbox> = {
+            let mut v = Vec::new();
+            for x in sbxs {
+                v.push(get(&mut admin_b, &x.sandbox_id).await);
+            }
+            v
+        };
+        let v2 = now[0].worker_id.clone();
+        let i2 = lose(&v2);
+        power_off(&a, workers[i2].as_mut().unwrap(), &format!("host-{i2}"));
+        workers[i2] = None;
+        let moved: Vec<pb::Sandbox> = now.iter().filter(|x| x.worker_id == v2).cloned().collect();
+        until_moved(&mut admin_b, &moved, &v2, Instant::now()).await;
+        for x in sbxs {
+            let (o, code) = proc_sh(&mut procs_b, &x.sandbox_id, "cat /workspace/mine").await;
+            assert_eq!((o.trim(), code), (x.sandbox_id.as_str(), 0));
+        }
+        // And B's timeouts fire.
+        let sb = admin_b
+            .sandboxes
+            .create_sandbox(pb::CreateSandboxRequest {
+                sandbox: Some(pb::Sandbox {
+                    timeout: Some(prost_types::Duration {
+                        seconds: 1,
+                        nanos: 0,
+                    }),
+                    ..Default::default()
+                }),
+                wait_until_running: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .sandbox
+            .unwrap();
+        until_state(&mut admin_b, &sb.sandbox_id, pb::SandboxState::Paused).await;
+        drop(workers);
+        drop(b);
+        drop(a);
+    }
+    use sea_orm::ConnectionTrait;
+    pg.execute_unprepared(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+        .await
+        .unwrap();
 }

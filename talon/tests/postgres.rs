@@ -6,21 +6,8 @@
 
 mod common;
 use common::*;
-use sea_orm::{ConnectionTrait, Database};
+use sea_orm::ConnectionTrait;
 use talon_proto::v1 as pb;
-
-fn migrate(url: &str) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_talon"))
-        .args(["migrate", "--database-url", url])
-        .env("TALON_LOG", "warn")
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "migrate failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 #[test]
 fn migrations_run_on_sqlite_twice() {
@@ -119,35 +106,6 @@ async fn control_plane_on_postgres() {
 
 /// A database of its own on the CI's PostgreSQL, migrated; None outside
 /// CI without TALON_TEST_POSTGRES_URL.
-async fn pg_database(tag: &str) -> Option<(String, sea_orm::DatabaseConnection, String)> {
-    let Ok(admin_url) = std::env::var("TALON_TEST_POSTGRES_URL") else {
-        assert!(
-            std::env::var("CI").is_err(),
-            "CI must set TALON_TEST_POSTGRES_URL"
-        );
-        eprintln!("TALON_TEST_POSTGRES_URL is not set: PostgreSQL part not run here");
-        return None;
-    };
-    let name = format!("talon_{tag}_{}", std::process::id());
-    let admin = Database::connect(&admin_url).await.unwrap();
-    admin
-        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}"))
-        .await
-        .unwrap();
-    admin
-        .execute_unprepared(&format!("CREATE DATABASE {name}"))
-        .await
-        .unwrap();
-    let (base, _) = admin_url.rsplit_once('/').unwrap();
-    let url = format!("{base}/{name}");
-    migrate(&url);
-    Some((url, admin, name))
-}
-
-/// `talon_duties_leader` of a server: 1 while it runs the duties.
-async fn leads(s: &Server) -> Option<bool> {
-    metric(s, "talon_duties_leader").await.map(|v| v == 1.0)
-}
 
 #[tokio::test]
 async fn the_duties_lease_moves_to_another_server_when_its_holder_dies() {

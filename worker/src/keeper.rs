@@ -15,6 +15,7 @@
 //! one (`fence-keeper.pid`), so a quick restart loses nothing.
 
 use std::io::{BufRead, Write};
+use std::os::unix::fs::OpenOptionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -238,8 +239,15 @@ impl Keeper {
             .stdin
             .take()
             .ok_or_else(|| anyhow::anyhow!("the fence keeper has no stdin"))?;
+        // Root's alone, like everything under the data directory.
         let tmp = pid_file.with_extension("tmp");
-        std::fs::write(&tmp, child.id().to_string())?;
+        let _ = std::fs::remove_file(&tmp);
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)?;
+        f.write_all(child.id().to_string().as_bytes())?;
         std::fs::rename(&tmp, &pid_file)?;
         Ok(Keeper {
             child,

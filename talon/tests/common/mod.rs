@@ -142,9 +142,22 @@ impl Server {
         .await
     }
 
-    /// A `talon server` listening for gRPC on `ip` (a test LAN's gateway).
-    pub async fn start_on(ip: &str, extra: &[&str]) -> Server {
-        Self::start_full("server", None, extra, None, ip).await
+    /// A `talon server` listening for gRPC on `ip` (a test LAN's gateway),
+    /// on `database_url` if given.
+    pub async fn start_on(ip: &str, database_url: Option<&str>, extra: &[&str]) -> Server {
+        Self::start_full("server", database_url, extra, None, ip).await
+    }
+
+    /// `join`, listening on `ip`.
+    pub async fn join_on(first: &Server, database_url: &str, ip: &str, extra: &[&str]) -> Server {
+        Self::start_full(
+            "server",
+            Some(database_url),
+            extra,
+            Some((first.boot.clone(), first.data_dir())),
+            ip,
+        )
+        .await
     }
 
     async fn start_cmd(sub: &str, database_url: Option<&str>, extra: &[&str]) -> Server {
@@ -706,9 +719,15 @@ pub fn spawn_worker_with(s: &Server, server_url: &str, name: &str, extra: &[&str
 
 /// A worker of `s` on a test host (its network namespace), its data
 /// plane on the host's address.
-pub fn spawn_worker_on(host: &hosts::Host, s: &Server, name: &str, extra: &[&str]) -> Worker {
+pub fn spawn_worker_on(
+    host: &hosts::Host,
+    s: &Server,
+    server_url: &str,
+    name: &str,
+    extra: &[&str],
+) -> Worker {
     let mut cmd = host.command(std::path::Path::new(env!("CARGO_BIN_EXE_talon")));
-    worker_args(&mut cmd, s, &s.grpc, name, &host.addr, extra);
+    worker_args(&mut cmd, s, server_url, name, &host.addr, extra);
     Worker {
         child: cmd.spawn().unwrap(),
     }
@@ -879,4 +898,52 @@ pub async fn proc_sh(p: &mut Procs, id: &str, script: &str) -> (String, i32) {
         }
     }
     (String::from_utf8_lossy(&out).into_owned(), code)
+}
+
+/// `talon migrate` on a database, which must succeed.
+pub fn migrate(url: &str) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_talon"))
+        .args(["migrate", "--database-url", url])
+        .env("TALON_LOG", "warn")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "migrate failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A database of its own on TALON_TEST_POSTGRES_URL's server, migrated:
+/// (its URL, an admin connection, its name). None outside CI without the
+/// variable (CI must set it).
+pub async fn pg_database(tag: &str) -> Option<(String, sea_orm::DatabaseConnection, String)> {
+    let Ok(admin_url) = std::env::var("TALON_TEST_POSTGRES_URL") else {
+        assert!(
+            std::env::var("CI").is_err(),
+            "CI must set TALON_TEST_POSTGRES_URL"
+        );
+        eprintln!("TALON_TEST_POSTGRES_URL is not set: PostgreSQL part not run here");
+        return None;
+    };
+    let name = format!("talon_{tag}_{}", std::process::id());
+    let admin = sea_orm::Database::connect(&admin_url).await.unwrap();
+    use sea_orm::ConnectionTrait;
+    admin
+        .execute_unprepared(&format!("DROP DATABASE IF EXISTS {name}"))
+        .await
+        .unwrap();
+    admin
+        .execute_unprepared(&format!("CREATE DATABASE {name}"))
+        .await
+        .unwrap();
+    let (base, _) = admin_url.rsplit_once('/').unwrap();
+    let url = format!("{base}/{name}");
+    migrate(&url);
+    Some((url, admin, name))
+}
+
+/// `talon_duties_leader` of a server: 1 while it runs the duties.
+pub async fn leads(s: &Server) -> Option<bool> {
+    metric(s, "talon_duties_leader").await.map(|v| v == 1.0)
 }
