@@ -743,3 +743,62 @@ async fn two_servers_and_three_hosts_survive_a_host_then_a_server() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sandboxes_a_worker_fenced_start_again_without_waiting_for_the_grace_period() {
+    let mut lan = hosts::Lan::new();
+    // A long grace period: what happens here must not wait for it.
+    let mut flags: Vec<&str> = FAST.to_vec();
+    let g = flags
+        .iter()
+        .position(|f| *f == "--failover-grace-secs")
+        .unwrap();
+    flags[g + 1] = "15";
+    let s = Server::start_on(&lan.gateway(), None, &flags).await;
+    let shared = s.data_dir().join("shared");
+    let shared = shared.to_str().unwrap();
+    let mut admin = s.admin().await;
+    let ha = lan.host();
+    let cg_a = format!("talon-{}", ha.netns);
+    let _a = spawn_worker_on(
+        &ha,
+        &s,
+        &s.grpc,
+        "host-a",
+        &["--shared-workspaces", shared, "--cgroup-parent", &cg_a],
+    );
+    let a_id = until_workers(&mut admin, 1).await.remove(0);
+    let sbxs = sandboxes_with_files(&mut admin, 2).await;
+    let hb = lan.host();
+    let cg_b = format!("talon-{}", hb.netns);
+    let _b = spawn_worker_on(
+        &hb,
+        &s,
+        &s.grpc,
+        "host-b",
+        &["--shared-workspaces", shared, "--cgroup-parent", &cg_b],
+    );
+    until_workers(&mut admin, 2).await;
+    // Cut past A's lease (it stops its sandboxes), healed well within the
+    // grace period: A's reports of what it stopped start them again.
+    ha.cut();
+    let t0 = Instant::now();
+    tokio::time::sleep(Duration::from_millis(4500)).await;
+    ha.heal();
+    let back = until_moved(&mut admin, &sbxs, &a_id, t0).await;
+    let (_, max) = p50_max(back);
+    println!("fenced sandboxes RUNNING again {max:.1} s after the cut (grace 15 s)");
+    assert!(max < 15.0, "they waited for the grace period");
+    assert_eq!(metric(&s, "talon_failover_waves_total").await, Some(0.0));
+    assert_eq!(
+        audited(&mut admin, "autopilot.RestartFenced").await.len(),
+        sbxs.len()
+    );
+    let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
+    for x in &sbxs {
+        let now = get(&mut admin, &x.sandbox_id).await;
+        assert_eq!(now.generation, 2);
+        let (o, code) = proc_sh(&mut procs, &x.sandbox_id, "cat /workspace/mine").await;
+        assert_eq!((o.trim(), code), (x.sandbox_id.as_str(), 0));
+    }
+}

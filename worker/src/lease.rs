@@ -81,6 +81,14 @@ impl Lease {
         }
     }
 
+    /// The control plane says this worker's sandboxes are being moved: it
+    /// fences now, whatever its own view of the lease.
+    pub fn revoke(&self) {
+        let mut s = self.inner.lock().expect("lease");
+        s.lapsed = true;
+        s.until = None;
+    }
+
     /// Until when the lease holds, as last renewed.
     pub fn until(&self) -> Option<Instant> {
         self.inner.lock().expect("lease").until
@@ -141,5 +149,13 @@ mod tests {
         assert!(!l.take_lapse());
         // A renewal of an unknown beat counts for nothing.
         l.renewed(9999, Duration::from_secs(100));
+        // The control plane says it is moving this worker's sandboxes:
+        // fence now, though the lease still holds by this clock.
+        let seq = l.beat();
+        l.renewed(seq, Duration::from_secs(10));
+        assert!(!l.take_lapse());
+        l.revoke();
+        assert!(l.take_lapse());
+        assert_eq!(l.until(), None);
     }
 }

@@ -621,7 +621,9 @@ async fn session(
                         });
                     }
                     Some(wpb::session_response::Message::Lease(r)) => {
-                        if let Some(d) = r.valid_for.and_then(|d| Duration::try_from(d).ok()) {
+                        if r.fence {
+                            lease.revoke();
+                        } else if let Some(d) = r.valid_for.and_then(|d| Duration::try_from(d).ok()) {
                             lease.renewed(r.seq, d);
                         }
                     }
@@ -690,11 +692,13 @@ async fn fence(
             }
         }
         if lease.take_lapse() {
-            tracing::warn!(
-                "this worker's lease lapsed: stopping its sandboxes (the control plane may move them)"
-            );
             let fenced = host.fence_all().await;
-            tracing::warn!(sandboxes = fenced.len(), "fenced");
+            if !fenced.is_empty() {
+                tracing::warn!(
+                    sandboxes = fenced.len(),
+                    "this worker's lease lapsed: its sandboxes are stopped (the control plane may move them)"
+                );
+            }
             lease.report(fenced);
         }
     }

@@ -176,12 +176,13 @@ impl WorkerControlService for WorkerApi {
                         // The worker counts on a renewal only once it is
                         // stored (it fences itself when its lease lapses).
                         match workers::heartbeat(&app, &worker_id).await {
-                            Ok(()) => {
+                            Ok(fence) => {
                                 let renewed = wpb::SessionResponse {
                                     message: Some(wpb::session_response::Message::Lease(
                                         wpb::LeaseRenewed {
                                             seq: hb.seq,
                                             valid_for: Some(duration(app.config.worker_lease)),
+                                            fence,
                                         },
                                     )),
                                 };

@@ -122,6 +122,9 @@ pub mod worker {
         pub lease_expires_at: i64,
         /// When the autopilot found it lost (0: it is not lost).
         pub lost_at: i64,
+        /// When the autopilot began moving its sandboxes away (0: not yet):
+        /// from then on its renewals tell it to fence.
+        pub moving_since: i64,
         /// When it was last lost: no placement on it for the cooldown.
         pub last_lost_at: i64,
         /// `local` or `shared`.

@@ -46,13 +46,19 @@ impl MigrationName for WorkerLeases {
 
 /// Each worker's lease (until when, on the database's clock; renewed by
 /// its heartbeats), when the autopilot found it lost (0: it is not), when
-/// it was last lost (the placement cooldown), and where its sandboxes'
-/// disks live (`local` or `shared`).
+/// it began moving its sandboxes away (0: not yet), when it was last lost
+/// (the placement cooldown), and where its sandboxes' disks live (`local`
+/// or `shared`).
 #[async_trait::async_trait]
 impl MigrationTrait for WorkerLeases {
     async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
         // One column per statement: SQLite alters one at a time.
-        for name in ["lease_expires_at", "lost_at", "last_lost_at"] {
+        for name in [
+            "lease_expires_at",
+            "lost_at",
+            "moving_since",
+            "last_lost_at",
+        ] {
             m.alter_table(
                 Table::alter()
                     .table(Alias::new("workers"))

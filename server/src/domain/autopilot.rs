@@ -12,6 +12,12 @@
 //! sent the beat), so a sandbox never runs in two places as long as the
 //! grace period covers its clock's drift and its stop.
 //!
+//! A worker back within its grace period keeps its sandboxes (those it
+//! stopped meanwhile it reports, and they are started again:
+//! `restart_fenced`). Once moves begin, the worker's renewals tell it to
+//! fence, whatever its own view of the lease: a paused host's clock may
+//! not have moved while the database's did.
+//!
 //! A storm is held back three ways: at most `failover_rate` moves a
 //! second; a worker lost within `failover_cooldown` gets no sandbox placed
 //! on it (quota::unplaceable), so a flapping worker holds nothing to lose
@@ -82,6 +88,32 @@ impl Autopilot {
                 self.waves.remove(&key);
                 continue;
             }
+            // Back within its grace period: it keeps what it holds (what it
+            // stopped meanwhile it reported, and that was started again).
+            if w.moving_since == 0 && w.lease_expires_at > now {
+                let res = worker::Entity::update_many()
+                    .col_expr(worker::Column::LostAt, Expr::value(0i64))
+                    .filter(worker::Column::Id.eq(&w.id))
+                    .filter(worker::Column::LostAt.eq(w.lost_at))
+                    .filter(worker::Column::MovingSince.eq(0))
+                    .exec(&app.db)
+                    .await?;
+                if res.rows_affected == 1 {
+                    tracing::info!(worker = %w.id, "a lost worker came back within its grace period; its sandboxes stay");
+                    audit(app, "", "autopilot.WorkerBack", &w.id, Code::Ok).await;
+                }
+                continue;
+            }
+            if w.moving_since == 0 {
+                // From now on its renewals tell it to fence (a paused
+                // host's own clock may say its lease still holds).
+                worker::Entity::update_many()
+                    .col_expr(worker::Column::MovingSince, Expr::value(now))
+                    .filter(worker::Column::Id.eq(&w.id))
+                    .filter(worker::Column::LostAt.eq(w.lost_at))
+                    .exec(&app.db)
+                    .await?;
+            }
             if self.waves.insert(key) {
                 app.metrics.failover.waves.inc();
                 tracing::warn!(worker = %w.id, sandboxes = rows.len(), "moving the sandboxes of a lost worker");
@@ -131,7 +163,7 @@ impl Autopilot {
             .all(&app.db)
             .await?;
         for w in lapsed {
-            lose(app, &w.id, Some(now), "its lease lapsed").await?;
+            lose(app, &w.id, now).await?;
         }
         Ok(())
     }
@@ -141,6 +173,7 @@ impl Autopilot {
     async fn settle(&self, app: &App, w: &worker::Model) -> Result<()> {
         let res = worker::Entity::update_many()
             .col_expr(worker::Column::LostAt, Expr::value(0i64))
+            .col_expr(worker::Column::MovingSince, Expr::value(0i64))
             .filter(worker::Column::Id.eq(&w.id))
             .filter(worker::Column::LostAt.eq(w.lost_at))
             .exec(&app.db)
@@ -182,29 +215,50 @@ pub async fn recover_missing(
     Ok(())
 }
 
-/// Takes a worker for lost because it says so (it fenced itself when
-/// its own view of its lease lapsed, which may come before the
-/// database's): its sandboxes are moved like those of any lost worker.
-pub async fn mark_lost(app: &App, worker_id: &str, why: &str) -> Result<()> {
-    lose(app, worker_id, None, why).await
+/// A sandbox its worker stopped because its lease lapsed (and said so,
+/// at the generation it holds): started again at the next generation, on
+/// another worker with room, else on the same one (the only place there
+/// is; on the `local` backend with an empty workspace, as its state
+/// message says). A sandbox of a worker the autopilot is moving from is
+/// left to that wave.
+pub async fn restart_fenced(app: &Arc<App>, row: sandbox::Model) -> Result<()> {
+    let moving = match &row.worker_id {
+        Some(w) => worker::Entity::find_by_id(w.clone())
+            .one(&app.db)
+            .await?
+            .is_some_and(|w| w.moving_since > 0),
+        None => false,
+    };
+    let state = crate::domain::sandboxes::state_of(&row)?;
+    if moving || !MOVED.contains(&state) {
+        return Ok(());
+    }
+    let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
+    let moved = match super::sandboxes::move_to(app, row.clone(), None, None).await {
+        Err(Error::Unavailable(_)) => super::sandboxes::restart_in_place(app, row).await,
+        other => other,
+    }?;
+    app.metrics.failover.moved.inc();
+    tracing::info!(sandbox = %id, to = ?moved.worker_id, generation = moved.generation, "a fenced sandbox was started again");
+    audit(app, &tenant, "autopilot.RestartFenced", &id, Code::Ok).await;
+    Ok(())
 }
 
 /// Marks a worker lost, once (the update is conditional on it not being
-/// lost, and on its lease having lapsed by `lapsed_by` when given, so a
-/// renewal that raced the autopilot's read wins); audited and counted.
-async fn lose(app: &App, worker_id: &str, lapsed_by: Option<i64>, why: &str) -> Result<()> {
-    let now = db_now_ms(&app.db).await?;
-    let mut q = worker::Entity::update_many()
+/// lost, and on its lease having lapsed by `now`, so a renewal that raced
+/// the autopilot's read wins); audited and counted.
+async fn lose(app: &App, worker_id: &str, now: i64) -> Result<()> {
+    let res = worker::Entity::update_many()
         .col_expr(worker::Column::LostAt, Expr::value(now))
         .col_expr(worker::Column::LastLostAt, Expr::value(now))
         .filter(worker::Column::Id.eq(worker_id))
-        .filter(worker::Column::LostAt.eq(0));
-    if let Some(t) = lapsed_by {
-        q = q.filter(worker::Column::LeaseExpiresAt.lt(t));
-    }
-    if q.exec(&app.db).await?.rows_affected == 1 {
+        .filter(worker::Column::LostAt.eq(0))
+        .filter(worker::Column::LeaseExpiresAt.lt(now))
+        .exec(&app.db)
+        .await?;
+    if res.rows_affected == 1 {
         app.metrics.failover.workers_lost.inc();
-        tracing::warn!(worker = %worker_id, why, "worker lost");
+        tracing::warn!(worker = %worker_id, "worker lost: its lease lapsed");
         audit(
             app,
             "",

@@ -89,6 +89,7 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
         inventory: Set(String::new()),
         lease_expires_at: Set(lease_until),
         lost_at: Set(0),
+        moving_since: Set(0),
         last_lost_at: Set(0),
         workspace_backend: Set(backend.as_str().to_string()),
     };
@@ -127,8 +128,9 @@ pub struct Inventory {
 
 /// Notes that a worker is alive, with its inventory, and renews its
 /// lease for `worker_lease` from now on the database's clock. Ok means
-/// the renewal is stored: only then may the worker count on it.
-pub async fn heartbeat(app: &App, worker_id: &str) -> Result<()> {
+/// the renewal is stored: only then may the worker count on it; Ok(true)
+/// that the autopilot is moving its sandboxes away, so it must fence.
+pub async fn heartbeat(app: &App, worker_id: &str) -> Result<bool> {
     let lease_until = crate::domain::lease::db_now_ms(&app.db).await?
         + app.config.worker_lease.as_millis() as i64;
     let mut q = worker::Entity::update_many()
@@ -152,7 +154,10 @@ pub async fn heartbeat(app: &App, worker_id: &str) -> Result<()> {
     if res.rows_affected != 1 {
         return Err(Error::NotFound(format!("worker {worker_id}")));
     }
-    Ok(())
+    Ok(worker::Entity::find_by_id(worker_id.to_string())
+        .one(&app.db)
+        .await?
+        .is_some_and(|w| w.moving_since > 0))
 }
 
 /// The workers whose sessions other live servers hold, alive by their

@@ -14,6 +14,7 @@ use crate::config::ServerConfig;
 use crate::db::entity::sandbox;
 use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
+use std::sync::Arc;
 use std::time::Duration;
 use talon_proto::talon::worker::v1 as wpb;
 
@@ -37,7 +38,7 @@ pub(super) fn checked_timeout(c: &ServerConfig, t: Option<Duration>) -> Result<i
 /// Applies an event a worker sent on its own. A sandbox it reports
 /// PAUSED was paused for being idle (the only pause a worker makes by
 /// itself): that is counted and published as such.
-pub async fn apply_event(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Result<()> {
+pub async fn apply_event(app: &Arc<App>, worker: &str, s: &wpb::SandboxStatus) -> Result<()> {
     if s.fenced {
         return fenced(app, worker, s).await;
     }
@@ -60,9 +61,9 @@ pub async fn apply_event(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Res
 
 /// A worker stopped a sandbox because its lease lapsed. A report of a
 /// generation the worker no longer holds is refused (and counted) like
-/// any stale one; otherwise the worker is taken for lost (if the
-/// autopilot has not found it so yet), so its sandboxes are moved.
-async fn fenced(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Result<()> {
+/// any stale one; otherwise the sandbox is started again (see
+/// `autopilot::restart_fenced`): its worker says it no longer runs.
+async fn fenced(app: &Arc<App>, worker: &str, s: &wpb::SandboxStatus) -> Result<()> {
     let row = super::find(app, &s.sandbox_id)
         .await?
         .ok_or_else(|| crate::error::Error::NotFound(format!("sandbox {}", s.sandbox_id)))?;
@@ -70,7 +71,7 @@ async fn fenced(app: &App, worker: &str, s: &wpb::SandboxStatus) -> Result<()> {
         app.metrics.stale_events.inc();
         return Err(e);
     }
-    crate::domain::autopilot::mark_lost(app, worker, "it fenced itself: its lease lapsed").await
+    crate::domain::autopilot::restart_fenced(app, row).await
 }
 
 /// The sandbox, RUNNING, for a call (`call` names it) that must reach

@@ -26,11 +26,11 @@ pub use control::{apply_status, orphans, reconcile, require_worker, secrets_chan
 pub use idle::{apply_event, ensure_running};
 pub use lifecycle::{Edge, fence};
 pub use metrics::{Metrics, metrics};
-pub(crate) use ops::move_to;
 pub use ops::{
     create, delete, enforce_timeouts, pause, reassign, resume, set_timeout, start, stop,
     update_network_policy, wait_until_running,
 };
+pub(crate) use ops::{move_to, restart_in_place};
 pub use quota::{Holdings, holdings};
 pub use reads::{Lagged, ListQuery, access_token, find, get, get_cached, list, watch};
 pub use record::{TimeoutAction, labels_of, metadata_of, policy_of, state_of, timeout_action_of};

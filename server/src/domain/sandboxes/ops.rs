@@ -506,6 +506,31 @@ pub(crate) async fn move_to(
     Ok(fresh)
 }
 
+/// Starts a sandbox again on the worker that holds it, at the next
+/// generation: its worker stopped it (fencing) and no other worker has
+/// room. On the `local` backend its disk went with the fence.
+pub(crate) async fn restart_in_place(
+    app: &Arc<App>,
+    row: sandbox::Model,
+) -> Result<sandbox::Model> {
+    use crate::domain::workers::{WorkspaceBackend, backend_of};
+    not_deleted(&row)?;
+    let worker = row.worker_id.clone().ok_or_else(|| {
+        Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id))
+    })?;
+    let message = match backend_of(app, &worker).await? {
+        WorkspaceBackend::Shared => format!(
+            "started again on {worker} from its workspace on shared storage: the worker had stopped it when its lease lapsed"
+        ),
+        WorkspaceBackend::Local => format!(
+            "started again on {worker} with an empty workspace: the worker had stopped it when its lease lapsed, and its disk (local backend) went with it"
+        ),
+    };
+    let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
+    dispatch_create(app, fresh.clone()).await?;
+    Ok(fresh)
+}
+
 async fn move_message(app: &App, from: &str, to: &str, lost_at: Option<i64>) -> Result<String> {
     use crate::domain::workers::{WorkspaceBackend, backend_of};
     let why = match lost_at {
