@@ -121,8 +121,8 @@ pub struct ServerArgs {
     /// How long a worker's lease holds past the heartbeat that renewed it, in seconds (at least three heartbeats). A worker whose lease lapses is marked lost by the autopilot and stops its own sandboxes (fencing).
     #[arg(long, env = "TALON_WORKER_LEASE_SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(3..=3600))]
     pub worker_lease_secs: u64,
-    /// How long after a worker is found lost the autopilot moves its sandboxes to other workers, in seconds.
-    #[arg(long, env = "TALON_FAILOVER_GRACE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(0..=3600))]
+    /// How long after a worker is found lost the autopilot moves its sandboxes to other workers, in seconds (at least 1: a stopped worker's fence keeper acts half a second after its lease).
+    #[arg(long, env = "TALON_FAILOVER_GRACE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub failover_grace_secs: u64,
     /// How long a worker that was lost gets no sandbox placed on it, in seconds: a flapping worker causes one wave of moves.
     #[arg(long, env = "TALON_FAILOVER_COOLDOWN_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86400))]

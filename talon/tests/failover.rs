@@ -382,6 +382,18 @@ fn signal(pid: u32, sig: &str) {
     assert!(ok, "kill -{sig} {pid}");
 }
 
+/// A worker on a test host, on shared storage, with a cgroup of its own.
+fn host_worker(h: &hosts::Host, s: &Server, name: &str, shared: &str) -> Worker {
+    let cg = format!("talon-{}", h.netns);
+    spawn_worker_on(
+        h,
+        s,
+        &s.grpc,
+        name,
+        &["--shared-workspaces", shared, "--cgroup-parent", &cg],
+    )
+}
+
 /// The sandbox ids under a worker's data directory (its records).
 fn held_on(s: &Server, name: &str) -> Vec<String> {
     std::fs::read_dir(s.data_dir().join(name).join("sandboxes"))
@@ -407,14 +419,7 @@ async fn split_a_worker(split: Split) {
     let shared = shared.to_str().unwrap();
     let mut admin = s.admin().await;
     let ha = lan.host();
-    let cg_a = format!("talon-{}", ha.netns);
-    let a = spawn_worker_on(
-        &ha,
-        &s,
-        &s.grpc,
-        "host-a",
-        &["--shared-workspaces", shared, "--cgroup-parent", &cg_a],
-    );
+    let a = host_worker(&ha, &s, "host-a", shared);
     let a_id = until_workers(&mut admin, 1).await.remove(0);
     let sbxs = sandboxes_with_files(&mut admin, 3).await;
     let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
@@ -422,14 +427,7 @@ async fn split_a_worker(split: Split) {
         marker(&mut procs, &x.sandbox_id, "A").await;
     }
     let hb = lan.host();
-    let cg_b = format!("talon-{}", hb.netns);
-    let _b = spawn_worker_on(
-        &hb,
-        &s,
-        &s.grpc,
-        "host-b",
-        &["--shared-workspaces", shared, "--cgroup-parent", &cg_b],
-    );
+    let _b = host_worker(&hb, &s, "host-b", shared);
     until_workers(&mut admin, 2).await;
     let stale_before = metric(&s, "talon_worker_stale_events_total")
         .await
@@ -450,7 +448,7 @@ async fn split_a_worker(split: Split) {
     // Nothing of them runs on A: no process left in their cgroups there.
     for x in &sbxs {
         let pids = std::path::Path::new("/sys/fs/cgroup/pids")
-            .join(&cg_a)
+            .join(format!("talon-{}", ha.netns))
             .join(&x.sandbox_id)
             .join("cgroup.procs");
         let left = std::fs::read_to_string(&pids).unwrap_or_default();
@@ -715,24 +713,7 @@ async fn two_servers_and_three_hosts_survive_a_host_then_a_server() {
             assert_eq!((o.trim(), code), (x.sandbox_id.as_str(), 0));
         }
         // And B's timeouts fire.
-        let sb = admin_b
-            .sandboxes
-            .create_sandbox(pb::CreateSandboxRequest {
-                sandbox: Some(pb::Sandbox {
-                    timeout: Some(prost_types::Duration {
-                        seconds: 1,
-                        nanos: 0,
-                    }),
-                    ..Default::default()
-                }),
-                wait_until_running: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .sandbox
-            .unwrap();
+        let sb = create_with_timeout(&mut admin_b, 1).await;
         until_state(&mut admin_b, &sb.sandbox_id, pb::SandboxState::Paused).await;
         drop(workers);
         drop(b);
@@ -759,25 +740,11 @@ async fn sandboxes_a_worker_fenced_start_again_without_waiting_for_the_grace_per
     let shared = shared.to_str().unwrap();
     let mut admin = s.admin().await;
     let ha = lan.host();
-    let cg_a = format!("talon-{}", ha.netns);
-    let _a = spawn_worker_on(
-        &ha,
-        &s,
-        &s.grpc,
-        "host-a",
-        &["--shared-workspaces", shared, "--cgroup-parent", &cg_a],
-    );
+    let _a = host_worker(&ha, &s, "host-a", shared);
     let a_id = until_workers(&mut admin, 1).await.remove(0);
     let sbxs = sandboxes_with_files(&mut admin, 2).await;
     let hb = lan.host();
-    let cg_b = format!("talon-{}", hb.netns);
-    let _b = spawn_worker_on(
-        &hb,
-        &s,
-        &s.grpc,
-        "host-b",
-        &["--shared-workspaces", shared, "--cgroup-parent", &cg_b],
-    );
+    let _b = host_worker(&hb, &s, "host-b", shared);
     until_workers(&mut admin, 2).await;
     // Cut past A's lease (it stops its sandboxes), healed well within the
     // grace period: A's reports of what it stopped start them again.

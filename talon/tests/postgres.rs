@@ -149,24 +149,7 @@ async fn the_duties_lease_moves_to_another_server_when_its_holder_dies() {
         let t = tenant(other, "lease").await;
         let _w = TestWorker::connect(other, "wrk_lease", Behaviour::Obey).await;
         let mut dev = other.as_(&t.developer).await;
-        let sb = dev
-            .sandboxes
-            .create_sandbox(pb::CreateSandboxRequest {
-                sandbox: Some(pb::Sandbox {
-                    timeout: Some(prost_types::Duration {
-                        seconds: 1,
-                        nanos: 0,
-                    }),
-                    ..Default::default()
-                }),
-                wait_until_running: true,
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .sandbox
-            .unwrap();
+        let sb = create_with_timeout(&mut dev, 1).await;
         until_state(&mut dev, &sb.sandbox_id, pb::SandboxState::Paused).await;
     }
     admin

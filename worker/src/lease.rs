@@ -35,6 +35,8 @@ struct State {
     next_seq: u64,
     /// A lapse not yet acted on.
     lapsed: bool,
+    /// Between a lapse taken and its reports kept.
+    fencing: bool,
 }
 
 impl Lease {
@@ -94,9 +96,19 @@ impl Lease {
         self.inner.lock().expect("lease").until
     }
 
-    /// Keeps reports of fenced sandboxes until a session sends them.
+    /// Whether the lease is lapsed or being acted on: what the worker then
+    /// sees die is its own fence's doing (or its keeper's), reported as
+    /// fenced, not as a sandbox that died.
+    pub fn fencing(&self) -> bool {
+        let s = self.inner.lock().expect("lease");
+        s.fencing || s.lapsed || s.until.is_some_and(|u| u <= Instant::now())
+    }
+
+    /// Keeps reports of fenced sandboxes until a session sends them; the
+    /// fence is done.
     pub fn report(&self, fenced: Vec<wpb::SandboxStatus>) {
         self.reports.lock().expect("reports").extend(fenced);
+        self.inner.lock().expect("lease").fencing = false;
     }
 
     /// The reports not sent yet.
@@ -112,6 +124,7 @@ impl Lease {
         let lapsed_now = s.until.is_some_and(|u| u <= now);
         let lapsed = s.lapsed || lapsed_now;
         s.lapsed = false;
+        s.fencing |= lapsed;
         if lapsed_now {
             // Acted on once; the next lapse needs a renewal first.
             s.until = None;

@@ -636,7 +636,9 @@ async fn session(
                 for status in lease.take_reports() {
                     tx.send(wpb::SessionRequest { message: Some(wpb::session_request::Message::Event(status)) }).await?;
                 }
-                if let Some(h) = &host {
+                // Not while the lease is lapsed: what dies then is the
+                // fence's doing, and is reported as fenced.
+                if let Some(h) = host.as_ref().filter(|_| !lease.fencing()) {
                     h.expire_secrets().await;
                     for status in h.reap_dead().await {
                         tracing::warn!(sandbox = %status.sandbox_id, "sandbox died");
@@ -666,6 +668,11 @@ async fn session(
     }
 }
 
+/// How long after the lease's end the fence keeper acts (well under any
+/// grace period: the autopilot moves nothing before the lease and the
+/// grace have passed).
+const KEEPER_MARGIN: Duration = Duration::from_millis(500);
+
 /// Fences the host whenever the lease lapses (see `lease`), and keeps the
 /// fence keeper told (see `keeper`).
 async fn fence(
@@ -679,8 +686,12 @@ async fn fence(
         tick.tick().await;
         if let Some(k) = &mut keeper {
             let now = std::time::Instant::now();
+            // The keeper acts a moment after the worker would: when the
+            // worker is alive it fences (and reports) first.
             let until_ns = lease.until().map_or(0, |u| {
-                keeper::monotonic_ns() + u.saturating_duration_since(now).as_nanos() as u64
+                keeper::monotonic_ns()
+                    + u.saturating_duration_since(now).as_nanos() as u64
+                    + KEEPER_MARGIN.as_nanos() as u64
             });
             let word = keeper::Word {
                 until_ns,

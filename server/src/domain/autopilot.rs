@@ -84,8 +84,12 @@ impl Autopilot {
                 .await?;
             let key = (w.id.clone(), w.lost_at);
             if rows.is_empty() {
-                self.settle(app, &w).await?;
-                self.waves.remove(&key);
+                // Lost it stays while its lease is lapsed (marked once);
+                // back, it is cleared.
+                if w.lease_expires_at > now {
+                    self.settle(app, &w).await?;
+                    self.waves.remove(&key);
+                }
                 continue;
             }
             // Back within its grace period: it keeps what it holds (what it

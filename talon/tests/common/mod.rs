@@ -648,6 +648,27 @@ pub async fn create_running(c: &mut Clients) -> pb::Sandbox {
         .unwrap()
 }
 
+/// A running sandbox whose timeout is `secs` seconds.
+pub async fn create_with_timeout(c: &mut Clients, secs: i64) -> pb::Sandbox {
+    c.sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            sandbox: Some(pb::Sandbox {
+                timeout: Some(prost_types::Duration {
+                    seconds: secs,
+                    nanos: 0,
+                }),
+                ..Default::default()
+            }),
+            wait_until_running: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap()
+}
+
 pub async fn get(c: &mut Clients, id: &str) -> pb::Sandbox {
     c.sandboxes
         .get_sandbox(pb::GetSandboxRequest {
