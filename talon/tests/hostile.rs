@@ -391,7 +391,8 @@ async fn files_under_the_data_directory_are_their_owners_alone() {
         } else {
             "SANDBOX_STATE_RUNNING"
         };
-        for _ in 0..200 {
+        let mut last = Value::Null;
+        for _ in 0..300 {
             let (_, b) = rest_json(
                 &c,
                 &key,
@@ -400,13 +401,20 @@ async fn files_under_the_data_directory_are_their_owners_alone() {
                 None,
             )
             .await;
-            if b["sandbox"]["state"] == want {
+            last = b["sandbox"].clone();
+            if last["state"] == want {
                 break;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
+        assert_eq!(last["state"], want, "{verb}: {last}");
+        // Stopped, its mount points are bare directories: root's alone.
+        check(if verb == "stop" {
+            "stopped"
+        } else {
+            "after stop and start"
+        });
     }
-    check("after stop and start");
 }
 
 /// User errors are 4xx with a reason, never a 500, and invalid values

@@ -264,7 +264,8 @@ pub fn mount(image: &Path, at: &Path) -> anyhow::Result<()> {
     if crate::rootfs::mounts_under(at).iter().any(|m| m == at) {
         return Ok(());
     }
-    std::fs::create_dir_all(at)?;
+    // Root's alone while nothing is mounted on it (a stopped sandbox).
+    crate::private_dir(at)?;
     let file = File::options()
         .read(true)
         .write(true)

@@ -314,14 +314,20 @@ impl Runtime for OciCli {
             args.extend(["--preserve-fds", "1"]);
         }
         args.extend(["--pid-file", &p, "--bundle", &b, id]);
-        self.cmd(
-            &args,
-            Some(Run {
-                log: &log,
-                fd: agent_socket,
-            }),
-        )
-        .await?;
+        let ran = self
+            .cmd(
+                &args,
+                Some(Run {
+                    log: &log,
+                    fd: agent_socket,
+                }),
+            )
+            .await;
+        if let Err(e) = ran {
+            // A run that failed after its create left the file behind.
+            let _ = std::fs::remove_file(&pid_file);
+            return Err(e);
+        }
         let pid = std::fs::read_to_string(&pid_file)?;
         // Written 0644 by the runtime; the bundle is root's business.
         let _ = std::fs::set_permissions(&pid_file, std::fs::Permissions::from_mode(0o600));

@@ -56,6 +56,18 @@ impl Drop for Server {
             .map(|d| d.flatten().map(|e| e.path()).collect())
             .unwrap_or_default();
         for d in &dirs {
+            // Its fence keeper would outlive it and act at the lease's end.
+            if let Some(pid) = std::fs::read_to_string(d.join("fence-keeper.pid"))
+                .ok()
+                .and_then(|p| p.trim().parse::<i32>().ok())
+                .filter(|pid| {
+                    std::fs::read(format!("/proc/{pid}/cmdline"))
+                        .is_ok_and(|c| c.windows(12).any(|w| w == b"fence-keeper"))
+                })
+            {
+                // SAFETY: kill has no memory effects.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
             remove_containers(&d.join("runtime-state"));
         }
         // And gVisor's, kept by runsc.

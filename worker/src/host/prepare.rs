@@ -116,7 +116,7 @@ pub(super) fn mount_secrets(l: &Layout, uid: u32) -> anyhow::Result<()> {
     if rootfs::mounts_under(&at).contains(&at) {
         return Ok(());
     }
-    std::fs::create_dir_all(&at)?;
+    crate::private_dir(&at)?;
     let data = std::ffi::CString::new(format!(
         "size={SECRETS_TMPFS_BYTES},nr_inodes=1024,mode=0500,uid={uid},gid={uid}"
     ))?;
