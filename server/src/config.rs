@@ -54,6 +54,11 @@ pub struct ServerConfig {
     pub failover_cooldown: Duration,
     /// Most sandboxes the autopilot moves per second.
     pub failover_rate: u32,
+    /// A volume's size when its create names none, and the largest, MiB.
+    pub volume_default_mib: i64,
+    pub volume_max_mib: i64,
+    /// Most volumes a tenant keeps.
+    pub volumes_per_tenant: u64,
     pub default_wait_timeout: Duration,
     pub max_wait_timeout: Duration,
     pub worker_command_timeout: Duration,
@@ -156,6 +161,9 @@ impl ServerConfig {
             failover_grace: Duration::from_secs(10),
             failover_cooldown: Duration::from_secs(120),
             failover_rate: 10,
+            volume_default_mib: 1024,
+            volume_max_mib: 64 << 10,
+            volumes_per_tenant: 100,
             default_wait_timeout: Duration::from_secs(60),
             max_wait_timeout: Duration::from_secs(300),
             worker_command_timeout: Duration::from_secs(60),

@@ -178,6 +178,11 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.SecretService/PutSecret", DEV, MUT),
     rule("/talon.v1.SecretService/ListSecrets", VIEW, READ),
     rule("/talon.v1.SecretService/DeleteSecret", DEV, MUT),
+    // VolumeService
+    rule("/talon.v1.VolumeService/CreateVolume", DEV, MUT),
+    rule("/talon.v1.VolumeService/GetVolume", VIEW, READ),
+    rule("/talon.v1.VolumeService/ListVolumes", VIEW, READ),
+    rule("/talon.v1.VolumeService/DeleteVolume", DEV, MUT),
     // ImageService
     rule("/talon.v1.ImageService/ListImages", VIEW, READ),
     rule("/talon.v1.ImageService/GetImage", VIEW, READ),

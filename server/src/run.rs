@@ -23,6 +23,7 @@ use talon_proto::v1::pty_service_server::PtyServiceServer;
 use talon_proto::v1::sandbox_service_server::SandboxServiceServer;
 use talon_proto::v1::secret_service_server::SecretServiceServer;
 use talon_proto::v1::tenant_service_server::TenantServiceServer;
+use talon_proto::v1::volume_service_server::VolumeServiceServer;
 
 /// Reads a secret file, creating it (mode 0600) with random content first.
 pub fn secret_file(path: &Path, make: impl FnOnce() -> String) -> anyhow::Result<String> {
@@ -64,6 +65,7 @@ pub const SERVED: &[&str] = &[
     "talon.v1.TenantService",
     "talon.v1.AdminService",
     "talon.v1.SecretService",
+    "talon.v1.VolumeService",
     "talon.v1.ImageService",
     "talon.v1.PreviewService",
     "talon.v1.ProcessService",
@@ -230,6 +232,9 @@ pub async fn start(
         )))
         .add_service(AdminServiceServer::new(api::admin::AdminApi(app.clone())))
         .add_service(SecretServiceServer::new(api::secret::SecretApi(
+            app.clone(),
+        )))
+        .add_service(VolumeServiceServer::new(api::volume::VolumeApi(
             app.clone(),
         )))
         .add_service(

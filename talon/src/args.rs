@@ -130,6 +130,15 @@ pub struct ServerArgs {
     /// Most sandboxes the autopilot moves per second.
     #[arg(long, env = "TALON_FAILOVER_RATE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub failover_rate: u32,
+    /// A volume's size when CreateVolume names none, in MiB.
+    #[arg(long, env = "TALON_VOLUME_DEFAULT_MIB", default_value_t = 1024, value_parser = clap::value_parser!(i64).range(16..=16 << 20))]
+    pub volume_default_mib: i64,
+    /// The largest volume CreateVolume makes, in MiB.
+    #[arg(long, env = "TALON_VOLUME_MAX_MIB", default_value_t = 64 << 10, value_parser = clap::value_parser!(i64).range(16..=16 << 20))]
+    pub volume_max_mib: i64,
+    /// Most volumes one tenant keeps.
+    #[arg(long, env = "TALON_VOLUMES_PER_TENANT", default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=100000))]
+    pub volumes_per_tenant: u64,
     /// Largest pool size PrewarmImage may ask of each worker.
     #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
     pub max_prewarm_pool_size: i32,

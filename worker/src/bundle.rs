@@ -78,6 +78,12 @@ impl Layout {
     pub fn home(&self) -> PathBuf {
         self.disk().join("home")
     }
+    /// Where volume `volume_id` is mounted for the sandbox (bound into it
+    /// at its path): under the sandbox's directory, so that fencing and
+    /// the fence keeper unmount it with the rest.
+    pub fn volume(&self, volume_id: &str) -> PathBuf {
+        self.dir.join("volumes").join(volume_id)
+    }
     /// Secret files: a small tmpfs of their own, never the disk.
     pub fn secrets(&self) -> PathBuf {
         self.dir.join("secrets")
@@ -187,6 +193,8 @@ pub struct BundleSpec<'a> {
     /// The cgroup every sandbox of this worker is under (see
     /// `HostOptions::cgroup_parent`).
     pub cgroup_parent: &'a str,
+    /// Volumes: (volume id, path in the sandbox, read-only).
+    pub volumes: &'a [(String, String, bool)],
 }
 
 /// What a gVisor sandbox's pids limit adds for gVisor's own kernel: its
@@ -390,6 +398,10 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
     if b.has_secret_files {
         mounts.push(bind(&b.layout.secrets(), "/run/secrets", true));
     }
+    // After the directories they may lie in.
+    for (id, path, ro) in b.volumes {
+        mounts.push(bind(&b.layout.volume(id), path, *ro));
+    }
     mounts.push(bind(b.agent, "/.talon/agent", true));
     let gvisor = b.isolation == crate::runtime::Isolation::Gvisor;
     if gvisor {
@@ -583,6 +595,7 @@ mod tests {
             masked_eq: crate::seccomp::MaskedEq::MaskInValue,
             isolation: crate::runtime::Isolation::Container,
             cgroup_parent: "talon",
+            volumes: &[],
         })
         .unwrap();
         let j = serde_json::to_value(&s).unwrap();

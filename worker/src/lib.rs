@@ -319,6 +319,13 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
         ),
         Action::Prewarm(p) => prewarm(host, cmd, p).await,
         Action::UpdateSecrets(u) => result(cmd, host.update_secrets(id, generation, u).await, None),
+        Action::DeleteVolume(d) => match host.delete_volume(&d.volume_id) {
+            Ok(()) => wpb::CommandResult {
+                command_id: cmd.command_id.clone(),
+                ..Default::default()
+            },
+            Err(e) => result(cmd, Err(e), None),
+        },
     }
 }
 

@@ -225,12 +225,21 @@ pub fn mount_overlay(
 
 /// Binds `dir` read-only at `target`, shifted to the sandbox's id range.
 pub fn mount_readonly(dir: &Path, target: &Path, base: u32, size: u32) -> anyhow::Result<()> {
+    mount_shifted(dir, target, base, size, MOUNT_ATTR_RDONLY)
+}
+
+/// Binds `dir` at `target` with its ids 0..size shown as base..base+size:
+/// a filesystem that stores a sandbox's files by ids of its own (a
+/// volume) reads as each sandbox's that mounts it, whatever its range.
+pub fn mount_shifted(
+    dir: &Path,
+    target: &Path,
+    base: u32,
+    size: u32,
+    extra: u64,
+) -> anyhow::Result<()> {
     let ns = userns(base, size)?;
-    let fd = idmapped(
-        dir,
-        &ns,
-        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID,
-    )?;
+    let fd = idmapped(dir, &ns, extra | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)?;
     rustix::mount::move_mount(
         &fd,
         "",

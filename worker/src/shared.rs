@@ -100,8 +100,84 @@ impl SharedDisks {
     }
 }
 
+/// Named volumes (the server's VolumeService) live beside the sandboxes'
+/// disks: `volumes/ID/disk.img`, with a `holder` file naming the sandbox
+/// and generation that last mounted it. The control plane gives a volume
+/// to one sandbox at a time; the holder file refuses only a late mount by
+/// an older generation of the same sandbox (a worker that missed a move).
+impl SharedDisks {
+    fn volume_dir(&self, volume_id: &str) -> anyhow::Result<PathBuf> {
+        anyhow::ensure!(
+            talon_core::ids::valid_id("vol", volume_id),
+            "invalid volume id {volume_id:?}"
+        );
+        Ok(self.root.join("volumes").join(volume_id))
+    }
+
+    /// Claims volume `volume_id` for sandbox `id` at `generation`, and
+    /// returns its image (made by the caller when missing).
+    pub fn claim_volume(
+        &self,
+        volume_id: &str,
+        id: &str,
+        generation: i64,
+    ) -> anyhow::Result<PathBuf> {
+        let dir = self.volume_dir(volume_id)?;
+        std::fs::create_dir_all(&dir)?;
+        let holder = dir.join("holder");
+        match std::fs::read_to_string(&holder) {
+            Ok(s) => {
+                let mut parts = s.split_whitespace();
+                let (who, g) = (parts.next(), parts.next().map(str::parse::<i64>));
+                match (who, g) {
+                    (Some(who), Some(Ok(g))) => anyhow::ensure!(
+                        who != id || g <= generation,
+                        "volume {volume_id} is held by generation {g} of sandbox {id}, newer than {generation}"
+                    ),
+                    _ => anyhow::bail!(
+                        "the holder file of volume {volume_id} does not read ({s:?}); refusing to guess"
+                    ),
+                }
+            }
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e.into()),
+        }
+        let tmp = dir.join("holder.tmp");
+        std::fs::write(&tmp, format!("{id} {generation}"))?;
+        std::fs::rename(&tmp, &holder)?;
+        Ok(dir.join("disk.img"))
+    }
+
+    /// Removes a volume's files; what is not there is removed already.
+    pub fn remove_volume(&self, volume_id: &str) -> anyhow::Result<()> {
+        let dir = self.volume_dir(volume_id)?;
+        match std::fs::remove_dir_all(&dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e.into()),
+            _ => Ok(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_volume_refuses_an_older_generation_of_its_sandbox() {
+        let d = tempfile::tempdir().unwrap();
+        let s = SharedDisks::new(d.path().join("s")).unwrap();
+        let img = s.claim_volume("vol_a", "sbx_1", 2).unwrap();
+        assert!(img.ends_with("volumes/vol_a/disk.img"));
+        assert!(s.claim_volume("vol_a", "sbx_1", 1).is_err());
+        assert!(s.claim_volume("vol_a", "sbx_1", 3).is_ok());
+        // Another sandbox: the control plane gave it the volume.
+        assert!(s.claim_volume("vol_a", "sbx_2", 1).is_ok());
+        assert!(s.claim_volume("../x", "sbx_2", 1).is_err());
+        std::fs::write(d.path().join("s/volumes/vol_a/holder"), "junk").unwrap();
+        assert!(s.claim_volume("vol_a", "sbx_2", 1).is_err());
+        s.remove_volume("vol_a").unwrap();
+        assert!(!d.path().join("s/volumes/vol_a").exists());
+        s.remove_volume("vol_a").unwrap();
+    }
+
     use super::*;
 
     #[test]

@@ -148,6 +148,14 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
         update_time: Some(ts(m.updated_at)),
         expire_time: m.expires_at.map(ts),
         metadata: metadata_of(m)?.into_iter().collect(),
+        volume_mounts: crate::domain::volumes::mounts_of(m)?
+            .into_iter()
+            .map(|v| pb::VolumeMount {
+                name: v.name,
+                path: v.path,
+                read_only: v.read_only,
+            })
+            .collect(),
         idle_timeout: (m.idle_timeout_ms > 0).then(|| prost_types::Duration {
             seconds: m.idle_timeout_ms / 1000,
             nanos: ((m.idle_timeout_ms % 1000) * 1_000_000) as i32,

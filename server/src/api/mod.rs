@@ -12,6 +12,7 @@ pub mod preview;
 pub mod sandbox;
 pub mod secret;
 pub mod tenant;
+pub mod volume;
 pub mod worker;
 
 use crate::auth::Principal;

@@ -43,6 +43,15 @@ fn new_sandbox(s: pb::Sandbox, idempotency_key: String) -> Result<NewSandbox, Er
         auto_resume: s.auto_resume,
         snapshot_id: (!s.snapshot_id.is_empty()).then_some(s.snapshot_id),
         isolation: isolation_from_pb(s.isolation)?,
+        volume_mounts: s
+            .volume_mounts
+            .into_iter()
+            .map(|m| crate::domain::volumes::MountRequest {
+                name: m.name,
+                path: m.path,
+                read_only: m.read_only,
+            })
+            .collect(),
     })
 }
 

@@ -181,6 +181,8 @@ pub mod sandbox {
         pub snapshot_id: String,
         /// Its isolation level's name (domain::isolation).
         pub isolation: String,
+        /// JSON array of its volume mounts (domain::volumes::Mount).
+        pub volume_mounts: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -229,6 +231,30 @@ pub mod secret {
         pub created_at: i64,
         pub updated_at: i64,
         pub expires_at: Option<i64>,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
+/// Named volumes (domain::volumes); their files live on the workers'
+/// shared storage.
+pub mod volume {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "volumes")]
+    pub struct Model {
+        #[sea_orm(primary_key, auto_increment = false)]
+        pub id: String,
+        pub tenant_id: String,
+        pub name: String,
+        pub size_mib: i64,
+        pub created_at: i64,
+        /// The sandbox that mounts it; "" for none.
+        pub sandbox_id: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -21,6 +21,7 @@ impl MigratorTrait for Migrator {
             Box::new(Servers),
             Box::new(WorkerInventory),
             Box::new(WorkerLeases),
+            Box::new(Volumes),
         ]
     }
 }
@@ -37,6 +38,52 @@ struct WorkerDataAddress;
 struct Servers;
 struct WorkerInventory;
 struct WorkerLeases;
+struct Volumes;
+
+impl MigrationName for Volumes {
+    fn name(&self) -> &str {
+        "m20261206_000013_volumes"
+    }
+}
+
+/// Named volumes, with the sandbox that mounts each ("" for none), and
+/// each sandbox's mounts (JSON).
+#[async_trait::async_trait]
+impl MigrationTrait for Volumes {
+    async fn up(&self, m: &SchemaManager) -> Result<(), DbErr> {
+        m.create_table(table(
+            "volumes",
+            vec![
+                id("id"),
+                text("tenant_id"),
+                text("name"),
+                big("size_mib"),
+                big("created_at"),
+                text("sandbox_id"),
+            ],
+        ))
+        .await?;
+        m.create_index(index(
+            "volumes_tenant_name",
+            "volumes",
+            &["tenant_id", "name"],
+            true,
+        ))
+        .await?;
+        m.alter_table(
+            Table::alter()
+                .table(Alias::new("sandboxes"))
+                .add_column(
+                    ColumnDef::new(Alias::new("volume_mounts"))
+                        .text()
+                        .not_null()
+                        .default("[]"),
+                )
+                .to_owned(),
+        )
+        .await
+    }
+}
 
 impl MigrationName for WorkerLeases {
     fn name(&self) -> &str {

@@ -17,6 +17,7 @@ pub mod sessions;
 pub mod snapshots;
 pub mod state;
 pub mod tenants;
+pub mod volumes;
 pub mod workers;
 
 /// Page sizes: `page_size` 0 means the default, and anything over the max

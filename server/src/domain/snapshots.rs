@@ -313,6 +313,9 @@ async fn make_forks(
             .then(|| std::time::Duration::from_millis(row.idle_timeout_ms as u64)),
         auto_resume: row.auto_resume,
         isolation: crate::domain::isolation::Isolation::parse(&row.isolation)?,
+        // A volume is mounted by one sandbox at a time: forks start
+        // without the parent's (a snapshot holds its disk, not volumes).
+        volume_mounts: Vec::new(),
     };
     let mut made: Vec<sandbox::Model> = Vec::new();
     let mut failed = None;

@@ -245,6 +245,36 @@ pub async fn any_offers(app: &App, level: &str) -> Result<bool> {
             .any(|(_, inv)| inv.levels.iter().any(|l| l == level)))
 }
 
+/// The live workers on the `shared` workspace backend (heartbeats within
+/// three intervals): where a sandbox that mounts volumes may be placed.
+pub async fn shared_ids(
+    app: &App,
+    db: &impl sea_orm::ConnectionTrait,
+) -> Result<std::collections::HashSet<String>> {
+    let since = now_ms() - 3 * app.config.heartbeat_interval.as_millis() as i64;
+    Ok(worker::Entity::find()
+        .filter(worker::Column::WorkspaceBackend.eq(WorkspaceBackend::Shared.as_str()))
+        .filter(worker::Column::LastHeartbeatAt.gte(since))
+        .all(db)
+        .await?
+        .into_iter()
+        .map(|w| w.id)
+        .collect())
+}
+
+/// The shared-backend workers commands reach now (this server's first).
+pub async fn shared_reachable(app: &App) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for id in shared_ids(app, &app.db).await? {
+        if app.hub.is_connected(&id) {
+            out.insert(0, id);
+        } else if reachable(app, &id).await? {
+            out.push(id);
+        }
+    }
+    Ok(out)
+}
+
 /// A worker's workspace backend as recorded (`local` for a worker not
 /// recorded: nothing of it can be assumed shared).
 pub async fn backend_of(app: &App, worker_id: &str) -> Result<WorkspaceBackend> {

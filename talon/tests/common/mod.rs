@@ -506,7 +506,10 @@ fn obeyed(cmd: &wpb::Command) -> wpb::CommandResult {
         Action::Pause(_) => pb::SandboxState::Paused,
         Action::Stop(_) => pb::SandboxState::Stopped,
         Action::Delete(_) => pb::SandboxState::Deleted,
-        Action::UpdateNetworkPolicy(_) | Action::Prewarm(_) | Action::UpdateSecrets(_) => {
+        Action::UpdateNetworkPolicy(_)
+        | Action::Prewarm(_)
+        | Action::UpdateSecrets(_)
+        | Action::DeleteVolume(_) => {
             return wpb::CommandResult {
                 command_id: cmd.command_id.clone(),
                 ..Default::default()

@@ -188,6 +188,11 @@ impl SandboxHost {
             masked_eq: runtime.masked_eq(),
             isolation: h.isolation,
             cgroup_parent: &self.cgroup_parent,
+            volumes: &spec
+                .volumes
+                .iter()
+                .map(|v| (v.volume_id.clone(), v.path.clone(), v.read_only))
+                .collect::<Vec<_>>(),
         })?;
         // It holds the sandbox's environment, secrets included: root's.
         write_private(
@@ -220,6 +225,8 @@ impl SandboxHost {
                 sync_secrets(layout, uid, &spec.secret_files)?;
             }
             self.mount_root(layout, uid, &h)?;
+            self.mount_volumes(layout, id, uid, h.generation, &spec.volumes)?;
+            self.volume_mount_points(layout, root, h.isolation, uid, &spec.volumes)?;
             rootfs::check_mount_points(&layout.rootfs(), &dests)?;
             mark("mount", &mut t);
             // Bound here, listened on by the agent: see agent_socket. Under
@@ -410,6 +417,15 @@ impl SandboxHost {
             }
         }
         out
+    }
+
+    /// Removes a volume's files from the shared storage (the control plane
+    /// deletes only a volume no sandbox holds).
+    pub fn delete_volume(&self, volume_id: &str) -> anyhow::Result<()> {
+        match &self.shared {
+            Some(s) => s.remove_volume(volume_id),
+            None => anyhow::bail!("this worker is not on the shared workspace backend"),
+        }
     }
 
     /// The workspace backend: `shared` or `local`.

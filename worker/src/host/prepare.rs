@@ -41,6 +41,110 @@ impl SandboxHost {
         Ok(())
     }
 
+    /// Mounts the sandbox's volumes (see `shared`) at `Layout::volume`,
+    /// each an ext4 image on the shared storage whose ids are the
+    /// sandbox's own (0 its root), shown shifted to this sandbox's range,
+    /// so one volume reads the same in every sandbox that mounts it.
+    /// Once: a restarted worker finds them mounted.
+    pub(super) fn mount_volumes(
+        &self,
+        l: &Layout,
+        id: &str,
+        uid: u32,
+        generation: i64,
+        volumes: &[wpb::VolumeAttachment],
+    ) -> anyhow::Result<()> {
+        if volumes.is_empty() {
+            return Ok(());
+        }
+        let shared = self.shared.as_ref().ok_or_else(|| {
+            anyhow::anyhow!(
+                "volumes need the shared workspace backend (--shared-workspaces); this worker's is local"
+            )
+        })?;
+        let base = l.dir.join("volumes");
+        std::fs::create_dir_all(&base)?;
+        // The sandbox's root passes through to its volumes, no one lists.
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o711))?;
+        for v in volumes {
+            let target = l.volume(&v.volume_id);
+            if rootfs::mounts_under(&target).contains(&target) {
+                continue;
+            }
+            let image = shared.claim_volume(&v.volume_id, id, generation)?;
+            if !image.exists() {
+                let size = u64::try_from(v.size_mib).unwrap_or(0).max(16);
+                self.disks.create(&image, size)?;
+            }
+            let raw = base.join(format!("{}.raw", v.volume_id));
+            crate::disk::mount(&image, &raw)?;
+            crate::private_dir(&target)?;
+            let shifted = rootfs::mount_shifted(&raw, &target, uid, bundle::ID_RANGE, 0);
+            // The shifted clone keeps the filesystem; the plain one goes.
+            let _ = rustix::mount::unmount(&raw, rustix::mount::UnmountFlags::DETACH);
+            let _ = std::fs::remove_dir(&raw);
+            shifted?;
+        }
+        Ok(())
+    }
+
+    /// Mount points for the volumes that lie in a directory of the sandbox's
+    /// own disk (/workspace/data) or in the `host` root (/data): made here,
+    /// beneath the directory with no symlink followed (the sandbox wrote
+    /// that directory), owned by the sandbox's root. Elsewhere (an
+    /// image's root) the runtime makes them, and `check_mount_points`
+    /// refuses a symlink on the way.
+    pub(super) fn volume_mount_points(
+        &self,
+        l: &Layout,
+        kind: RootKind,
+        isolation: crate::runtime::Isolation,
+        uid: u32,
+        volumes: &[wpb::VolumeAttachment],
+    ) -> anyhow::Result<()> {
+        use crate::beneath::{RelPath, Tree};
+        let dirs = l.private_dirs(kind, isolation);
+        for v in volumes {
+            let path = Path::new(&v.path);
+            let within = dirs
+                .iter()
+                .filter_map(|(src, dst)| Some((src, path.strip_prefix(dst).ok()?)))
+                .max_by_key(|(_, rest)| usize::MAX - rest.components().count());
+            let (root, rest, owner) = match within {
+                Some((src, rest)) => (src.clone(), rest.to_path_buf(), Some(uid)),
+                None if kind == RootKind::Host => (
+                    l.rootfs(),
+                    path.strip_prefix("/").unwrap_or(path).to_path_buf(),
+                    None,
+                ),
+                None => continue,
+            };
+            let tree = Tree::open(&root)?;
+            let mut rel = RelPath::parse(b"").map_err(|_| anyhow::anyhow!("empty path"))?;
+            for c in rest.components() {
+                let name = c.as_os_str().as_encoded_bytes();
+                rel = rel.join(name);
+                let made = tree.stat(&rel)?.is_none();
+                let fd = tree.dir_all(&rel).map_err(|e| {
+                    anyhow::anyhow!(
+                        "volume mount point {}: {e} (a symlink or a file on the way?)",
+                        v.path
+                    )
+                })?;
+                if let (true, Some(u)) = (made, owner) {
+                    rustix::fs::chownat(
+                        &fd,
+                        "",
+                        Some(rustix::fs::Uid::from_raw(u)),
+                        Some(rustix::fs::Gid::from_raw(u)),
+                        rustix::fs::AtFlags::EMPTY_PATH,
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Mounts an imported image's root (once: a restarted worker finds it
     /// still mounted) and checks its mount points.
     pub(super) fn mount_root(&self, l: &Layout, uid: u32, h: &Held) -> anyhow::Result<()> {

@@ -1260,6 +1260,18 @@ type CreateUserResponse struct {
 	User *User `json:"user,omitempty"`
 }
 
+// CreateVolumeRequest Request for CreateVolume.
+type CreateVolumeRequest struct {
+	// Volume The volume to create; output-only fields are ignored.
+	Volume *Volume `json:"volume,omitempty"`
+}
+
+// CreateVolumeResponse Response of CreateVolume.
+type CreateVolumeResponse struct {
+	// Volume The volume.
+	Volume *Volume `json:"volume,omitempty"`
+}
+
 // DeleteApiKeyResponse Response of DeleteApiKey.
 type DeleteApiKeyResponse = map[string]interface{}
 
@@ -1286,6 +1298,9 @@ type DeleteSnapshotResponse = map[string]interface{}
 
 // DeleteUserResponse Response of DeleteUser.
 type DeleteUserResponse = map[string]interface{}
+
+// DeleteVolumeResponse Response of DeleteVolume.
+type DeleteVolumeResponse = map[string]interface{}
 
 // DrainWorkerRequest Request for DrainWorker.
 type DrainWorkerRequest struct {
@@ -1414,6 +1429,12 @@ type GetTenantResponse struct {
 type GetUserResponse struct {
 	// User The user.
 	User *User `json:"user,omitempty"`
+}
+
+// GetVolumeResponse Response of GetVolume.
+type GetVolumeResponse struct {
+	// Volume The volume.
+	Volume *Volume `json:"volume,omitempty"`
 }
 
 // GetWorkerResponse Response of GetWorker.
@@ -1580,6 +1601,15 @@ type ListUsersResponse struct {
 
 	// Users One page.
 	Users *[]User `json:"users,omitempty"`
+}
+
+// ListVolumesResponse Response of ListVolumes.
+type ListVolumesResponse struct {
+	// NextPageToken Empty on the last page.
+	NextPageToken *string `json:"nextPageToken,omitempty"`
+
+	// Volumes One page.
+	Volumes *[]Volume `json:"volumes,omitempty"`
 }
 
 // ListWorkersResponse Response of ListWorkers.
@@ -2177,6 +2207,11 @@ type Sandbox struct {
 	// UpdateTime Output only.
 	UpdateTime *time.Time `json:"updateTime,omitempty"`
 
+	// VolumeMounts Volumes mounted in it (set on create; VolumeService). Needs a worker
+	//  on the `shared` workspace backend; a volume another sandbox mounts
+	//  answers FAILED_PRECONDITION. At most 8.
+	VolumeMounts *[]VolumeMount `json:"volumeMounts,omitempty"`
+
 	// WorkerId Output only. The worker it is placed on.
 	WorkerId *string `json:"workerId,omitempty"`
 }
@@ -2563,6 +2598,43 @@ type User struct {
 
 // UserRole Role in the tenant.
 type UserRole string
+
+// Volume A volume.
+type Volume struct {
+	// CreateTime Output only.
+	CreateTime *time.Time `json:"createTime,omitempty"`
+
+	// Name Unique in the tenant: 1 to 63 of [a-z0-9-], starting with a letter or
+	//  digit.
+	Name *string `json:"name,omitempty"`
+
+	// SandboxId Output only: the sandbox that mounts it, if any (until that sandbox
+	//  is deleted).
+	SandboxId *string `json:"sandboxId,omitempty"`
+
+	// SizeMib Its size; the server's default (--volume-default-mib) when unset,
+	//  at most --volume-max-mib.
+	SizeMib *string `json:"sizeMib,omitempty"`
+
+	// VolumeId Output only: `vol_` and 26 characters.
+	VolumeId *string `json:"volumeId,omitempty"`
+}
+
+// VolumeMount Where a sandbox mounts a volume (Sandbox.volume_mounts).
+type VolumeMount struct {
+	// Name The volume's name.
+	Name *string `json:"name,omitempty"`
+
+	// Path An absolute path in the sandbox, not / and not under /proc, /sys,
+	//  /dev, /run, /.talon or /var/log/talon; at most 255 bytes of
+	//  [A-Za-z0-9._/-] with no empty, `.` or `..` component. In a read-only
+	//  image's root it must exist, or lie under a directory of the
+	//  sandbox's disk (/workspace, /tmp, /home).
+	Path *string `json:"path,omitempty"`
+
+	// ReadOnly Mounted read-only.
+	ReadOnly *bool `json:"readOnly,omitempty"`
+}
 
 // WatchDirResponse Response of WatchDir: one change.
 type WatchDirResponse struct {
@@ -3105,6 +3177,15 @@ type TenantServiceListUsersParams struct {
 	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
+// VolumeServiceListVolumesParams defines parameters for VolumeServiceListVolumes.
+type VolumeServiceListVolumesParams struct {
+	// PageSize At most this many; 50 when unset, 500 at most.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken From a previous response.
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+}
+
 // AdminServiceReassignSandboxJSONRequestBody defines body for AdminServiceReassignSandbox for application/json ContentType.
 type AdminServiceReassignSandboxJSONRequestBody = ReassignSandboxRequest
 
@@ -3242,6 +3323,9 @@ type TenantServiceCreateUserJSONRequestBody = CreateUserRequest
 
 // TenantServiceUpdateUserJSONRequestBody defines body for TenantServiceUpdateUser for application/json ContentType.
 type TenantServiceUpdateUserJSONRequestBody = UpdateUserRequest
+
+// VolumeServiceCreateVolumeJSONRequestBody defines body for VolumeServiceCreateVolume for application/json ContentType.
+type VolumeServiceCreateVolumeJSONRequestBody = CreateVolumeRequest
 
 // Getter for additional properties for GoogleProtobufAny. Returns the specified
 // element and whether it was found
@@ -4509,6 +4593,34 @@ type ClientInterface interface {
 	// Changes a user's role or disables the user. The last owner of a tenant
 	//  can be neither demoted nor disabled.
 	TenantServiceUpdateUser(ctx context.Context, tenantId string, userId string, body TenantServiceUpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VolumeServiceListVolumes performs a GET /v1/volumes (the `VolumeServiceListVolumes` operationId) request.
+	//
+	// Lists the tenant's volumes, oldest first.
+	VolumeServiceListVolumes(ctx context.Context, params *VolumeServiceListVolumesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VolumeServiceCreateVolumeWithBody performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Creates an empty volume.
+	VolumeServiceCreateVolumeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VolumeServiceCreateVolume performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Creates an empty volume.
+	VolumeServiceCreateVolume(ctx context.Context, body VolumeServiceCreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VolumeServiceDeleteVolume performs a DELETE /v1/volumes/{name} (the `VolumeServiceDeleteVolume` operationId) request.
+	//
+	// Deletes a volume and its files. Refused (FAILED_PRECONDITION) while a
+	//  sandbox that is not deleted mounts it.
+	VolumeServiceDeleteVolume(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// VolumeServiceGetVolume performs a GET /v1/volumes/{name} (the `VolumeServiceGetVolume` operationId) request.
+	//
+	// A volume, by name.
+	VolumeServiceGetVolume(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error)
 }
 
 // AdminServiceListAuditEvents performs a GET /v1/admin/audit-events (the `AdminServiceListAuditEvents` operationId) request.
@@ -6796,6 +6908,85 @@ func (c *Client) TenantServiceUpdateUserWithBody(ctx context.Context, tenantId s
 //	can be neither demoted nor disabled.
 func (c *Client) TenantServiceUpdateUser(ctx context.Context, tenantId string, userId string, body TenantServiceUpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewTenantServiceUpdateUserRequest(c.Server, tenantId, userId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VolumeServiceListVolumes performs a GET /v1/volumes (the `VolumeServiceListVolumes` operationId) request.
+//
+// Lists the tenant's volumes, oldest first.
+func (c *Client) VolumeServiceListVolumes(ctx context.Context, params *VolumeServiceListVolumesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVolumeServiceListVolumesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VolumeServiceCreateVolumeWithBody performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request,
+// with any type of body and a specified content type.
+//
+// Creates an empty volume.
+func (c *Client) VolumeServiceCreateVolumeWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVolumeServiceCreateVolumeRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VolumeServiceCreateVolume performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Creates an empty volume.
+func (c *Client) VolumeServiceCreateVolume(ctx context.Context, body VolumeServiceCreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVolumeServiceCreateVolumeRequest(c.Server, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VolumeServiceDeleteVolume performs a DELETE /v1/volumes/{name} (the `VolumeServiceDeleteVolume` operationId) request.
+//
+// Deletes a volume and its files. Refused (FAILED_PRECONDITION) while a
+//
+//	sandbox that is not deleted mounts it.
+func (c *Client) VolumeServiceDeleteVolume(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVolumeServiceDeleteVolumeRequest(c.Server, name)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// VolumeServiceGetVolume performs a GET /v1/volumes/{name} (the `VolumeServiceGetVolume` operationId) request.
+//
+// A volume, by name.
+func (c *Client) VolumeServiceGetVolume(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewVolumeServiceGetVolumeRequest(c.Server, name)
 	if err != nil {
 		return nil, err
 	}
@@ -11914,6 +12105,180 @@ func NewTenantServiceUpdateUserRequestWithBody(server string, tenantId string, u
 	return req, nil
 }
 
+// NewVolumeServiceListVolumesRequest constructs an http.Request for the VolumeServiceListVolumes method
+func NewVolumeServiceListVolumesRequest(server string, params *VolumeServiceListVolumesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/volumes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVolumeServiceCreateVolumeRequest calls the generic VolumeServiceCreateVolume builder with application/json body
+func NewVolumeServiceCreateVolumeRequest(server string, body VolumeServiceCreateVolumeJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewVolumeServiceCreateVolumeRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewVolumeServiceCreateVolumeRequestWithBody constructs an http.Request for the VolumeServiceCreateVolume method, with any body, and a specified content type
+func NewVolumeServiceCreateVolumeRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/volumes")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
+// NewVolumeServiceDeleteVolumeRequest constructs an http.Request for the VolumeServiceDeleteVolume method
+func NewVolumeServiceDeleteVolumeRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/volumes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewVolumeServiceGetVolumeRequest constructs an http.Request for the VolumeServiceGetVolume method
+func NewVolumeServiceGetVolumeRequest(server string, name string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "name", name, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/volumes/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 func (c *Client) applyEditors(ctx context.Context, req *http.Request, additionalEditors []RequestEditorFn) error {
 	for _, r := range c.RequestEditors {
 		if err := r(ctx, req); err != nil {
@@ -13016,6 +13381,42 @@ type ClientWithResponsesInterface interface {
 	// Changes a user's role or disables the user. The last owner of a tenant
 	//  can be neither demoted nor disabled.
 	TenantServiceUpdateUserWithResponse(ctx context.Context, tenantId string, userId string, body TenantServiceUpdateUserJSONRequestBody, reqEditors ...RequestEditorFn) (*TenantServiceUpdateUserResponse, error)
+
+	// VolumeServiceListVolumesWithResponse performs a GET /v1/volumes (the `VolumeServiceListVolumes` operationId) request.
+	//
+	// Lists the tenant's volumes, oldest first.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	VolumeServiceListVolumesWithResponse(ctx context.Context, params *VolumeServiceListVolumesParams, reqEditors ...RequestEditorFn) (*VolumeServiceListVolumesResponse, error)
+
+	// VolumeServiceCreateVolumeWithBodyWithResponse performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Creates an empty volume.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	VolumeServiceCreateVolumeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VolumeServiceCreateVolumeResponse, error)
+
+	// VolumeServiceCreateVolumeWithResponse performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Creates an empty volume.
+	VolumeServiceCreateVolumeWithResponse(ctx context.Context, body VolumeServiceCreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*VolumeServiceCreateVolumeResponse, error)
+
+	// VolumeServiceDeleteVolumeWithResponse performs a DELETE /v1/volumes/{name} (the `VolumeServiceDeleteVolume` operationId) request.
+	//
+	// Deletes a volume and its files. Refused (FAILED_PRECONDITION) while a
+	//  sandbox that is not deleted mounts it.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	VolumeServiceDeleteVolumeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*VolumeServiceDeleteVolumeResponse, error)
+
+	// VolumeServiceGetVolumeWithResponse performs a GET /v1/volumes/{name} (the `VolumeServiceGetVolume` operationId) request.
+	//
+	// A volume, by name.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	VolumeServiceGetVolumeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*VolumeServiceGetVolumeResponse, error)
 }
 
 type AdminServiceListAuditEventsResponse struct {
@@ -17295,6 +17696,198 @@ func (r TenantServiceUpdateUserResponse) ContentType() string {
 	return ""
 }
 
+type VolumeServiceListVolumesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListVolumesResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VolumeServiceListVolumesResponse) GetJSON200() *ListVolumesResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r VolumeServiceListVolumesResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r VolumeServiceListVolumesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VolumeServiceListVolumesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VolumeServiceListVolumesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VolumeServiceListVolumesResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type VolumeServiceCreateVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *CreateVolumeResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VolumeServiceCreateVolumeResponse) GetJSON200() *CreateVolumeResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r VolumeServiceCreateVolumeResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r VolumeServiceCreateVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VolumeServiceCreateVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VolumeServiceCreateVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VolumeServiceCreateVolumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type VolumeServiceDeleteVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeleteVolumeResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VolumeServiceDeleteVolumeResponse) GetJSON200() *DeleteVolumeResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r VolumeServiceDeleteVolumeResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r VolumeServiceDeleteVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VolumeServiceDeleteVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VolumeServiceDeleteVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VolumeServiceDeleteVolumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type VolumeServiceGetVolumeResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetVolumeResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r VolumeServiceGetVolumeResponse) GetJSON200() *GetVolumeResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r VolumeServiceGetVolumeResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r VolumeServiceGetVolumeResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r VolumeServiceGetVolumeResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r VolumeServiceGetVolumeResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r VolumeServiceGetVolumeResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 // AdminServiceListAuditEventsWithResponse performs a GET /v1/admin/audit-events (the `AdminServiceListAuditEvents` operationId) request.
 //
 // Queries the audit log, newest first.
@@ -19222,6 +19815,73 @@ func (c *ClientWithResponses) TenantServiceUpdateUserWithResponse(ctx context.Co
 		return nil, err
 	}
 	return ParseTenantServiceUpdateUserResponse(rsp)
+}
+
+// VolumeServiceListVolumesWithResponse performs a GET /v1/volumes (the `VolumeServiceListVolumes` operationId) request.
+//
+// Lists the tenant's volumes, oldest first.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) VolumeServiceListVolumesWithResponse(ctx context.Context, params *VolumeServiceListVolumesParams, reqEditors ...RequestEditorFn) (*VolumeServiceListVolumesResponse, error) {
+	rsp, err := c.VolumeServiceListVolumes(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVolumeServiceListVolumesResponse(rsp)
+}
+
+// VolumeServiceCreateVolumeWithBodyWithResponse performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request,
+// with any type of body and a specified content type.
+//
+// Creates an empty volume.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) VolumeServiceCreateVolumeWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*VolumeServiceCreateVolumeResponse, error) {
+	rsp, err := c.VolumeServiceCreateVolumeWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVolumeServiceCreateVolumeResponse(rsp)
+}
+
+// VolumeServiceCreateVolumeWithResponse performs a POST /v1/volumes (the `VolumeServiceCreateVolume` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Creates an empty volume.
+func (c *ClientWithResponses) VolumeServiceCreateVolumeWithResponse(ctx context.Context, body VolumeServiceCreateVolumeJSONRequestBody, reqEditors ...RequestEditorFn) (*VolumeServiceCreateVolumeResponse, error) {
+	rsp, err := c.VolumeServiceCreateVolume(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVolumeServiceCreateVolumeResponse(rsp)
+}
+
+// VolumeServiceDeleteVolumeWithResponse performs a DELETE /v1/volumes/{name} (the `VolumeServiceDeleteVolume` operationId) request.
+//
+// Deletes a volume and its files. Refused (FAILED_PRECONDITION) while a
+//
+//	sandbox that is not deleted mounts it.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) VolumeServiceDeleteVolumeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*VolumeServiceDeleteVolumeResponse, error) {
+	rsp, err := c.VolumeServiceDeleteVolume(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVolumeServiceDeleteVolumeResponse(rsp)
+}
+
+// VolumeServiceGetVolumeWithResponse performs a GET /v1/volumes/{name} (the `VolumeServiceGetVolume` operationId) request.
+//
+// A volume, by name.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) VolumeServiceGetVolumeWithResponse(ctx context.Context, name string, reqEditors ...RequestEditorFn) (*VolumeServiceGetVolumeResponse, error) {
+	rsp, err := c.VolumeServiceGetVolume(ctx, name, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseVolumeServiceGetVolumeResponse(rsp)
 }
 
 // ParseAdminServiceListAuditEventsResponse parses an HTTP response from a AdminServiceListAuditEventsWithResponse call
@@ -22119,6 +22779,138 @@ func ParseTenantServiceUpdateUserResponse(rsp *http.Response) (*TenantServiceUpd
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest UpdateUserResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVolumeServiceListVolumesResponse parses an HTTP response from a VolumeServiceListVolumesWithResponse call
+func ParseVolumeServiceListVolumesResponse(rsp *http.Response) (*VolumeServiceListVolumesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VolumeServiceListVolumesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListVolumesResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVolumeServiceCreateVolumeResponse parses an HTTP response from a VolumeServiceCreateVolumeWithResponse call
+func ParseVolumeServiceCreateVolumeResponse(rsp *http.Response) (*VolumeServiceCreateVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VolumeServiceCreateVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest CreateVolumeResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVolumeServiceDeleteVolumeResponse parses an HTTP response from a VolumeServiceDeleteVolumeWithResponse call
+func ParseVolumeServiceDeleteVolumeResponse(rsp *http.Response) (*VolumeServiceDeleteVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VolumeServiceDeleteVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeleteVolumeResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseVolumeServiceGetVolumeResponse parses an HTTP response from a VolumeServiceGetVolumeWithResponse call
+func ParseVolumeServiceGetVolumeResponse(rsp *http.Response) (*VolumeServiceGetVolumeResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &VolumeServiceGetVolumeResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetVolumeResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

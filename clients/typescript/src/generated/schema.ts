@@ -1460,6 +1460,45 @@ export interface paths {
         patch: operations["TenantService_UpdateUser"];
         trace?: never;
     };
+    "/v1/volumes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Lists the tenant's volumes, oldest first. */
+        get: operations["VolumeService_ListVolumes"];
+        put?: never;
+        /** @description Creates an empty volume. */
+        post: operations["VolumeService_CreateVolume"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/volumes/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A volume, by name. */
+        get: operations["VolumeService_GetVolume"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Deletes a volume and its files. Refused (FAILED_PRECONDITION) while a
+         *      sandbox that is not deleted mounts it.
+         */
+        delete: operations["VolumeService_DeleteVolume"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1925,6 +1964,16 @@ export interface components {
             /** @description The user. */
             user?: components["schemas"]["User"];
         };
+        /** @description Request for CreateVolume. */
+        CreateVolumeRequest: {
+            /** @description The volume to create; output-only fields are ignored. */
+            volume?: components["schemas"]["Volume"];
+        };
+        /** @description Response of CreateVolume. */
+        CreateVolumeResponse: {
+            /** @description The volume. */
+            volume?: components["schemas"]["Volume"];
+        };
         /** @description Response of DeleteApiKey. */
         DeleteApiKeyResponse: Record<string, never>;
         /** @description Response of DeleteBrowserSession. */
@@ -1944,6 +1993,8 @@ export interface components {
         DeleteSnapshotResponse: Record<string, never>;
         /** @description Response of DeleteUser. */
         DeleteUserResponse: Record<string, never>;
+        /** @description Response of DeleteVolume. */
+        DeleteVolumeResponse: Record<string, never>;
         /** @description Request for DrainWorker. */
         DrainWorkerRequest: {
             /** @description Resume placing instead. */
@@ -2060,6 +2111,11 @@ export interface components {
         GetUserResponse: {
             /** @description The user. */
             user?: components["schemas"]["User"];
+        };
+        /** @description Response of GetVolume. */
+        GetVolumeResponse: {
+            /** @description The volume. */
+            volume?: components["schemas"]["Volume"];
         };
         /** @description Response of GetWorker. */
         GetWorkerResponse: {
@@ -2196,6 +2252,13 @@ export interface components {
             nextPageToken?: string;
             /** @description One page. */
             users?: components["schemas"]["User"][];
+        };
+        /** @description Response of ListVolumes. */
+        ListVolumesResponse: {
+            /** @description Empty on the last page. */
+            nextPageToken?: string;
+            /** @description One page. */
+            volumes?: components["schemas"]["Volume"][];
         };
         /** @description Response of ListWorkers. */
         ListWorkersResponse: {
@@ -2767,6 +2830,12 @@ export interface components {
              * @description Output only.
              */
             updateTime?: string;
+            /**
+             * @description Volumes mounted in it (set on create; VolumeService). Needs a worker
+             *      on the `shared` workspace backend; a volume another sandbox mounts
+             *      answers FAILED_PRECONDITION. At most 8.
+             */
+            volumeMounts?: components["schemas"]["VolumeMount"][];
             /** @description Output only. The worker it is placed on. */
             workerId?: string;
         };
@@ -3108,6 +3177,46 @@ export interface components {
             tenantId?: string;
             /** @description Output only. "usr_…". */
             userId?: string;
+        };
+        /** @description A volume. */
+        Volume: {
+            /**
+             * Format: date-time
+             * @description Output only.
+             */
+            createTime?: string;
+            /**
+             * @description Unique in the tenant: 1 to 63 of [a-z0-9-], starting with a letter or
+             *      digit.
+             */
+            name?: string;
+            /**
+             * @description Output only: the sandbox that mounts it, if any (until that sandbox
+             *      is deleted).
+             */
+            sandboxId?: string;
+            /**
+             * @description Its size; the server's default (--volume-default-mib) when unset,
+             *      at most --volume-max-mib.
+             */
+            sizeMib?: string;
+            /** @description Output only: `vol_` and 26 characters. */
+            volumeId?: string;
+        };
+        /** @description Where a sandbox mounts a volume (Sandbox.volume_mounts). */
+        VolumeMount: {
+            /** @description The volume's name. */
+            name?: string;
+            /**
+             * @description An absolute path in the sandbox, not / and not under /proc, /sys,
+             *      /dev, /run, /.talon or /var/log/talon; at most 255 bytes of
+             *      [A-Za-z0-9._/-] with no empty, `.` or `..` component. In a read-only
+             *      image's root it must exist, or lie under a directory of the
+             *      sandbox's disk (/workspace, /tmp, /home).
+             */
+            path?: string;
+            /** @description Mounted read-only. */
+            readOnly?: boolean;
         };
         /** @description Response of WatchDir: one change. */
         WatchDirResponse: {
@@ -6571,6 +6680,137 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UpdateUserResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    VolumeService_ListVolumes: {
+        parameters: {
+            query?: {
+                /** @description At most this many; 50 when unset, 500 at most. */
+                pageSize?: number;
+                /** @description From a previous response. */
+                pageToken?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListVolumesResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    VolumeService_CreateVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateVolumeRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreateVolumeResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    VolumeService_GetVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The volume's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetVolumeResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    VolumeService_DeleteVolume: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The volume's name. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteVolumeResponse"];
                 };
             };
             /** @description Default error response */

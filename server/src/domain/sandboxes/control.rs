@@ -88,6 +88,7 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
             seconds: row.idle_timeout_ms / 1000,
             nanos: ((row.idle_timeout_ms % 1000) * 1_000_000) as i32,
         }),
+        volumes: crate::domain::volumes::attachments(row)?,
     })
 }
 

@@ -68,6 +68,8 @@ pub struct NewSandbox {
     pub snapshot_id: Option<String>,
     /// See `Sandbox.isolation`.
     pub isolation: crate::domain::isolation::Isolation,
+    /// See `Sandbox.volume_mounts`.
+    pub volume_mounts: Vec<crate::domain::volumes::MountRequest>,
 }
 
 async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {

@@ -151,10 +151,32 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     {
         return Err(crate::domain::isolation::none_offers(n.isolation));
     }
+    let shared_only = !n.volume_mounts.is_empty();
+    crate::domain::volumes::check_requests(&n.volume_mounts)?;
+    if shared_only
+        && !app.hub.connected().is_empty()
+        && crate::domain::workers::shared_ids(app, &app.db)
+            .await?
+            .is_empty()
+    {
+        return Err(Error::FailedPrecondition(
+            "volumes need a worker on the shared workspace backend (--shared-workspaces); none is connected"
+                .into(),
+        ));
+    }
     let checked = t0.elapsed();
     let req = amount(n.cpu_millis, n.memory_mib);
     let r = reserve(app, &p.tenant_id, &req, true).await?;
-    let cands = candidates(app, &r.txn, &r.holdings, None, &n.image, n.isolation).await?;
+    let cands = candidates(
+        app,
+        &r.txn,
+        &r.holdings,
+        None,
+        &n.image,
+        n.isolation,
+        shared_only,
+    )
+    .await?;
     // No worker at all is an outage (UNAVAILABLE, retry); workers that are
     // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
     let worker = scheduler::place(&cands, &req, app.config.placement).ok_or_else(|| {
@@ -176,8 +198,11 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         }
     })?;
     let now = now_ms();
+    let id = crate::ids::new_id("sbx");
+    let mounts =
+        crate::domain::volumes::attach(app, &r.txn, &p.tenant_id, &id, &n.volume_mounts).await?;
     let row = sandbox::ActiveModel {
-        id: Set(crate::ids::new_id("sbx")),
+        id: Set(id),
         tenant_id: Set(p.tenant_id.clone()),
         owner_id: Set(p.actor_id().to_string()),
         image: Set(n.image.clone()),
@@ -208,6 +233,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         auto_resume: Set(n.auto_resume),
         snapshot_id: Set(snapshot_id),
         isolation: Set(n.isolation.name().to_string()),
+        volume_mounts: Set(serde_json::to_string(&mounts)?),
     }
     .insert(&r.txn)
     .await?;
@@ -312,7 +338,9 @@ pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
             Ok(r) if r.code != 0 => {
                 tracing::warn!(sandbox = %deleted.id, error = %r.message, "worker failed to delete; it is told again when it next registers")
             }
-            Ok(_) => {}
+            // Gone from its worker: its volumes are free at once (else
+            // once that worker has surely let go: domain::volumes).
+            Ok(_) => crate::domain::volumes::release(app, &deleted.id).await?,
             Err(e) => {
                 tracing::warn!(sandbox = %deleted.id, error = %e, "worker did not confirm delete")
             }
@@ -466,6 +494,7 @@ pub(crate) async fn move_to(
         row.worker_id.as_deref(),
         &row.image,
         level,
+        !crate::domain::volumes::mounts_of(&row)?.is_empty(),
     )
     .await?;
     let worker = match target {

@@ -130,8 +130,27 @@ pub(super) async fn candidates(
     exclude: Option<&str>,
     image: &str,
     level: crate::domain::isolation::Isolation,
+    shared_only: bool,
 ) -> Result<Vec<Candidate>> {
-    let drained = unplaceable(app, db).await?;
+    let mut drained = unplaceable(app, db).await?;
+    // A sandbox that mounts volumes runs only where the shared storage is.
+    if shared_only {
+        let shared = crate::domain::workers::shared_ids(app, db).await?;
+        drained.extend(
+            app.hub
+                .connected()
+                .into_iter()
+                .map(|(id, _)| id)
+                .filter(|id| !shared.contains(id)),
+        );
+        drained.extend(
+            crate::domain::workers::remote(app, db)
+                .await?
+                .into_iter()
+                .map(|(w, _)| w.id)
+                .filter(|id| !shared.contains(id)),
+        );
+    }
     let mut out: Vec<Candidate> = app
         .hub
         .connected()

@@ -97,6 +97,7 @@ pub(crate) mod tests {
             auto_resume: false,
             snapshot_id: String::new(),
             isolation: "container".into(),
+            volume_mounts: "[]".into(),
         }
     }
 

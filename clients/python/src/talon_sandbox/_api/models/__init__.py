@@ -49,6 +49,8 @@ from .create_tenant_response import CreateTenantResponse
 from .create_user_request import CreateUserRequest
 from .create_user_request_role import CreateUserRequestRole
 from .create_user_response import CreateUserResponse
+from .create_volume_request import CreateVolumeRequest
+from .create_volume_response import CreateVolumeResponse
 from .delete_api_key_response import DeleteApiKeyResponse
 from .delete_browser_session_response import DeleteBrowserSessionResponse
 from .delete_code_context_response import DeleteCodeContextResponse
@@ -57,6 +59,7 @@ from .delete_sandbox_response import DeleteSandboxResponse
 from .delete_secret_response import DeleteSecretResponse
 from .delete_snapshot_response import DeleteSnapshotResponse
 from .delete_user_response import DeleteUserResponse
+from .delete_volume_response import DeleteVolumeResponse
 from .drain_worker_request import DrainWorkerRequest
 from .drain_worker_response import DrainWorkerResponse
 from .file_info import FileInfo
@@ -72,6 +75,7 @@ from .get_sandbox_response import GetSandboxResponse
 from .get_snapshot_response import GetSnapshotResponse
 from .get_tenant_response import GetTenantResponse
 from .get_user_response import GetUserResponse
+from .get_volume_response import GetVolumeResponse
 from .get_worker_response import GetWorkerResponse
 from .google_protobuf_any import GoogleProtobufAny
 from .image import Image
@@ -93,6 +97,7 @@ from .list_secrets_response import ListSecretsResponse
 from .list_snapshots_response import ListSnapshotsResponse
 from .list_tenants_response import ListTenantsResponse
 from .list_users_response import ListUsersResponse
+from .list_volumes_response import ListVolumesResponse
 from .list_workers_response import ListWorkersResponse
 from .listening_port import ListeningPort
 from .log_entry import LogEntry
@@ -194,6 +199,8 @@ from .update_user_response import UpdateUserResponse
 from .usage import Usage
 from .user import User
 from .user_role import UserRole
+from .volume import Volume
+from .volume_mount import VolumeMount
 from .watch_dir_response import WatchDirResponse
 from .watch_dir_response_type import WatchDirResponseType
 from .watch_sandbox_events_response import WatchSandboxEventsResponse
@@ -259,6 +266,8 @@ __all__ = (
     "CreateUserRequest",
     "CreateUserRequestRole",
     "CreateUserResponse",
+    "CreateVolumeRequest",
+    "CreateVolumeResponse",
     "DeleteApiKeyResponse",
     "DeleteBrowserSessionResponse",
     "DeleteCodeContextResponse",
@@ -267,6 +276,7 @@ __all__ = (
     "DeleteSecretResponse",
     "DeleteSnapshotResponse",
     "DeleteUserResponse",
+    "DeleteVolumeResponse",
     "DrainWorkerRequest",
     "DrainWorkerResponse",
     "FileInfo",
@@ -282,6 +292,7 @@ __all__ = (
     "GetSnapshotResponse",
     "GetTenantResponse",
     "GetUserResponse",
+    "GetVolumeResponse",
     "GetWorkerResponse",
     "GoogleProtobufAny",
     "Image",
@@ -304,6 +315,7 @@ __all__ = (
     "ListSnapshotsResponse",
     "ListTenantsResponse",
     "ListUsersResponse",
+    "ListVolumesResponse",
     "ListWorkersResponse",
     "LogEntry",
     "LogEntryStream",
@@ -398,6 +410,8 @@ __all__ = (
     "Usage",
     "User",
     "UserRole",
+    "Volume",
+    "VolumeMount",
     "WatchDirResponse",
     "WatchDirResponseType",
     "WatchSandboxEventsResponse",

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from ..models.sandbox_env import SandboxEnv
     from ..models.sandbox_labels import SandboxLabels
     from ..models.sandbox_metadata import SandboxMetadata
+    from ..models.volume_mount import VolumeMount
 
 
 T = TypeVar("T", bound="Sandbox")
@@ -70,6 +71,9 @@ class Sandbox:
                 when unset.
            timeout_action (SandboxTimeoutAction | Unset): What happens when the timeout passes; PAUSE when unset.
            update_time (datetime.datetime | Unset): Output only.
+           volume_mounts (list[VolumeMount] | Unset): Volumes mounted in it (set on create; VolumeService). Needs a worker
+                on the `shared` workspace backend; a volume another sandbox mounts
+                answers FAILED_PRECONDITION. At most 8.
            worker_id (str | Unset): Output only. The worker it is placed on.
     """
 
@@ -95,6 +99,7 @@ class Sandbox:
     timeout: str | Unset = UNSET
     timeout_action: SandboxTimeoutAction | Unset = UNSET
     update_time: datetime.datetime | Unset = UNSET
+    volume_mounts: list[VolumeMount] | Unset = UNSET
     worker_id: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
@@ -167,6 +172,13 @@ class Sandbox:
         if not isinstance(self.update_time, Unset):
             update_time = self.update_time.isoformat()
 
+        volume_mounts: list[dict[str, Any]] | Unset = UNSET
+        if not isinstance(self.volume_mounts, Unset):
+            volume_mounts = []
+            for volume_mounts_item_data in self.volume_mounts:
+                volume_mounts_item = volume_mounts_item_data.to_dict()
+                volume_mounts.append(volume_mounts_item)
+
         worker_id = self.worker_id
 
         field_dict: dict[str, Any] = {}
@@ -216,6 +228,8 @@ class Sandbox:
             field_dict["timeoutAction"] = timeout_action
         if update_time is not UNSET:
             field_dict["updateTime"] = update_time
+        if volume_mounts is not UNSET:
+            field_dict["volumeMounts"] = volume_mounts
         if worker_id is not UNSET:
             field_dict["workerId"] = worker_id
 
@@ -228,6 +242,7 @@ class Sandbox:
         from ..models.sandbox_env import SandboxEnv  # noqa: PLC0415
         from ..models.sandbox_labels import SandboxLabels  # noqa: PLC0415
         from ..models.sandbox_metadata import SandboxMetadata  # noqa: PLC0415
+        from ..models.volume_mount import VolumeMount  # noqa: PLC0415
 
         d = dict(src_dict)
         auto_resume = d.pop("autoResume", UNSET)
@@ -329,6 +344,15 @@ class Sandbox:
         else:
             update_time = datetime.datetime.fromisoformat(_update_time)
 
+        _volume_mounts = d.pop("volumeMounts", UNSET)
+        volume_mounts: list[VolumeMount] | Unset = UNSET
+        if _volume_mounts is not UNSET:
+            volume_mounts = []
+            for volume_mounts_item_data in _volume_mounts:
+                volume_mounts_item = VolumeMount.from_dict(volume_mounts_item_data)
+
+                volume_mounts.append(volume_mounts_item)
+
         worker_id = d.pop("workerId", UNSET)
 
         sandbox = cls(
@@ -354,6 +378,7 @@ class Sandbox:
             timeout=timeout,
             timeout_action=timeout_action,
             update_time=update_time,
+            volume_mounts=volume_mounts,
             worker_id=worker_id,
         )
 
