@@ -195,6 +195,30 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
         sbxs.iter()
             .all(|x| x.worker_id == a_id && x.generation == 1)
     );
+    // B holds a sandbox already, so the moved ones get other id ranges
+    // there than they had on A: their files must follow (shift_ids).
+    let first = create_running(&mut admin).await;
+    if first.worker_id != b_id {
+        admin
+            .admin
+            .reassign_sandbox(pb::ReassignSandboxRequest {
+                sandbox_id: first.sandbox_id.clone(),
+                worker_id: b_id.clone(),
+            })
+            .await
+            .unwrap();
+    }
+    let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
+    for x in &sbxs {
+        // A file of the sandbox's unprivileged user (uid 1000 inside).
+        let (_, code) = proc_sh(
+            &mut procs,
+            &x.sandbox_id,
+            "mkdir -p /workspace/u && chown 1000:1000 /workspace/u && echo u > /workspace/u/f && chown 1000:1000 /workspace/u/f && sync",
+        )
+        .await;
+        assert_eq!(code, 0);
+    }
 
     power_off(&s, &mut a, "host-a");
     let t0 = Instant::now();
@@ -204,7 +228,6 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
         "failover (shared backend, lease 3 s, grace 1 s): {} sandboxes RUNNING again on the other worker, p50 {p50:.1} s, max {max:.1} s after the power-off",
         sbxs.len()
     );
-    let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
     for x in &sbxs {
         let now = get(&mut admin, &x.sandbox_id).await;
         assert_eq!(now.worker_id, b_id);
@@ -220,6 +243,20 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
             (o.trim(), code),
             (x.sandbox_id.as_str(), 0),
             "its file came along"
+        );
+        // Under its new id range its files are still its own: root's
+        // root's, the user's the user's, and both write them.
+        let (o, code) = proc_sh(
+            &mut procs,
+            &x.sandbox_id,
+            "stat -c '%u %g' /workspace/mine /workspace/u/f && echo more >> /workspace/mine && setpriv --reuid=1000 --regid=1000 --clear-groups sh -c 'echo more >> /workspace/u/f' && cat /workspace/u/f",
+        )
+        .await;
+        assert_eq!(
+            (o.as_str(), code),
+            ("0 0\n1000 1000\nu\nmore\n", 0),
+            "{}",
+            x.sandbox_id
         );
     }
     assert_eq!(metric(&s, "talon_workers_lost_total").await, Some(1.0));
@@ -249,7 +286,7 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     );
     for x in &sbxs {
         let (o, code) = proc_sh(&mut procs, &x.sandbox_id, "cat /workspace/mine").await;
-        assert_eq!((o.trim(), code), (x.sandbox_id.as_str(), 0));
+        assert_eq!((o, code), (format!("{}\nmore\n", x.sandbox_id), 0));
     }
     // Deleting a moved sandbox removes its shared disk.
     admin

@@ -130,7 +130,7 @@ impl SandboxHost {
         let nameserver = self.net.get().map(|n| n.gateway());
         let prepared = self
             .mount_disk(&layout, uid, spec, h.generation)
-            .and_then(|()| {
+            .and_then(|fresh| {
                 prepare(
                     &layout,
                     uid,
@@ -138,6 +138,7 @@ impl SandboxHost {
                     &self.images,
                     nameserver,
                     h.isolation,
+                    fresh,
                 )
             })
             .and_then(|()| self.lay_seeds(&layout, uid, &seeds));

@@ -15,14 +15,14 @@ impl SandboxHost {
     /// directory is the sandbox's root's alone, so no other host user
     /// reaches anything the sandbox wrote. On shared storage the disk is
     /// claimed for this generation first (see `shared`): a moved sandbox
-    /// finds the disk its last worker wrote.
+    /// finds the disk its last worker wrote. True when the disk is new.
     pub(super) fn mount_disk(
         &self,
         l: &Layout,
         uid: u32,
         spec: &wpb::SandboxSpec,
         generation: i64,
-    ) -> anyhow::Result<()> {
+    ) -> anyhow::Result<bool> {
         if let Some(shared) = &self.shared {
             let id = l.dir.file_name().and_then(|n| n.to_str()).ok_or_else(|| {
                 anyhow::anyhow!("sandbox directory {} has no id", l.dir.display())
@@ -30,15 +30,37 @@ impl SandboxHost {
             shared.claim(id, generation)?;
         }
         let image = l.disk_image();
-        if !image.exists() {
+        let fresh = !image.exists();
+        if fresh {
             let asked = spec.resources.map_or(0, |r| r.disk_mib);
             let size = self.disks.options().size_mib(asked);
             self.disks.create(&image, size)?;
         }
         crate::disk::mount(&image, &l.disk())?;
+        // A disk made under another id range (a sandbox moved here from
+        // another worker, on shared storage) is shifted to this one: its
+        // files stay its root's and its users'.
+        let owner = l.disk().join(OWNER_FILE);
+        let recorded: Option<u32> = match std::fs::read_to_string(&owner) {
+            Ok(s) => Some(
+                s.trim()
+                    .parse()
+                    .map_err(|_| anyhow::anyhow!("{} does not read ({s:?})", owner.display()))?,
+            ),
+            // A new disk, or one from before the file was kept: its range
+            // is this one.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e.into()),
+        };
+        if let Some(old) = recorded.filter(|old| *old != uid) {
+            shift_ids(&l.disk(), old, uid)?;
+        }
+        if recorded != Some(uid) {
+            write_private(&owner, uid.to_string().as_bytes())?;
+        }
         chown(l.disk(), Some(uid), Some(uid))?;
         std::fs::set_permissions(l.disk(), std::fs::Permissions::from_mode(0o700))?;
-        Ok(())
+        Ok(fresh)
     }
 
     /// Mounts the sandbox's volumes (see `shared`) at `Layout::volume`,
@@ -332,6 +354,7 @@ pub(super) fn prepare(
     images: &ImageStore,
     nameserver: Option<std::net::Ipv4Addr>,
     isolation: crate::runtime::Isolation,
+    fresh: bool,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(l.rootfs())?;
     std::fs::set_permissions(l.bundle(), std::fs::Permissions::from_mode(0o711))?;
@@ -382,9 +405,12 @@ pub(super) fn prepare(
             }
         }
     }
-    // The sandbox's root owns its private directories.
-    for (dir, _) in l.private_dirs(kind, isolation) {
-        chown_tree(&dir, uid)?;
+    // The sandbox's root owns its private directories (on a disk that
+    // holds files already, a moved sandbox's, their owners stay).
+    if fresh {
+        for (dir, _) in l.private_dirs(kind, isolation) {
+            chown_tree(&dir, uid)?;
+        }
     }
     std::fs::set_permissions(l.workspace(), std::fs::Permissions::from_mode(0o755))?;
     let disk = l.disk();
@@ -506,6 +532,44 @@ pub(super) fn ensure_home(l: &Layout, uid: u32) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// At the top of a sandbox's disk (which the sandbox never sees: it gets
+/// directories of it): the first uid of the range the disk's files are
+/// owned in.
+const OWNER_FILE: &str = ".talon-ids";
+
+/// Moves every file under `dir` (not following symlinks) owned in the id
+/// range starting at `from` to the same place in the range starting at
+/// `to`; ids outside the range are left. Run before the sandbox starts,
+/// so nothing it runs races the walk.
+pub(super) fn shift_ids(dir: &Path, from: u32, to: u32) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let range = from..from.saturating_add(bundle::ID_RANGE);
+    let shift = |id: u32| range.contains(&id).then(|| id - from + to);
+    let mut stack = vec![dir.to_path_buf()];
+    let mut n = 0u64;
+    while let Some(p) = stack.pop() {
+        let m = std::fs::symlink_metadata(&p)?;
+        let (u, g) = (shift(m.uid()), shift(m.gid()));
+        if u.is_some() || g.is_some() {
+            let mode = m.mode();
+            std::os::unix::fs::lchown(&p, u, g)?;
+            // chown clears set-id bits; a file the sandbox made set-id
+            // keeps them (in its own range).
+            if mode & 0o6000 != 0 && !m.file_type().is_symlink() {
+                std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode & 0o7777))?;
+            }
+        }
+        n += 1;
+        if m.is_dir() {
+            for e in std::fs::read_dir(&p)? {
+                stack.push(e?.path());
+            }
+        }
+    }
+    tracing::info!(dir = %dir.display(), files = n, from, to, "a disk's files moved to this sandbox's id range");
+    Ok(())
+}
+
 pub(super) fn chown_tree(p: &Path, uid: u32) -> std::io::Result<()> {
     chown(p, Some(uid), Some(uid))?;
     if p.is_dir() && !p.is_symlink() {
@@ -530,4 +594,63 @@ pub(super) fn agent_dir(l: &Layout, uid: u32) -> anyhow::Result<()> {
     std::os::unix::fs::lchown(&dir, Some(uid), Some(uid))?;
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// A disk moved to another id range keeps its owners: root's files
+    /// stay root's, the user's the user's, set-id bits stay, symlinks are
+    /// not followed, ids outside the range are left.
+    #[test]
+    fn a_moved_disk_shifts_to_the_new_range() {
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        let d = tempfile::tempdir().unwrap();
+        let (from, to) = (300_000u32, 500_000u32);
+        let outside = tempfile::NamedTempFile::new().unwrap();
+        let p = |n: &str| d.path().join(n);
+        std::fs::create_dir_all(p("workspace/sub")).unwrap();
+        std::fs::write(p("workspace/root-file"), b"x").unwrap();
+        std::fs::write(p("workspace/sub/user-file"), b"x").unwrap();
+        std::fs::write(p("workspace/setuid"), b"x").unwrap();
+        std::fs::write(p("workspace/stranger"), b"x").unwrap();
+        std::os::unix::fs::symlink(outside.path(), p("workspace/link")).unwrap();
+        for (f, id) in [
+            ("workspace", from),
+            ("workspace/sub", from + 1000),
+            ("workspace/root-file", from),
+            ("workspace/sub/user-file", from + 1000),
+            ("workspace/setuid", from + 1000),
+            ("workspace/link", from + 5),
+            ("workspace/stranger", 12345),
+        ] {
+            std::os::unix::fs::lchown(p(f), Some(id), Some(id)).unwrap();
+        }
+        std::fs::set_permissions(
+            p("workspace/setuid"),
+            std::fs::Permissions::from_mode(0o4755),
+        )
+        .unwrap();
+        shift_ids(d.path(), from, to).unwrap();
+        let owner = |f: &str| {
+            let m = std::fs::symlink_metadata(p(f)).unwrap();
+            (m.uid(), m.gid())
+        };
+        assert_eq!(owner("workspace"), (to, to));
+        assert_eq!(owner("workspace/sub"), (to + 1000, to + 1000));
+        assert_eq!(owner("workspace/root-file"), (to, to));
+        assert_eq!(owner("workspace/sub/user-file"), (to + 1000, to + 1000));
+        assert_eq!(owner("workspace/link"), (to + 5, to + 5));
+        assert_eq!(owner("workspace/stranger"), (12345, 12345));
+        assert_eq!(
+            std::fs::metadata(p("workspace/setuid")).unwrap().mode() & 0o7777,
+            0o4755
+        );
+        // The symlink's target was not touched.
+        assert_eq!(std::fs::metadata(outside.path()).unwrap().uid(), 0);
+    }
 }
