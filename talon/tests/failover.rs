@@ -89,6 +89,18 @@ async fn two_hosts(n: usize, extra: &[&str]) -> TwoHosts {
     }
 }
 
+/// Polls a sandbox until `done` holds, for up to 30 s.
+async fn until(admin: &mut Clients, id: &str, done: impl Fn(&pb::Sandbox) -> bool) -> pb::Sandbox {
+    for _ in 0..300 {
+        let x = get(admin, id).await;
+        if done(&x) {
+            return x;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("sandbox {id}: {:?}", get(admin, id).await);
+}
+
 /// The ids of the connected workers.
 async fn active_workers(admin: &mut Clients) -> Vec<String> {
     admin
@@ -209,6 +221,67 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
             .unwrap();
     }
     let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
+    // A sandbox on A with a volume: the volume moves with it.
+    pb::volume_service_client::VolumeServiceClient::with_interceptor(
+        admin.channel.clone(),
+        bearer(&admin.token),
+    )
+    .create_volume(pb::CreateVolumeRequest {
+        volume: Some(pb::Volume {
+            name: "moved".into(),
+            size_mib: 32,
+            ..Default::default()
+        }),
+    })
+    .await
+    .unwrap();
+    let vol = admin
+        .sandboxes
+        .create_sandbox(pb::CreateSandboxRequest {
+            sandbox: Some(pb::Sandbox {
+                volume_mounts: vec![pb::VolumeMount {
+                    name: "moved".into(),
+                    path: "/data".into(),
+                    read_only: false,
+                }],
+                ..Default::default()
+            }),
+            wait_until_running: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .sandbox
+        .unwrap();
+    // Moved by hand while it runs: stopped on its worker first, so its
+    // disk is never mounted twice, and the disk comes along (the old
+    // worker's let-go leaves it: before, that delete could remove it).
+    let (_, code) = proc_sh(
+        &mut procs,
+        &vol.sandbox_id,
+        "echo pre > /workspace/pre && sync",
+    )
+    .await;
+    assert_eq!(code, 0);
+    if vol.worker_id != a_id {
+        admin
+            .admin
+            .reassign_sandbox(pb::ReassignSandboxRequest {
+                sandbox_id: vol.sandbox_id.clone(),
+                worker_id: a_id.clone(),
+            })
+            .await
+            .unwrap();
+    }
+    let on = |w: &str, g: i64, x: &pb::Sandbox| {
+        x.worker_id == w && x.generation >= g && x.state == pb::SandboxState::Running as i32
+    };
+    let before = until(&mut admin, &vol.sandbox_id, |x| on(&a_id, 1, x)).await;
+    let (o, code) = proc_sh(&mut procs, &vol.sandbox_id, "cat /workspace/pre").await;
+    assert_eq!((o.as_str(), code), ("pre\n", 0), "{before:?}");
+    let (_, code) = proc_sh(&mut procs, &vol.sandbox_id, "echo kept > /data/f && sync").await;
+    assert_eq!(code, 0);
     for x in &sbxs {
         // A file of the sandbox's unprivileged user (uid 1000 inside).
         let (_, code) = proc_sh(
@@ -224,6 +297,12 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     let t0 = Instant::now();
     let back = until_moved(&mut admin, &sbxs, &a_id, t0).await;
     let (p50, max) = p50_max(back);
+    let moved = until(&mut admin, &vol.sandbox_id, |x| {
+        on(&b_id, before.generation + 1, x)
+    })
+    .await;
+    let (o, code) = proc_sh(&mut procs, &vol.sandbox_id, "cat /data/f").await;
+    assert_eq!((o.as_str(), code), ("kept\n", 0), "{moved:?}");
     println!(
         "failover (shared backend, lease 3 s, grace 1 s): {} sandboxes RUNNING again on the other worker, p50 {p50:.1} s, max {max:.1} s after the power-off",
         sbxs.len()
@@ -261,16 +340,18 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     }
     assert_eq!(metric(&s, "talon_workers_lost_total").await, Some(1.0));
     assert_eq!(metric(&s, "talon_failover_waves_total").await, Some(1.0));
+    // The sandboxes with files, and the one with the volume.
+    let moved_n = sbxs.len() + 1;
     assert_eq!(
         metric(&s, "talon_failover_sandboxes_moved_total").await,
-        Some(sbxs.len() as f64)
+        Some(moved_n as f64)
     );
     let lost = audited(&mut admin, "autopilot.WorkerLost").await;
     assert_eq!(lost.len(), 1);
     assert_eq!(lost[0].resource_id, a_id);
     assert_eq!(
         audited(&mut admin, "autopilot.MoveSandbox").await.len(),
-        sbxs.len()
+        moved_n
     );
 
     // Host A comes back: its old generations are gone from it (the

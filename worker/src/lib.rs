@@ -308,6 +308,9 @@ async fn answer(host: Option<&host::SandboxHost>, cmd: &wpb::Command) -> wpb::Co
         Action::Stop(_) => result(cmd, host.stop(id, generation).await, None),
         Action::Pause(_) => result(cmd, host.pause(id, generation).await, None),
         Action::Resume(_) => result(cmd, host.resume(id, generation).await, None),
+        Action::Delete(d) if d.keep_shared_disk => {
+            result(cmd, host.let_go(id, generation).await, None)
+        }
         Action::Delete(_) => result(cmd, host.delete(id, generation).await, None),
         Action::UpdateNetworkPolicy(u) => result(
             cmd,
@@ -818,7 +821,9 @@ mod tests {
         assert_eq!(r.status.unwrap().state, SandboxState::Failed as i32);
         let r = answer(
             None,
-            &mk(wpb::command::Action::Delete(wpb::DeleteSandboxCommand {})),
+            &mk(wpb::command::Action::Delete(
+                wpb::DeleteSandboxCommand::default(),
+            )),
         )
         .await;
         assert_eq!(r.code, 0);

@@ -275,6 +275,17 @@ pub async fn shared_reachable(app: &App) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Whether a worker was found lost (its lease lapsed) longer ago than the
+/// failover grace period: by then it has stopped what it held.
+pub async fn lost_past_grace(app: &App, worker_id: &str) -> Result<bool> {
+    let now = crate::domain::lease::db_now_ms(&app.db).await?;
+    let grace = app.config.failover_grace.as_millis() as i64;
+    Ok(worker::Entity::find_by_id(worker_id.to_string())
+        .one(&app.db)
+        .await?
+        .is_some_and(|w| w.lost_at > 0 && w.lost_at + grace <= now))
+}
+
 /// A worker's workspace backend as recorded (`local` for a worker not
 /// recorded: nothing of it can be assumed shared).
 pub async fn backend_of(app: &App, worker_id: &str) -> Result<WorkspaceBackend> {

@@ -441,6 +441,21 @@ impl SandboxHost {
     /// Removes the container and every file of the sandbox. Deleting what
     /// is not here succeeds: it is already gone.
     pub async fn delete(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        self.remove(id, generation, true).await
+    }
+
+    /// Lets go of a sandbox that moved to another worker: as `delete`, but
+    /// its disk on shared storage is the new worker's and stays.
+    pub async fn let_go(&self, id: &str, generation: i64) -> anyhow::Result<wpb::SandboxStatus> {
+        self.remove(id, generation, false).await
+    }
+
+    async fn remove(
+        &self,
+        id: &str,
+        generation: i64,
+        shared_disk: bool,
+    ) -> anyhow::Result<wpb::SandboxStatus> {
         if !valid_id(id) {
             return Err(WorkerError::InvalidId(id.to_string()).into());
         }
@@ -456,7 +471,7 @@ impl SandboxHost {
             .expect("tombstones")
             .insert(id.to_string(), (generation, std::time::Instant::now()));
         self.teardown(id).await?;
-        if let Some(shared) = &self.shared {
+        if let Some(shared) = self.shared.as_ref().filter(|_| shared_disk) {
             shared.remove(id, generation)?;
         }
         self.locks.lock().await.remove(id);

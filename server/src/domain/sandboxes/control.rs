@@ -336,7 +336,10 @@ pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> 
             .as_ref()
             .map_or(true, |r| r.as_ref().is_some_and(|r| keeps(r, worker, s)));
         if !kept {
-            out.push(delete_command(s));
+            out.push(delete_command(
+                s,
+                row.as_ref().ok().and_then(|r| r.as_ref()),
+            ));
             continue;
         }
         if let Err(e) = apply_status(app, worker, s).await {
@@ -363,11 +366,17 @@ fn keeps(r: &sandbox::Model, worker: &str, s: &wpb::SandboxStatus) -> bool {
         && state_of(r).map_or(true, |st| st != SandboxState::Deleted)
 }
 
-fn delete_command(s: &wpb::SandboxStatus) -> wpb::Command {
+/// A delete for a copy the control plane does not keep; when the sandbox
+/// lives on (it moved to another worker or generation), its shared disk
+/// is the holder's now and stays.
+fn delete_command(s: &wpb::SandboxStatus, row: Option<&sandbox::Model>) -> wpb::Command {
+    let moved = row.is_some_and(|r| state_of(r).is_ok_and(|st| st != SandboxState::Deleted));
     command(
         &s.sandbox_id,
         s.generation,
-        wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+        wpb::command::Action::Delete(wpb::DeleteSandboxCommand {
+            keep_shared_disk: moved,
+        }),
     )
 }
 
@@ -394,7 +403,7 @@ pub async fn orphans(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Ve
         if !rows.get(&s.sandbox_id).is_some_and(|r| keeps(r, worker, s)) {
             app.metrics.orphans_removed.inc();
             tracing::warn!(worker, sandbox = %s.sandbox_id, generation = s.generation, "the worker holds a sandbox the control plane does not keep; removing it");
-            out.push(delete_command(s));
+            out.push(delete_command(s, rows.get(&s.sandbox_id)));
         }
     }
     out

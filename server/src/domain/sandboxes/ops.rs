@@ -332,7 +332,7 @@ pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     if let Some(w) = holder {
         let cmd = command_for(
             &deleted,
-            wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+            wpb::command::Action::Delete(wpb::DeleteSandboxCommand::default()),
         );
         match crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout).await {
             Ok(r) if r.code != 0 => {
@@ -469,8 +469,35 @@ pub async fn wait_until_running(
 
 /// Moves a sandbox to another worker with a new generation, so that the old
 /// worker's late reports and commands are refused.
+///
+/// A live sandbox never runs in two places: its worker stops it first
+/// (the move is refused if it cannot), and a sandbox of a worker that
+/// does not answer moves only once that worker is lost and its grace
+/// period is over (by then it has fenced itself; the autopilot moves
+/// such sandboxes on its own).
 pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<sandbox::Model> {
     let row = reload(app, id).await?;
+    let live = matches!(
+        state_of(&row)?,
+        SandboxState::Starting | SandboxState::Running | SandboxState::Paused
+    );
+    if let (true, Some(w)) = (live, row.worker_id.clone()) {
+        if crate::domain::workers::reachable(app, &w).await? {
+            let cmd = command_for(&row, wpb::command::Action::Stop(wpb::StopSandboxCommand {}));
+            let r = crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout)
+                .await?;
+            if r.code != 0 {
+                return Err(Error::FailedPrecondition(format!(
+                    "worker {w} could not stop sandbox {id} to move it: {}",
+                    r.message
+                )));
+            }
+        } else if !crate::domain::workers::lost_past_grace(app, &w).await? {
+            return Err(Error::FailedPrecondition(format!(
+                "worker {w} holding sandbox {id} does not answer: it moves once the worker is found lost and its grace period is over"
+            )));
+        }
+    }
     move_to(app, row, target, None).await
 }
 
@@ -521,13 +548,16 @@ pub(crate) async fn move_to(
     let message = move_message(app, &from, &worker, lost_at).await?;
     let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
     if let Some(old) = row.worker_id.clone().filter(|w| app.hub.is_connected(w)) {
-        // Tell the old worker to let go, at the generation it holds.
+        // Tell the old worker to let go, at the generation it holds; a
+        // shared disk is the new worker's.
         tell(
             app,
             old,
             command_for(
                 &row,
-                wpb::command::Action::Delete(wpb::DeleteSandboxCommand {}),
+                wpb::command::Action::Delete(wpb::DeleteSandboxCommand {
+                    keep_shared_disk: true,
+                }),
             ),
         );
     }
