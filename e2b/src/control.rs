@@ -202,9 +202,30 @@ impl E2b {
 pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Result<Response> {
     let key = api_key(&h)?;
     let n: NewSandbox = json(&body)?;
-    if n.volume_mounts.as_ref().is_some_and(|v| !v.is_empty()) {
-        return Err(ApiError::unsupported("volumeMounts (volumes)"));
-    }
+    // E2B's `[{name, path}]`: Talon's volumes, by name (they need
+    // workers on the shared workspace backend).
+    let volume_mounts = n
+        .volume_mounts
+        .iter()
+        .flatten()
+        .map(|m| {
+            let field = |k: &str| {
+                m.get(k)
+                    .and_then(serde_json::Value::as_str)
+                    .map(str::to_string)
+            };
+            match (field("name"), field("path")) {
+                (Some(name), Some(path)) => Ok(pb::VolumeMount {
+                    name,
+                    path,
+                    read_only: false,
+                }),
+                _ => Err(ApiError::bad_request(
+                    "each of volumeMounts must be {\"name\": string, \"path\": string}",
+                )),
+            }
+        })
+        .collect::<Result<Vec<_>>>()?;
     for (name, v) in [("mcp", &n.mcp), ("iam", &n.iam)] {
         if v.as_ref().is_some_and(|v| !v.is_null()) {
             return Err(ApiError::unsupported(name));
@@ -249,6 +270,7 @@ pub async fn create(State(e): State<Arc<E2b>>, h: HeaderMap, body: Bytes) -> Res
             pb::TimeoutAction::Delete
         } as i32,
         auto_resume,
+        volume_mounts,
         ..Default::default()
     };
     let s = e

@@ -294,7 +294,9 @@ async fn the_e2b_control_plane() {
         403
     );
 
-    // What Talon does not have: 501 with a message; nonsense: 400/404.
+    // Volumes are Talon's (VolumeService), on shared workers only: this
+    // platform has none (FAILED_PRECONDITION, E2B's 409); a malformed
+    // mount is a 400.
     let (st, e) = api
         .call(
             M::POST,
@@ -302,8 +304,23 @@ async fn the_e2b_control_plane() {
             Some(json!({"volumeMounts": [{"name": "v", "path": "/v"}]})),
         )
         .await;
-    assert_eq!(st, 501);
-    assert!(e["message"].as_str().unwrap().contains("volume"), "{e}");
+    assert_eq!(st, 409, "{e}");
+    assert!(
+        e["message"]
+            .as_str()
+            .unwrap()
+            .contains("shared workspace backend"),
+        "{e}"
+    );
+    let (st, e) = api
+        .call(
+            M::POST,
+            "/v2/sandboxes",
+            Some(json!({"volumeMounts": [{"name": "v"}]})),
+        )
+        .await;
+    assert_eq!(st, 400, "{e}");
+    // What Talon does not have: 501 with a message; nonsense: 400/404.
     let (st, e) = api.call(M::GET, "/snapshots?name=x", None).await;
     assert_eq!(st, 501);
     assert!(
