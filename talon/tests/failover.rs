@@ -89,6 +89,21 @@ async fn two_hosts(n: usize, extra: &[&str]) -> TwoHosts {
     }
 }
 
+/// `cat /workspace/mine` through the SDK: it names the sandbox.
+async fn sdk_cat(sdk: &talon_sdk::Client, id: &str) -> Result<(), String> {
+    let sb = sdk.connect_sandbox(id).await.map_err(|e| e.to_string())?;
+    let r = sb
+        .commands()
+        .run(
+            &["cat".to_string(), "/workspace/mine".to_string()],
+            Default::default(),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    assert_eq!((r.stdout.trim(), r.exit_code), (id, 0));
+    Ok(())
+}
+
 /// Polls a sandbox until `done` holds, for up to 30 s.
 async fn until(admin: &mut Clients, id: &str, done: impl Fn(&pb::Sandbox) -> bool) -> pb::Sandbox {
     for _ in 0..300 {
@@ -789,7 +804,14 @@ async fn two_servers_and_three_hosts_survive_a_host_then_a_server() {
             moved.len()
         );
 
-        // Server A killed: the clients go on through B.
+        // Server A killed: the clients go on through B — the SDK, given
+        // both servers, by retrying a call that failed.
+        let sdk = talon_sdk::Client::connect(&both, &admin_a.token)
+            .await
+            .unwrap();
+        for x in sbxs {
+            sdk_cat(&sdk, &x.sandbox_id).await.unwrap();
+        }
         a.kill9();
         let t0 = Instant::now();
         while leads(&b).await != Some(true) {
@@ -804,6 +826,7 @@ async fn two_servers_and_three_hosts_survive_a_host_then_a_server() {
             t0.elapsed().as_secs_f64()
         );
         until_workers(&mut admin_b, 2).await;
+        let mut retried = 0;
         for x in sbxs {
             let (o, code) = proc_sh(&mut procs_b, &x.sandbox_id, "cat /workspace/mine").await;
             assert_eq!(
@@ -811,7 +834,23 @@ async fn two_servers_and_three_hosts_survive_a_host_then_a_server() {
                 (x.sandbox_id.as_str(), 0),
                 "no sandbox lost"
             );
+            let mut tries = 0;
+            loop {
+                match sdk_cat(&sdk, &x.sandbox_id).await {
+                    Ok(()) => break,
+                    Err(e) if tries < 5 => {
+                        println!("SDK call failed ({e}); retrying");
+                        tries += 1;
+                        retried += 1;
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                    }
+                    Err(e) => panic!("the SDK never reached B: {e}"),
+                }
+            }
         }
+        println!(
+            "two servers, three hosts: the SDK given both servers reached every sandbox after A was killed ({retried} call(s) retried)"
+        );
         // B's autopilot moves the next lost host's sandboxes.
         let now: Vec<pb::Sandbox> = {
             let mut v = Vec::new();

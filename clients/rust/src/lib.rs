@@ -16,7 +16,6 @@ use std::time::Duration;
 use talon_proto::v1 as pb;
 use tonic::metadata::MetadataValue;
 use tonic::service::interceptor::InterceptedService;
-use tonic::transport::Channel;
 
 /// A failed call: the gRPC status the server gave, or a transport error.
 #[derive(Debug, thiserror::Error)]
@@ -92,12 +91,12 @@ impl tonic::service::Interceptor for Bearer {
     }
 }
 
-type Svc = InterceptedService<Channel, Bearer>;
+type Svc = InterceptedService<Servers, Bearer>;
 
 /// One connection to a Talon control plane.
 #[derive(Clone)]
 pub struct Client {
-    channel: Channel,
+    channel: Servers,
     bearer: Bearer,
     url: String,
 }
@@ -111,15 +110,36 @@ fn duration(d: Duration) -> prost_types::Duration {
 
 impl Client {
     /// Connects to `url` (the gRPC endpoint, e.g. `http://127.0.0.1:7070`).
+    /// Several servers of one platform, comma-separated
+    /// (`http://a:7070,http://b:7070`), are one client: calls go to one
+    /// of them, and a call that finds it gone moves the next ones to the
+    /// next server, so a call retried after a server is lost goes to
+    /// another (`servers`; the connections are then made on first use,
+    /// not here).
     pub async fn connect(url: &str, api_key: &str) -> Result<Client> {
-        let channel = tonic::transport::Endpoint::from_shared(url.to_string())
-            .map_err(|e| Error::Config(format!("bad url {url:?}: {e}")))?
-            .tcp_nodelay(true)
-            .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
-            .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
-            .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
-            .connect()
-            .await?;
+        let urls: Vec<&str> = url
+            .split(',')
+            .map(str::trim)
+            .filter(|u| !u.is_empty())
+            .collect();
+        let endpoint = |u: &str| -> Result<tonic::transport::Endpoint> {
+            Ok(tonic::transport::Endpoint::from_shared(u.to_string())
+                .map_err(|e| Error::Config(format!("bad url {u:?}: {e}")))?
+                .tcp_nodelay(true)
+                .connect_timeout(Duration::from_secs(5))
+                .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
+                .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
+                .max_frame_size(Some(talon_proto::h2::MAX_FRAME)))
+        };
+        let channel = match urls.as_slice() {
+            [] => return Err(Error::Config("no url".into())),
+            [one] => Servers::new(vec![endpoint(one)?.connect().await?]),
+            many => Servers::new(
+                many.iter()
+                    .map(|u| Ok(endpoint(u)?.connect_lazy()))
+                    .collect::<Result<Vec<_>>>()?,
+            ),
+        };
         let bearer = Bearer(
             format!("Bearer {api_key}")
                 .parse()
@@ -141,6 +161,7 @@ impl Client {
         Client::connect(&url, &key).await
     }
 
+    /// The URL (or URLs, comma-separated) it was made with.
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -589,8 +610,10 @@ mod browser;
 mod code;
 mod commands;
 mod files;
+mod servers;
 pub use agent::*;
 pub use browser::*;
 pub use code::*;
 pub use commands::*;
 pub use files::*;
+use servers::Servers;
