@@ -109,7 +109,8 @@ type Option func(*Client)
 // WithAPIKey sets the credential (an API key or an access token).
 func WithAPIKey(k string) Option { return func(c *Client) { c.apiKey = k } }
 
-// WithBaseURL sets the REST gateway's address.
+// WithBaseURL sets the REST gateway's address; several servers of one
+// platform, comma-separated, are tried in turn (servers.go).
 func WithBaseURL(u string) Option { return func(c *Client) { c.baseURL = strings.TrimRight(u, "/") } }
 
 // WithHTTPClient replaces the net/http client.
@@ -159,6 +160,20 @@ func New(opts ...Option) (*Client, error) {
 	}
 	if c.apiKey == "" {
 		return nil, &Error{Code: "UNAUTHENTICATED", Message: "no API key: use WithAPIKey or set TALON_API_KEY"}
+	}
+	urls, err := parseServers(c.baseURL)
+	if err != nil {
+		return nil, err
+	}
+	c.baseURL = urls[0].String()
+	if len(urls) > 1 {
+		inner := c.http.Transport
+		if inner == nil {
+			inner = http.DefaultTransport
+		}
+		h := *c.http
+		h.Transport = &servers{urls: urls, inner: inner}
+		c.http = &h
 	}
 	auth := func(_ context.Context, r *http.Request) error {
 		r.Header.Set("Authorization", "Bearer "+c.apiKey)

@@ -40,6 +40,41 @@ func sandbox(t *testing.T) (*talon.Sandbox, context.Context) {
 	return s, ctx
 }
 
+// Several servers of one platform: the first is gone (nothing listens on
+// port 9), so requests go to the next, and stay there.
+func TestSeveralServersOneGone(t *testing.T) {
+	client(t)
+	live := os.Getenv("TALON_URL")
+	if live == "" {
+		live = "http://127.0.0.1:8080"
+	}
+	c, err := talon.New(talon.WithBaseURL("http://127.0.0.1:9," + live + "/"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	s, err := c.Create(ctx, talon.CreateOptions{MemoryMiB: 128})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Kill(context.Background()) }()
+	r, err := s.Commands.Run(ctx, talon.Shell("echo via-next"), nil)
+	if err != nil || r.Stdout != "via-next\n" {
+		t.Fatalf("%v %+v", err, r)
+	}
+	dead, err := talon.New(talon.WithBaseURL("http://127.0.0.1:9,http://127.0.0.1:10"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dead.Create(ctx, talon.CreateOptions{}); err == nil {
+		t.Fatal("no server answers, yet the create succeeded")
+	}
+	if _, err := talon.New(talon.WithBaseURL(live + ",")); err == nil {
+		t.Fatal("an empty URL in the list was accepted")
+	}
+}
+
 func TestRunAndErrors(t *testing.T) {
 	s, ctx := sandbox(t)
 	if s.Info.State != "running" {

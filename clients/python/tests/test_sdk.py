@@ -105,6 +105,33 @@ def test_errors_are_typed():
         Sandbox.list(api_key="tln_invalid0_xxxxxxxxxxxxxxxxxxxxxxxxxxxx")
 
 
+def test_several_servers_one_gone():
+    # Several servers of one platform: the first is gone (nothing listens
+    # on port 9), so calls go to the next, and stay there.
+    live = os.environ.get("TALON_URL", "http://127.0.0.1:8080")
+    both = f"http://127.0.0.1:9,{live}/"
+    s = Sandbox.create(memory_mib=128, base_url=both)
+    try:
+        assert s.commands.run("echo via-next").stdout == "via-next\n"
+        assert s.sandbox_id in [x.sandbox_id for x in Sandbox.list(page_size=500, base_url=both)[0]]
+    finally:
+        s.kill()
+
+    async def go():
+        a = await AsyncSandbox.create(memory_mib=128, base_url=both)
+        try:
+            assert (await a.commands.run("echo async")).stdout == "async\n"
+        finally:
+            await a.kill()
+
+    asyncio.run(go())
+    # Every server gone: the SDK's own error, naming the last it tried.
+    with pytest.raises(errors.UnavailableError, match="127.0.0.1:10"):
+        Sandbox.list(base_url="http://127.0.0.1:9,http://127.0.0.1:10")
+    with pytest.raises(errors.InvalidArgumentError):
+        Sandbox.list(base_url=f"{live},")
+
+
 def test_pause_resume_kill():
     s = Sandbox.create(memory_mib=128)
     s.pause()

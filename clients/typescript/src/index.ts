@@ -118,24 +118,75 @@ async function failure(resp: Response): Promise<TalonError> {
 export interface ConnectionOptions {
   /** An API key (tln_…) or an access token; TALON_API_KEY by default. */
   apiKey?: string;
-  /** The REST gateway; TALON_URL, else http://127.0.0.1:8080. */
+  /**
+   * The REST gateway; TALON_URL, else http://127.0.0.1:8080. Several
+   * servers of one platform, comma-separated, are tried in turn (Servers).
+   */
   baseUrl?: string;
+}
+
+/** Errors of a request that reached no server (it may go to another). */
+const UNSENT = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "UND_ERR_CONNECT_TIMEOUT"]);
+
+/**
+ * Several servers of one platform: requests go to the current one. A
+ * request that could not connect there (it reached no server) is sent to
+ * the next ones in turn, and the first that answers becomes current; one
+ * that failed after it was sent is not resent (a create may have
+ * happened), but the next request goes to the next server, so a retry
+ * reaches a live one.
+ */
+class Servers {
+  readonly urls: string[];
+  private current = 0;
+
+  constructor(list: string) {
+    this.urls = list.split(",").map((u) => u.trim().replace(/\/+$/, ""));
+    if (this.urls.some((u) => !u)) throw new InvalidArgumentError(`an empty URL in ${JSON.stringify(list)}`);
+  }
+
+  readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+    const req = new Request(input, init);
+    if (this.urls.length === 1) return fetch(req);
+    const rel = req.url.startsWith(this.urls[0]) ? req.url.slice(this.urls[0].length) : new URL(req.url).pathname;
+    const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
+    const n = this.urls.length;
+    const start = this.current;
+    let last: unknown;
+    for (let k = 0; k < n; k++) {
+      const i = (start + k) % n;
+      try {
+        const resp = await fetch(this.urls[i] + rel, { method: req.method, headers: req.headers, body, signal: req.signal });
+        this.current = i;
+        return resp;
+      } catch (e) {
+        last = e;
+        if (this.current === i) this.current = (i + 1) % n;
+        const code = (e as { cause?: { code?: string } }).cause?.code;
+        if (!code || !UNSENT.has(code)) throw e;
+      }
+    }
+    throw last;
+  };
 }
 
 const env = (k: string): string | undefined =>
   (globalThis as { process?: { env: Record<string, string | undefined> } }).process?.env?.[k];
 
 class Connection {
+  /** The first server's URL. */
   readonly baseUrl: string;
   readonly headers: Record<string, string>;
   readonly api: Client<paths>;
+  private readonly servers: Servers;
 
   constructor(o: ConnectionOptions = {}) {
     const key = o.apiKey ?? env("TALON_API_KEY");
     if (!key) throw new AuthenticationError("no API key: pass apiKey or set TALON_API_KEY");
-    this.baseUrl = (o.baseUrl ?? env("TALON_URL") ?? "http://127.0.0.1:8080").replace(/\/$/, "");
+    this.servers = new Servers(o.baseUrl ?? env("TALON_URL") ?? "http://127.0.0.1:8080");
+    this.baseUrl = this.servers.urls[0];
     this.headers = { authorization: `Bearer ${key}` };
-    this.api = createClient<paths>({ baseUrl: this.baseUrl, headers: this.headers });
+    this.api = createClient<paths>({ baseUrl: this.baseUrl, headers: this.headers, fetch: this.servers.fetch });
   }
 
   /** The data of an openapi-fetch result, or its typed error. */
@@ -148,7 +199,7 @@ class Connection {
   }
 
   async fetch(path: string, init: RequestInit = {}): Promise<Response> {
-    const resp = await fetch(this.baseUrl + path, {
+    const resp = await this.servers.fetch(this.baseUrl + path, {
       ...init,
       headers: { ...this.headers, ...(init.headers as Record<string, string> | undefined) },
     });

@@ -25,6 +25,20 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
     await sbx?.kill();
   });
 
+  it("goes to the next of several servers when one is gone", async () => {
+    // Nothing listens on port 2: requests go to the next server, and stay.
+    const live = process.env.TALON_URL ?? "http://127.0.0.1:8080";
+    const both = `http://127.0.0.1:2,${live}/`;
+    const s = await Sandbox.create({ memoryMib: 128, baseUrl: both });
+    try {
+      assert.equal((await s.commands.run("echo via-next")).stdout, "via-next\n");
+    } finally {
+      await s.kill();
+    }
+    await assert.rejects(Sandbox.list({ baseUrl: "http://127.0.0.1:2,http://127.0.0.1:3" }));
+    await assert.rejects(Sandbox.list({ baseUrl: `${live},` }), InvalidArgumentError);
+  });
+
   it("creates and waits until running", async () => {
     assert.match(sbx.sandboxId, /^sbx_/);
     assert.equal((await sbx.getInfo()).state, "running");

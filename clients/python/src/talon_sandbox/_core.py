@@ -32,6 +32,9 @@ class Config:
     TALON_API_KEY and TALON_URL."""
 
     api_key: Optional[str] = None
+    # One URL, or several servers of one platform comma-separated
+    # ("http://a:8080,http://b:8080"): calls go to the first that answers
+    # (see _Transport).
     base_url: Optional[str] = None
     request_timeout: float = 60.0
     # HTTP/2: None (the default, or TALON_HTTP2) speaks it over https when
@@ -45,7 +48,11 @@ class Config:
         key = self.api_key or os.environ.get("TALON_API_KEY")
         if not key:
             raise errors.AuthenticationError("no API key: pass api_key= or set TALON_API_KEY")
-        url = (self.base_url or os.environ.get("TALON_URL") or DEFAULT_URL).rstrip("/")
+        raw = self.base_url or os.environ.get("TALON_URL") or DEFAULT_URL
+        urls = [u.strip().rstrip("/") for u in raw.split(",")]
+        if not all(urls):
+            raise errors.InvalidArgumentError(f"an empty URL in {raw!r}")
+        url = ",".join(urls)
         http2 = self.http2
         if http2 is None and os.environ.get("TALON_HTTP2"):
             flag = os.environ["TALON_HTTP2"].lower()
@@ -53,6 +60,10 @@ class Config:
                 raise errors.InvalidArgumentError(f"TALON_HTTP2 is 1/true or 0/false, not {flag!r}")
             http2 = flag in ("1", "true")
         return Config(key, url, self.request_timeout, http2)
+
+    def urls(self) -> list:
+        """The servers' URLs, first the one calls try first."""
+        return (self.base_url or DEFAULT_URL).split(",")
 
     def _key(self) -> tuple:
         c = self.resolved()
@@ -75,10 +86,10 @@ class Config:
     def _new_client(self, asynchronous: bool = False) -> AuthenticatedClient:
         c = self.resolved()
         v = c._versions()
-        transport = (_AsyncTransport(httpx.AsyncHTTPTransport(**v), c.base_url) if asynchronous
-                     else _Transport(httpx.HTTPTransport(**v), c.base_url))
+        transport = (_AsyncTransport(httpx.AsyncHTTPTransport(**v), c.urls()) if asynchronous
+                     else _Transport(httpx.HTTPTransport(**v), c.urls()))
         return AuthenticatedClient(
-            base_url=c.base_url,
+            base_url=c.urls()[0],
             token=c.api_key,
             timeout=httpx.Timeout(c.request_timeout, read=None),
             raise_on_unexpected_status=False,
@@ -115,32 +126,83 @@ def _unreachable(e: httpx.TransportError, base_url: str) -> errors.TalonError:
     return errors.UnavailableError(f"cannot reach Talon at {base_url}: {e}")
 
 
+class _Servers:
+    """Several servers of one platform: requests go to the current one. A
+    request that could not connect there (it reached no server) is sent to
+    the next ones in turn, and the first that answers becomes current; one
+    that failed after it was sent is not resent (a create may have
+    happened) and raises UnavailableError, but the next call goes to the
+    next server, so a retry reaches a live one."""
+
+    def __init__(self, urls: list) -> None:
+        self.urls = [httpx.URL(u) for u in urls]
+        self.current = 0
+
+    def at(self, request: httpx.Request, i: int) -> httpx.Request:
+        if i == 0:
+            return request
+        first, to = self.urls[0], self.urls[i]
+        path = request.url.raw_path.decode()
+        prefix = first.raw_path.decode().rstrip("/")
+        rest = path[len(prefix):] if prefix and path.startswith(prefix) else path
+        url = request.url.copy_with(scheme=to.scheme, host=to.host, port=to.port,
+                                    raw_path=(to.raw_path.decode().rstrip("/") + rest).encode())
+        request.url = url
+        request.headers["Host"] = url.netloc.decode()
+        return request
+
+    def order(self) -> list:
+        n = len(self.urls)
+        return [(self.current + k) % n for k in range(n)]
+
+    def failed(self, i: int) -> None:
+        if len(self.urls) > 1 and self.current == i:
+            self.current = (i + 1) % len(self.urls)
+
+
 class _Transport(httpx.BaseTransport):
     """httpx's transport, with its connection failures raised as the SDK's
-    own UnavailableError (or TimeoutError): callers catch TalonError only."""
+    own UnavailableError (or TimeoutError): callers catch TalonError only.
+    With several servers, see _Servers."""
 
-    def __init__(self, inner: httpx.BaseTransport, base_url: str) -> None:
-        self._inner, self._base_url = inner, base_url
+    def __init__(self, inner: httpx.BaseTransport, urls: list) -> None:
+        self._inner, self._servers = inner, _Servers(urls)
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        try:
-            return self._inner.handle_request(request)
-        except httpx.TransportError as e:
-            raise _unreachable(e, self._base_url) from e
+        s = self._servers
+        for k, i in enumerate(s.order()):
+            try:
+                resp = self._inner.handle_request(s.at(request, i))
+                s.current = i
+                return resp
+            except httpx.TransportError as e:
+                s.failed(i)
+                unsent = isinstance(e, (httpx.ConnectError, httpx.ConnectTimeout))
+                if not unsent or k == len(s.urls) - 1:
+                    raise _unreachable(e, str(s.urls[i])) from e
+        raise AssertionError("unreachable")
 
     def close(self) -> None:
         self._inner.close()
 
 
 class _AsyncTransport(httpx.AsyncBaseTransport):
-    def __init__(self, inner: httpx.AsyncBaseTransport, base_url: str) -> None:
-        self._inner, self._base_url = inner, base_url
+    def __init__(self, inner: httpx.AsyncBaseTransport, urls: list) -> None:
+        self._inner, self._servers = inner, _Servers(urls)
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
-        try:
-            return await self._inner.handle_async_request(request)
-        except httpx.TransportError as e:
-            raise _unreachable(e, self._base_url) from e
+        s = self._servers
+        for k, i in enumerate(s.order()):
+            try:
+                resp = await self._inner.handle_async_request(s.at(request, i))
+                s.current = i
+                return resp
+            except httpx.TransportError as e:
+                s.failed(i)
+                unsent = isinstance(e, (httpx.ConnectError, httpx.ConnectTimeout))
+                if not unsent or k == len(s.urls) - 1:
+                    raise _unreachable(e, str(s.urls[i])) from e
+        raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
         await self._inner.aclose()

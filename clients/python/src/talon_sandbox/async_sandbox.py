@@ -698,11 +698,11 @@ class AsyncSandbox:
         """A link to the port's preview that opens with no other credential
         (see `Sandbox.preview_url`)."""
         r = await self.preview_token(port, ttl)
-        return core.preview_link(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port, r, path)
+        return core.preview_link(self._config.urls()[0], self.sandbox_id, port, r, path)
 
     def preview_address(self, port: int) -> str:
         """The unsigned path-prefix address of a port's preview."""
-        return core.preview_url(self._config.base_url or core.DEFAULT_URL, self.sandbox_id, port)
+        return core.preview_url(self._config.urls()[0], self.sandbox_id, port)
 
     async def preview_token(self, port: int, ttl: Optional[float] = None) -> dict:
         body = core.with_ttl({"port": port}, ttl)
