@@ -147,7 +147,13 @@ class Servers {
 
   readonly fetch = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
     const req = new Request(input, init);
-    if (this.urls.length === 1) return fetch(req);
+    if (this.urls.length === 1) {
+      try {
+        return await fetch(req);
+      } catch (e) {
+        throw unreachable(e, this.urls[0]);
+      }
+    }
     const rel = req.url.startsWith(this.urls[0]) ? req.url.slice(this.urls[0].length) : new URL(req.url).pathname;
     const body = req.method === "GET" || req.method === "HEAD" ? undefined : await req.arrayBuffer();
     const n = this.urls.length;
@@ -163,11 +169,19 @@ class Servers {
         last = e;
         if (this.current === i) this.current = (i + 1) % n;
         const code = (e as { cause?: { code?: string } }).cause?.code;
-        if (!code || !UNSENT.has(code)) throw e;
+        if (!code || !UNSENT.has(code)) throw unreachable(e, this.urls[i]);
       }
     }
-    throw last;
+    throw unreachable(last, this.urls[(start + n - 1) % n]);
   };
+}
+
+/** A request that failed in the network, as the SDK's UnavailableError
+ * (an abort by the caller stays what it is). */
+function unreachable(e: unknown, url: string): unknown {
+  if (!(e instanceof TypeError)) return e;
+  const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+  return new UnavailableError(`cannot reach Talon at ${url}: ${cause?.code ?? cause?.message ?? e.message}`);
 }
 
 const env = (k: string): string | undefined =>

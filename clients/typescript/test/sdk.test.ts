@@ -12,6 +12,7 @@ import {
   NotFoundError,
   PermissionDeniedError,
   Sandbox,
+  UnavailableError,
 } from "../src/index.js";
 
 const live = Boolean(process.env.TALON_API_KEY);
@@ -35,7 +36,7 @@ describe("Sandbox", { skip: !live && "needs TALON_URL and TALON_API_KEY" }, () =
     } finally {
       await s.kill();
     }
-    await assert.rejects(Sandbox.list({ baseUrl: "http://127.0.0.1:2,http://127.0.0.1:3" }));
+    await assert.rejects(Sandbox.list({ baseUrl: "http://127.0.0.1:2,http://127.0.0.1:3" }), UnavailableError);
     await assert.rejects(Sandbox.list({ baseUrl: `${live},` }), InvalidArgumentError);
   });
 
