@@ -355,6 +355,26 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     }
     assert_eq!(metric(&s, "talon_workers_lost_total").await, Some(1.0));
     assert_eq!(metric(&s, "talon_failover_waves_total").await, Some(1.0));
+    // Operators see which worker is lost, since when, and its backend.
+    let listed = admin
+        .admin
+        .list_workers(pb::ListWorkersRequest {})
+        .await
+        .unwrap()
+        .into_inner()
+        .workers;
+    let of = |id: &str| listed.iter().find(|w| w.worker_id == id).unwrap().clone();
+    let (wa, wb) = (of(&a_id), of(&b_id));
+    assert_eq!(wa.state, pb::WorkerState::Lost as i32, "{wa:?}");
+    assert!(
+        wa.last_lost_time.is_some() && wa.lease_expire_time.is_some(),
+        "{wa:?}"
+    );
+    assert_eq!(wb.state, pb::WorkerState::Active as i32, "{wb:?}");
+    assert_eq!(
+        (wa.workspace_backend.as_str(), wb.workspace_backend.as_str()),
+        ("shared", "shared")
+    );
     // The sandboxes with files, and the one with the volume.
     let moved_n = sbxs.len() + 1;
     assert_eq!(
@@ -776,6 +796,8 @@ async fn two_servers_and_three_hosts_survive_a_host_then_a_server() {
         // Any server answers: created through A, used and deleted through B.
         let sbxs = sandboxes_with_files(&mut admin_a, 6).await;
         let mut admin_b = b.as_(&admin_a.token).await;
+        // B lists every worker connected, whichever server holds its session.
+        until_workers(&mut admin_b, 3).await;
         let mut procs_b = procs_client(b.channel().await, bearer(&admin_a.token));
         for x in &sbxs {
             let (o, code) = proc_sh(&mut procs_b, &x.sandbox_id, "cat /workspace/mine").await;

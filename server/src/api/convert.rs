@@ -277,6 +277,7 @@ pub fn worker_to_pb(
     allocated: pb::WorkerCapacity,
 ) -> pb::Worker {
     let state = match (connected, w.draining) {
+        _ if w.lost_at > 0 => pb::WorkerState::Lost,
         (false, _) => pb::WorkerState::Offline,
         (true, true) => pb::WorkerState::Draining,
         (true, false) => pb::WorkerState::Active,
@@ -300,6 +301,9 @@ pub fn worker_to_pb(
         version: w.version.clone(),
         last_heartbeat_time: Some(ts(w.last_heartbeat_at)),
         register_time: Some(ts(w.registered_at)),
+        lease_expire_time: (w.lease_expires_at > 0).then(|| ts(w.lease_expires_at)),
+        last_lost_time: (w.last_lost_at > 0).then(|| ts(w.last_lost_at)),
+        workspace_backend: w.workspace_backend.clone(),
     }
 }
 

@@ -298,6 +298,16 @@ pub async fn backend_of(app: &App, worker_id: &str) -> Result<WorkspaceBackend> 
     }
 }
 
+/// The workers whose sessions other live servers hold: connected, as
+/// far as an operator asking this server is concerned.
+async fn held_elsewhere(app: &App) -> Result<std::collections::HashSet<String>> {
+    Ok(remote(app, &app.db)
+        .await?
+        .into_iter()
+        .map(|(w, _)| w.id)
+        .collect())
+}
+
 /// Every recorded worker, by id.
 pub async fn list(app: &App) -> Result<Vec<WorkerView>> {
     let rows = worker::Entity::find()
@@ -305,10 +315,11 @@ pub async fn list(app: &App) -> Result<Vec<WorkerView>> {
         .all(&app.db)
         .await?;
     let h = holdings(&app.db, None).await?;
+    let elsewhere = held_elsewhere(app).await?;
     Ok(rows
         .into_iter()
         .map(|w| WorkerView {
-            connected: app.hub.is_connected(&w.id),
+            connected: app.hub.is_connected(&w.id) || elsewhere.contains(&w.id),
             allocated: h.by_worker.get(&w.id).cloned().unwrap_or_default(),
             worker: w,
         })
@@ -321,8 +332,9 @@ pub async fn get(app: &App, id: &str) -> Result<WorkerView> {
         .await?
         .ok_or_else(|| Error::NotFound(format!("worker {id}")))?;
     let h = holdings(&app.db, None).await?;
+    let elsewhere = held_elsewhere(app).await?;
     Ok(WorkerView {
-        connected: app.hub.is_connected(&w.id),
+        connected: app.hub.is_connected(&w.id) || elsewhere.contains(&w.id),
         allocated: h.by_worker.get(&w.id).cloned().unwrap_or_default(),
         worker: w,
     })

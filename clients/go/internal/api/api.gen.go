@@ -678,6 +678,7 @@ func (e WhoAmIResponseRole) Valid() bool {
 const (
 	WORKERSTATEACTIVE      WorkerState = "WORKER_STATE_ACTIVE"
 	WORKERSTATEDRAINING    WorkerState = "WORKER_STATE_DRAINING"
+	WORKERSTATELOST        WorkerState = "WORKER_STATE_LOST"
 	WORKERSTATEOFFLINE     WorkerState = "WORKER_STATE_OFFLINE"
 	WORKERSTATEUNSPECIFIED WorkerState = "WORKER_STATE_UNSPECIFIED"
 )
@@ -688,6 +689,8 @@ func (e WorkerState) Valid() bool {
 	case WORKERSTATEACTIVE:
 		return true
 	case WORKERSTATEDRAINING:
+		return true
+	case WORKERSTATELOST:
 		return true
 	case WORKERSTATEOFFLINE:
 		return true
@@ -2715,6 +2718,12 @@ type Worker struct {
 	// LastHeartbeatTime Last heartbeat.
 	LastHeartbeatTime *time.Time `json:"lastHeartbeatTime,omitempty"`
 
+	// LastLostTime When it was last found lost (its lease lapsed); unset if never.
+	LastLostTime *time.Time `json:"lastLostTime,omitempty"`
+
+	// LeaseExpireTime Until when its lease holds (renewed by its heartbeats).
+	LeaseExpireTime *time.Time `json:"leaseExpireTime,omitempty"`
+
 	// RegisterTime First registration.
 	RegisterTime *time.Time `json:"registerTime,omitempty"`
 
@@ -2729,6 +2738,9 @@ type Worker struct {
 
 	// WorkerId Stable id, chosen by the worker.
 	WorkerId *string `json:"workerId,omitempty"`
+
+	// WorkspaceBackend Where its sandboxes' disks live: `local` or `shared`.
+	WorkspaceBackend *string `json:"workspaceBackend,omitempty"`
 }
 
 // WorkerState State.

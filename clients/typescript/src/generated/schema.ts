@@ -3295,6 +3295,16 @@ export interface components {
             lastHeartbeatTime?: string;
             /**
              * Format: date-time
+             * @description When it was last found lost (its lease lapsed); unset if never.
+             */
+            lastLostTime?: string;
+            /**
+             * Format: date-time
+             * @description Until when its lease holds (renewed by its heartbeats).
+             */
+            leaseExpireTime?: string;
+            /**
+             * Format: date-time
              * @description First registration.
              */
             registerTime?: string;
@@ -3305,11 +3315,13 @@ export interface components {
              * @description State.
              * @enum {string}
              */
-            state?: "WORKER_STATE_UNSPECIFIED" | "WORKER_STATE_ACTIVE" | "WORKER_STATE_DRAINING" | "WORKER_STATE_OFFLINE";
+            state?: "WORKER_STATE_UNSPECIFIED" | "WORKER_STATE_ACTIVE" | "WORKER_STATE_DRAINING" | "WORKER_STATE_OFFLINE" | "WORKER_STATE_LOST";
             /** @description Its software version. */
             version?: string;
             /** @description Stable id, chosen by the worker. */
             workerId?: string;
+            /** @description Where its sandboxes' disks live: `local` or `shared`. */
+            workspaceBackend?: string;
         };
         /** @description Capacity of a worker. */
         WorkerCapacity: {

@@ -26,22 +26,28 @@ class Worker:
         capacity (WorkerCapacity | Unset): Capacity of a worker.
         hostname (str | Unset): Host name.
         last_heartbeat_time (datetime.datetime | Unset): Last heartbeat.
+        last_lost_time (datetime.datetime | Unset): When it was last found lost (its lease lapsed); unset if never.
+        lease_expire_time (datetime.datetime | Unset): Until when its lease holds (renewed by its heartbeats).
         register_time (datetime.datetime | Unset): First registration.
         runtimes (list[str] | Unset): Runtime adapters it offers, e.g. "libcontainer", "runc".
         state (WorkerState | Unset): State.
         version (str | Unset): Its software version.
         worker_id (str | Unset): Stable id, chosen by the worker.
+        workspace_backend (str | Unset): Where its sandboxes' disks live: `local` or `shared`.
     """
 
     allocated: WorkerCapacity | Unset = UNSET
     capacity: WorkerCapacity | Unset = UNSET
     hostname: str | Unset = UNSET
     last_heartbeat_time: datetime.datetime | Unset = UNSET
+    last_lost_time: datetime.datetime | Unset = UNSET
+    lease_expire_time: datetime.datetime | Unset = UNSET
     register_time: datetime.datetime | Unset = UNSET
     runtimes: list[str] | Unset = UNSET
     state: WorkerState | Unset = UNSET
     version: str | Unset = UNSET
     worker_id: str | Unset = UNSET
+    workspace_backend: str | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -59,6 +65,14 @@ class Worker:
         if not isinstance(self.last_heartbeat_time, Unset):
             last_heartbeat_time = self.last_heartbeat_time.isoformat()
 
+        last_lost_time: str | Unset = UNSET
+        if not isinstance(self.last_lost_time, Unset):
+            last_lost_time = self.last_lost_time.isoformat()
+
+        lease_expire_time: str | Unset = UNSET
+        if not isinstance(self.lease_expire_time, Unset):
+            lease_expire_time = self.lease_expire_time.isoformat()
+
         register_time: str | Unset = UNSET
         if not isinstance(self.register_time, Unset):
             register_time = self.register_time.isoformat()
@@ -75,6 +89,8 @@ class Worker:
 
         worker_id = self.worker_id
 
+        workspace_backend = self.workspace_backend
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -86,6 +102,10 @@ class Worker:
             field_dict["hostname"] = hostname
         if last_heartbeat_time is not UNSET:
             field_dict["lastHeartbeatTime"] = last_heartbeat_time
+        if last_lost_time is not UNSET:
+            field_dict["lastLostTime"] = last_lost_time
+        if lease_expire_time is not UNSET:
+            field_dict["leaseExpireTime"] = lease_expire_time
         if register_time is not UNSET:
             field_dict["registerTime"] = register_time
         if runtimes is not UNSET:
@@ -96,6 +116,8 @@ class Worker:
             field_dict["version"] = version
         if worker_id is not UNSET:
             field_dict["workerId"] = worker_id
+        if workspace_backend is not UNSET:
+            field_dict["workspaceBackend"] = workspace_backend
 
         return field_dict
 
@@ -127,6 +149,20 @@ class Worker:
         else:
             last_heartbeat_time = datetime.datetime.fromisoformat(_last_heartbeat_time)
 
+        _last_lost_time = d.pop("lastLostTime", UNSET)
+        last_lost_time: datetime.datetime | Unset
+        if isinstance(_last_lost_time, Unset):
+            last_lost_time = UNSET
+        else:
+            last_lost_time = datetime.datetime.fromisoformat(_last_lost_time)
+
+        _lease_expire_time = d.pop("leaseExpireTime", UNSET)
+        lease_expire_time: datetime.datetime | Unset
+        if isinstance(_lease_expire_time, Unset):
+            lease_expire_time = UNSET
+        else:
+            lease_expire_time = datetime.datetime.fromisoformat(_lease_expire_time)
+
         _register_time = d.pop("registerTime", UNSET)
         register_time: datetime.datetime | Unset
         if isinstance(_register_time, Unset):
@@ -147,16 +183,21 @@ class Worker:
 
         worker_id = d.pop("workerId", UNSET)
 
+        workspace_backend = d.pop("workspaceBackend", UNSET)
+
         worker = cls(
             allocated=allocated,
             capacity=capacity,
             hostname=hostname,
             last_heartbeat_time=last_heartbeat_time,
+            last_lost_time=last_lost_time,
+            lease_expire_time=lease_expire_time,
             register_time=register_time,
             runtimes=runtimes,
             state=state,
             version=version,
             worker_id=worker_id,
+            workspace_backend=workspace_backend,
         )
 
         worker.additional_properties = d
