@@ -255,6 +255,9 @@ pub mod volume {
         pub created_at: i64,
         /// The sandbox that mounts it; "" for none.
         pub sandbox_id: String,
+        /// When a sandbox was first given it (ms); 0: never, so no worker
+        /// made its files.
+        pub mounted_at: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -46,7 +46,8 @@ impl MigrationName for Volumes {
     }
 }
 
-/// Named volumes, with the sandbox that mounts each ("" for none), and
+/// Named volumes, with the sandbox that mounts each ("" for none) and
+/// when one was first given it (0: never, so it has no files yet), and
 /// each sandbox's mounts (JSON).
 #[async_trait::async_trait]
 impl MigrationTrait for Volumes {
@@ -60,6 +61,7 @@ impl MigrationTrait for Volumes {
                 big("size_mib"),
                 big("created_at"),
                 text("sandbox_id"),
+                big("mounted_at"),
             ],
         ))
         .await?;

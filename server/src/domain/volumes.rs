@@ -128,6 +128,7 @@ pub async fn create(
         size_mib: Set(size_mib),
         created_at: Set(now_ms()),
         sandbox_id: Set(String::new()),
+        mounted_at: Set(0),
     };
     match row.insert(&app.db).await {
         Ok(m) => Ok(m),
@@ -186,8 +187,9 @@ async fn holder(app: &App, db: &impl ConnectionTrait, v: &volume::Model) -> Resu
 }
 
 /// Deletes a volume and its files: refused while a sandbox holds it; its
-/// files are removed by a worker on the shared storage first, so a volume
-/// is never forgotten with its image left behind.
+/// files (if it was ever mounted) are removed by a worker on the shared
+/// storage first, so a volume is never forgotten with its image left
+/// behind.
 pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
     let v = find(&app.db, scope.id(), name).await?;
     if let Some(s) = holder(app, &app.db, &v).await? {
@@ -195,34 +197,39 @@ pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
             "volume {name} is mounted by sandbox {s}; delete the sandbox first"
         )));
     }
-    let Some(w) = crate::domain::workers::shared_reachable(app)
-        .await?
-        .into_iter()
-        .next()
-    else {
-        return Err(Error::Unavailable(
-            "no worker on the shared workspace backend is connected to remove the volume's files; try again"
-                .into(),
-        ));
-    };
-    let cmd = wpb::Command {
-        command_id: String::new(),
-        sandbox_id: String::new(),
-        generation: 0,
-        action: Some(wpb::command::Action::DeleteVolume(
-            wpb::DeleteVolumeCommand {
-                volume_id: v.id.clone(),
-            },
-        )),
-    };
-    let r = crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout).await?;
-    if r.code != 0 {
-        return Err(crate::workers::command_error(r.code, &r.message));
+    // Never mounted: no worker made its files.
+    if v.mounted_at > 0 {
+        let Some(w) = crate::domain::workers::shared_reachable(app)
+            .await?
+            .into_iter()
+            .next()
+        else {
+            return Err(Error::Unavailable(
+                "no worker on the shared workspace backend is connected to remove the volume's files; try again"
+                    .into(),
+            ));
+        };
+        let cmd = wpb::Command {
+            command_id: String::new(),
+            sandbox_id: String::new(),
+            generation: 0,
+            action: Some(wpb::command::Action::DeleteVolume(
+                wpb::DeleteVolumeCommand {
+                    volume_id: v.id.clone(),
+                },
+            )),
+        };
+        let r =
+            crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout).await?;
+        if r.code != 0 {
+            return Err(crate::workers::command_error(r.code, &r.message));
+        }
     }
     // Only if nothing took it meanwhile (a create that mounted it).
     let res = volume::Entity::delete_many()
         .filter(volume::Column::Id.eq(&v.id))
         .filter(volume::Column::SandboxId.eq(&v.sandbox_id))
+        .filter(volume::Column::MountedAt.eq(v.mounted_at))
         .exec(&app.db)
         .await?;
     if res.rows_affected == 0 {
@@ -254,6 +261,14 @@ pub async fn attach(
         }
         let res = volume::Entity::update_many()
             .col_expr(volume::Column::SandboxId, Expr::value(sandbox_id))
+            .col_expr(
+                volume::Column::MountedAt,
+                Expr::value(if v.mounted_at > 0 {
+                    v.mounted_at
+                } else {
+                    now_ms()
+                }),
+            )
             .filter(volume::Column::Id.eq(&v.id))
             .filter(volume::Column::SandboxId.eq(&v.sandbox_id))
             .exec(db)
