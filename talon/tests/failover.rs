@@ -217,7 +217,7 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
         _b,
         b_id,
         sbxs,
-    } = two_hosts(4, &["--shared-workspaces", shared_flag]).await;
+    } = two_hosts(10, &["--shared-workspaces", shared_flag]).await;
     assert!(
         sbxs.iter()
             .all(|x| x.worker_id == a_id && x.generation == 1)
