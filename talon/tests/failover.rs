@@ -250,25 +250,18 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     })
     .await
     .unwrap();
-    let vol = admin
-        .sandboxes
-        .create_sandbox(pb::CreateSandboxRequest {
-            sandbox: Some(pb::Sandbox {
-                volume_mounts: vec![pb::VolumeMount {
-                    name: "moved".into(),
-                    path: "/data".into(),
-                    read_only: false,
-                }],
-                ..Default::default()
-            }),
-            wait_until_running: true,
+    let vol = create_running_as(
+        &mut admin,
+        pb::Sandbox {
+            volume_mounts: vec![pb::VolumeMount {
+                name: "moved".into(),
+                path: "/data".into(),
+                read_only: false,
+            }],
             ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .sandbox
-        .unwrap();
+        },
+    )
+    .await;
     // Moved by hand while it runs: stopped on its worker first, so its
     // disk is never mounted twice, and the disk comes along (the old
     // worker's let-go leaves it: before, that delete could remove it).

@@ -14,23 +14,9 @@ async fn sandbox(s: &Server, key: &str) -> String {
 
 /// A running sandbox of `body`, once the embedded worker is up.
 async fn sandbox_with(s: &Server, key: &str, body: Value) -> String {
-    let c = reqwest::Client::new();
-    for _ in 0..300 {
-        let (st, body) = rest_json(
-            &c,
-            key,
-            reqwest::Method::POST,
-            format!("{}/v1/sandboxes?waitUntilRunning=true", s.http),
-            Some(body.clone()),
-        )
-        .await;
-        if st == 200 {
-            return body["sandbox"]["sandboxId"].as_str().unwrap().to_string();
-        }
-        assert_eq!(st, 503, "{body}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    panic!("no worker came up");
+    rest_create(s, key, body)
+        .await
+        .unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 /// A JSON client stream is decoded one message at a time, with a cap on

@@ -8,31 +8,9 @@ mod common;
 
 use common::*;
 use serde_json::{Value, json};
-use std::time::Duration;
 
-/// A sandbox of `body` once RUNNING, or the refusal (status, body).
 async fn create(s: &Server, key: &str, body: Value) -> Result<String, (u16, Value)> {
-    let c = reqwest::Client::new();
-    for _ in 0..300 {
-        let (st, b) = rest_json(
-            &c,
-            key,
-            reqwest::Method::POST,
-            format!("{}/v1/sandboxes?waitUntilRunning=true", s.http),
-            Some(body.clone()),
-        )
-        .await;
-        match st {
-            200 => {
-                assert_eq!(b["sandbox"]["state"], "SANDBOX_STATE_RUNNING", "{b}");
-                return Ok(b["sandbox"]["sandboxId"].as_str().unwrap().to_string());
-            }
-            // The embedded worker is not up yet.
-            503 => tokio::time::sleep(Duration::from_millis(100)).await,
-            _ => return Err((st, b)),
-        }
-    }
-    panic!("no worker came up");
+    rest_create(s, key, body).await
 }
 
 async fn sh(s: &Server, key: &str, id: &str, script: &str) -> (String, i64) {

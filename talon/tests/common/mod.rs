@@ -665,15 +665,24 @@ pub async fn create_running(c: &mut Clients) -> pb::Sandbox {
 
 /// A running sandbox whose timeout is `secs` seconds.
 pub async fn create_with_timeout(c: &mut Clients, secs: i64) -> pb::Sandbox {
+    create_running_as(
+        c,
+        pb::Sandbox {
+            timeout: Some(prost_types::Duration {
+                seconds: secs,
+                nanos: 0,
+            }),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+/// A running sandbox of `sandbox`'s settings.
+pub async fn create_running_as(c: &mut Clients, sandbox: pb::Sandbox) -> pb::Sandbox {
     c.sandboxes
         .create_sandbox(pb::CreateSandboxRequest {
-            sandbox: Some(pb::Sandbox {
-                timeout: Some(prost_types::Duration {
-                    seconds: secs,
-                    nanos: 0,
-                }),
-                ..Default::default()
-            }),
+            sandbox: Some(sandbox),
             wait_until_running: true,
             ..Default::default()
         })
@@ -682,6 +691,35 @@ pub async fn create_with_timeout(c: &mut Clients, secs: i64) -> pb::Sandbox {
         .into_inner()
         .sandbox
         .unwrap()
+}
+
+/// A sandbox of `body` created through REST once RUNNING (retried while
+/// the embedded worker is not up: 503), or the refusal (status, body).
+pub async fn rest_create(
+    s: &Server,
+    key: &str,
+    body: serde_json::Value,
+) -> Result<String, (u16, serde_json::Value)> {
+    let c = reqwest::Client::new();
+    for _ in 0..300 {
+        let (st, b) = rest_json(
+            &c,
+            key,
+            reqwest::Method::POST,
+            format!("{}/v1/sandboxes?waitUntilRunning=true", s.http),
+            Some(body.clone()),
+        )
+        .await;
+        match st {
+            200 => {
+                assert_eq!(b["sandbox"]["state"], "SANDBOX_STATE_RUNNING", "{b}");
+                return Ok(b["sandbox"]["sandboxId"].as_str().unwrap().to_string());
+            }
+            503 => tokio::time::sleep(Duration::from_millis(100)).await,
+            _ => return Err((st, b)),
+        }
+    }
+    panic!("no worker came up");
 }
 
 pub async fn get(c: &mut Clients, id: &str) -> pb::Sandbox {

@@ -155,9 +155,15 @@ class _Servers:
         n = len(self.urls)
         return [(self.current + k) % n for k in range(n)]
 
-    def failed(self, i: int) -> None:
+    def failed(self, i: int, k: int, e: httpx.TransportError) -> None:
+        """After try `k` (at server `i`) failed: the next server becomes
+        current; raises unless the request reached no server and another
+        is left to try."""
         if len(self.urls) > 1 and self.current == i:
             self.current = (i + 1) % len(self.urls)
+        unsent = isinstance(e, (httpx.ConnectError, httpx.ConnectTimeout))
+        if not unsent or k == len(self.urls) - 1:
+            raise _unreachable(e, str(self.urls[i])) from e
 
 
 class _Transport(httpx.BaseTransport):
@@ -176,10 +182,7 @@ class _Transport(httpx.BaseTransport):
                 s.current = i
                 return resp
             except httpx.TransportError as e:
-                s.failed(i)
-                unsent = isinstance(e, (httpx.ConnectError, httpx.ConnectTimeout))
-                if not unsent or k == len(s.urls) - 1:
-                    raise _unreachable(e, str(s.urls[i])) from e
+                s.failed(i, k, e)
         raise AssertionError("unreachable")
 
     def close(self) -> None:
@@ -198,10 +201,7 @@ class _AsyncTransport(httpx.AsyncBaseTransport):
                 s.current = i
                 return resp
             except httpx.TransportError as e:
-                s.failed(i)
-                unsent = isinstance(e, (httpx.ConnectError, httpx.ConnectTimeout))
-                if not unsent or k == len(s.urls) - 1:
-                    raise _unreachable(e, str(s.urls[i])) from e
+                s.failed(i, k, e)
         raise AssertionError("unreachable")
 
     async def aclose(self) -> None:
