@@ -116,8 +116,8 @@ async fn until(admin: &mut Clients, id: &str, done: impl Fn(&pb::Sandbox) -> boo
     panic!("sandbox {id}: {:?}", get(admin, id).await);
 }
 
-/// The ids of the connected workers.
-async fn active_workers(admin: &mut Clients) -> Vec<String> {
+/// Every worker, as ListWorkers shows it.
+async fn workers(admin: &mut Clients) -> Vec<pb::Worker> {
     admin
         .admin
         .list_workers(pb::ListWorkersRequest {})
@@ -125,6 +125,12 @@ async fn active_workers(admin: &mut Clients) -> Vec<String> {
         .unwrap()
         .into_inner()
         .workers
+}
+
+/// The ids of the connected workers.
+async fn active_workers(admin: &mut Clients) -> Vec<String> {
+    workers(admin)
+        .await
         .into_iter()
         .filter(|w| w.state == pb::WorkerState::Active as i32)
         .map(|w| w.worker_id)
@@ -349,13 +355,7 @@ async fn sandboxes_of_a_lost_worker_come_back_on_another_with_their_files() {
     assert_eq!(metric(&s, "talon_workers_lost_total").await, Some(1.0));
     assert_eq!(metric(&s, "talon_failover_waves_total").await, Some(1.0));
     // Operators see which worker is lost, since when, and its backend.
-    let listed = admin
-        .admin
-        .list_workers(pb::ListWorkersRequest {})
-        .await
-        .unwrap()
-        .into_inner()
-        .workers;
+    let listed = workers(&mut admin).await;
     let of = |id: &str| listed.iter().find(|w| w.worker_id == id).unwrap().clone();
     let (wa, wb) = (of(&a_id), of(&b_id));
     assert_eq!(wa.state, pb::WorkerState::Lost as i32, "{wa:?}");
