@@ -667,8 +667,9 @@ async fn split_a_worker(split: Split) {
             x.sandbox_id
         );
     }
-    // The old worker is back, empty, and in its cooldown.
-    assert_eq!(active_workers(&mut admin).await.len(), 2);
+    // The old worker is back, empty, and in its cooldown (LOST until the
+    // autopilot's next pass settles it).
+    until_workers(&mut admin, 2).await;
     drop(a);
 }
 
