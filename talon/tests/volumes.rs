@@ -112,6 +112,29 @@ async fn a_volume_outlives_its_sandboxes_and_is_mounted_by_one_at_a_time() {
     );
     let (_, v) = call(&s, &key, M::GET, "/v1/volumes/data", None).await;
     assert_eq!(v["volume"]["sandboxId"], a.as_str(), "{v}");
+    // Its top directory is the sandbox's to open (0755 here), yet no other
+    // user of the host reaches it.
+    let mounted = s
+        .data_dir()
+        .join("worker/sandboxes")
+        .join(&a)
+        .join("volumes")
+        .join(&vol_id);
+    let as_nobody = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "ls"])
+        .arg(&mounted)
+        .output()
+        .unwrap();
+    assert!(
+        !as_nobody.status.success(),
+        "another host user lists a volume: {}",
+        String::from_utf8_lossy(&as_nobody.stdout)
+    );
+    assert!(
+        std::fs::read_dir(&mounted)
+            .unwrap()
+            .any(|e| e.unwrap().file_name() == "f")
+    );
 
     // One sandbox at a time; and a held volume is not deleted.
     let (st, b) = create(

@@ -86,8 +86,11 @@ impl SandboxHost {
         })?;
         let base = l.dir.join("volumes");
         std::fs::create_dir_all(&base)?;
-        // The sandbox's root passes through to its volumes, no one lists.
-        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o711))?;
+        // The sandbox's root (its group) passes through to its volumes,
+        // whose top directories it may open to all; no other host user
+        // passes.
+        chown(&base, Some(0), Some(uid))?;
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o710))?;
         for v in volumes {
             let target = l.volume(&v.volume_id);
             if rootfs::mounts_under(&target).contains(&target) {
