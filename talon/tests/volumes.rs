@@ -184,6 +184,68 @@ async fn a_volume_outlives_its_sandboxes_and_is_mounted_by_one_at_a_time() {
     let (st, _) = call(&s, &key, M::DELETE, &format!("/v1/sandboxes/{b}"), None).await;
     assert_eq!(st, 200);
 
+    // A symlink the sandbox leaves on the way to its mount point is not
+    // followed when it starts again: the start fails, nothing is made
+    // where the link points.
+    let (st, _) = call(
+        &s,
+        &key,
+        M::POST,
+        "/v1/volumes",
+        Some(json!({"volume": {"name": "trap", "sizeMib": 16}})),
+    )
+    .await;
+    assert_eq!(st, 200);
+    let t = create(
+        &s,
+        &key,
+        json!({"volumeMounts": [{"name": "trap", "path": "/workspace/a/talon-trap"}]}),
+    )
+    .await
+    .unwrap();
+    let (out, code) = sh(
+        &s,
+        &key,
+        &t,
+        "mv /workspace/a /workspace/moved && ln -s /etc /workspace/a && echo planted",
+    )
+    .await;
+    assert_eq!((out.as_str(), code), ("planted\n", 0));
+    for (verb, want) in [
+        ("stop", "SANDBOX_STATE_STOPPED"),
+        ("start", "SANDBOX_STATE_FAILED"),
+    ] {
+        call(
+            &s,
+            &key,
+            M::POST,
+            &format!("/v1/sandboxes/{t}:{verb}"),
+            Some(json!({})),
+        )
+        .await;
+        let mut last = Value::Null;
+        for _ in 0..300 {
+            last = call(&s, &key, M::GET, &format!("/v1/sandboxes/{t}"), None)
+                .await
+                .1["sandbox"]
+                .clone();
+            if last["state"] == want {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        assert_eq!(last["state"], want, "{verb}: {last}");
+        if verb == "start" {
+            assert!(
+                last["stateMessage"].to_string().contains("symlink"),
+                "{last}"
+            );
+        }
+    }
+    assert!(!std::path::Path::new("/etc/talon-trap").exists());
+    let (st, _) = call(&s, &key, M::DELETE, &format!("/v1/sandboxes/{t}"), None).await;
+    assert_eq!(st, 200);
+
     // Read-only.
     let r = create(
         &s,
