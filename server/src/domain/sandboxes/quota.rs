@@ -132,31 +132,20 @@ pub(super) async fn candidates(
     level: crate::domain::isolation::Isolation,
     shared_only: bool,
 ) -> Result<Vec<Candidate>> {
-    let mut drained = unplaceable(app, db).await?;
+    let drained = unplaceable(app, db).await?;
     // A sandbox that mounts volumes runs only where the shared storage is.
-    if shared_only {
-        let shared = crate::domain::workers::shared_ids(app, db).await?;
-        drained.extend(
-            app.hub
-                .connected()
-                .into_iter()
-                .map(|(id, _)| id)
-                .filter(|id| !shared.contains(id)),
-        );
-        drained.extend(
-            crate::domain::workers::remote(app, db)
-                .await?
-                .into_iter()
-                .map(|(w, _)| w.id)
-                .filter(|id| !shared.contains(id)),
-        );
-    }
+    let shared = match shared_only {
+        true => Some(crate::domain::workers::shared_ids(app, db).await?),
+        false => None,
+    };
+    let off =
+        |id: &String| drained.contains(id) || shared.as_ref().is_some_and(|s| !s.contains(id));
     let mut out: Vec<Candidate> = app
         .hub
         .connected()
         .into_iter()
         .filter(|(id, _)| {
-            !drained.contains(id)
+            !off(id)
                 && Some(id.as_str()) != exclude
                 && app.hub.has_image(id, image)
                 && app.hub.offers(id, level.name())
@@ -172,7 +161,7 @@ pub(super) async fn candidates(
     for (w, inv) in crate::domain::workers::remote(app, db).await? {
         let has_image =
             image == talon_core::image::HOST_IMAGE || inv.images.iter().any(|i| i == image);
-        if drained.contains(&w.id)
+        if off(&w.id)
             || Some(w.id.as_str()) == exclude
             || !has_image
             || !inv.levels.iter().any(|l| l == level.name())
