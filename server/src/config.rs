@@ -5,6 +5,12 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// For this long after a server starts, while none of its workers is back
+/// yet (a restart), a create waits up to `STARTUP_WAIT` for one rather
+/// than answer UNAVAILABLE at once.
+pub const STARTUP_WINDOW: Duration = Duration::from_secs(60);
+pub const STARTUP_WAIT: Duration = Duration::from_secs(15);
+
 #[derive(Clone, Debug)]
 pub struct ServerConfig {
     pub data_dir: PathBuf,
@@ -54,6 +60,9 @@ pub struct ServerConfig {
     pub failover_cooldown: Duration,
     /// Most sandboxes the autopilot moves per second.
     pub failover_rate: u32,
+    /// What a sandbox that does not choose does when its worker is lost
+    /// and its workspace cannot come along.
+    pub failover_local: crate::domain::sandboxes::WorkerLoss,
     /// A volume's size when its create names none, and the largest, MiB.
     pub volume_default_mib: i64,
     pub volume_max_mib: i64,
@@ -161,6 +170,7 @@ impl ServerConfig {
             failover_grace: Duration::from_secs(10),
             failover_cooldown: Duration::from_secs(120),
             failover_rate: 10,
+            failover_local: crate::domain::sandboxes::WorkerLoss::Wait,
             volume_default_mib: 1024,
             volume_max_mib: 64 << 10,
             volumes_per_tenant: 100,

@@ -33,6 +33,10 @@ pub struct WorkerHub {
     conns: Mutex<HashMap<String, Conn>>,
     next_session: std::sync::atomic::AtomicU64,
     metrics: Metrics,
+    /// When this server started taking sessions.
+    started: std::time::Instant,
+    /// Woken when a session is attached.
+    attached: tokio::sync::Notify,
 }
 
 impl WorkerHub {
@@ -41,7 +45,25 @@ impl WorkerHub {
             conns: Mutex::new(HashMap::new()),
             next_session: 1.into(),
             metrics,
+            started: std::time::Instant::now(),
+            attached: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Whether this server started less than `window` ago, with no worker
+    /// session yet: its workers are still on their way (a restart).
+    pub fn starting(&self, window: Duration) -> bool {
+        self.started.elapsed() < window && self.conns.lock().expect("lock").is_empty()
+    }
+
+    /// Waits up to `at_most` for a worker's session (returns at once if
+    /// one is attached).
+    pub async fn first_worker(&self, at_most: Duration) {
+        let notified = self.attached.notified();
+        if !self.conns.lock().expect("lock").is_empty() {
+            return;
+        }
+        let _ = tokio::time::timeout(at_most, notified).await;
     }
 
     /// Adds a worker's session, replacing an older one of the same worker.
@@ -77,6 +99,8 @@ impl WorkerHub {
             },
         );
         self.metrics.workers_connected.set(conns.len() as i64);
+        drop(conns);
+        self.attached.notify_waiters();
         session
     }
 

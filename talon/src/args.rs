@@ -127,6 +127,9 @@ pub struct ServerArgs {
     /// How long a worker that was lost gets no sandbox placed on it, in seconds: a flapping worker causes one wave of moves.
     #[arg(long, env = "TALON_FAILOVER_COOLDOWN_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86400))]
     pub failover_cooldown_secs: u64,
+    /// What happens to a live sandbox whose worker is lost when its workspace cannot move with it (the `local` backend), for sandboxes that do not choose: `wait` (it runs on where it is, reachable again when its worker is back; nothing is lost) or `move` (its worker stops it and it starts on another worker with an EMPTY workspace).
+    #[arg(long, env = "TALON_FAILOVER_LOCAL", default_value = "wait", value_parser = ["wait", "move"])]
+    pub failover_local: String,
     /// Most sandboxes the autopilot moves per second.
     #[arg(long, env = "TALON_FAILOVER_RATE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub failover_rate: u32,

@@ -32,6 +32,8 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.failover_grace = std::time::Duration::from_secs(a.failover_grace_secs);
     c.failover_cooldown = std::time::Duration::from_secs(a.failover_cooldown_secs);
     c.failover_rate = a.failover_rate;
+    c.failover_local = talon_server::domain::sandboxes::WorkerLoss::parse(&a.failover_local)
+        .expect("clap takes only wait or move");
     c.volume_default_mib = a.volume_default_mib;
     c.volume_max_mib = a.volume_max_mib.max(a.volume_default_mib);
     c.volumes_per_tenant = a.volumes_per_tenant;

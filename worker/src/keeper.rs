@@ -5,11 +5,15 @@
 //! the lease holds: past it the control plane may start them elsewhere.
 //!
 //! The worker writes one line to the keeper's stdin every 100 ms: until
-//! when its lease holds (CLOCK_MONOTONIC, ns; 0 for none) and the ids of
-//! the sandboxes it holds. When that time passes with no later one, the
-//! keeper kills every process in those sandboxes' cgroups (thawing frozen
-//! ones, so the kill lands) and unmounts their disks (a shared disk is
-//! the next worker's to mount). When the worker is gone (EOF) it keeps the
+//! when its lease holds (CLOCK_MONOTONIC, ns; 0 for none) and the
+//! sandboxes its fence scope covers (only those another worker could
+//! start: see `lease`), each as `ID` or `ID:CONTAINER` when its container
+//! (and so its cgroup) has another name (a sandbox claimed from the
+//! prewarm pool keeps the pooled container's). When that time passes with
+//! no later one, the keeper kills every process in those containers'
+//! cgroups (thawing frozen ones, so the kill lands) and unmounts their
+//! disks (a shared disk is the next worker's to mount). Sandboxes the
+//! scope does not cover are never named, so never touched. When the worker is gone (EOF) it keeps the
 //! last word: it kills at that deadline, then exits. A restarted worker
 //! starts its own keeper and, once its own lease is granted, ends the old
 //! one (`fence-keeper.pid`), so a quick restart loses nothing.
@@ -36,19 +40,31 @@ pub fn monotonic_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// A sandbox the keeper stops: its directory's name, and its container's
+/// (whose cgroup it kills).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Target {
+    pub sandbox: String,
+    pub container: String,
+}
+
 /// One word from the worker.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Word {
     pub until_ns: u64,
-    pub sandboxes: Vec<String>,
+    pub sandboxes: Vec<Target>,
 }
 
 impl Word {
     pub fn line(&self) -> String {
         let mut s = self.until_ns.to_string();
-        for id in &self.sandboxes {
+        for t in &self.sandboxes {
             s.push(' ');
-            s.push_str(id);
+            s.push_str(&t.sandbox);
+            if t.container != t.sandbox {
+                s.push(':');
+                s.push_str(&t.container);
+            }
         }
         s.push('\n');
         s
@@ -59,14 +75,20 @@ impl Word {
     pub fn parse(line: &str) -> Option<Word> {
         let mut parts = line.split_whitespace();
         let until_ns = parts.next()?.parse().ok()?;
-        let sandboxes: Vec<String> = parts.map(String::from).collect();
-        sandboxes
-            .iter()
-            .all(|id| talon_core::ids::valid_sandbox_id(id))
-            .then_some(Word {
-                until_ns,
-                sandboxes,
+        let sandboxes = parts
+            .map(|p| {
+                let (sandbox, container) = p.split_once(':').unwrap_or((p, p));
+                let valid = talon_core::ids::valid_sandbox_id;
+                (valid(sandbox) && valid(container)).then(|| Target {
+                    sandbox: sandbox.to_string(),
+                    container: container.to_string(),
+                })
             })
+            .collect::<Option<Vec<_>>>()?;
+        Some(Word {
+            until_ns,
+            sandboxes,
+        })
     }
 }
 
@@ -109,11 +131,11 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
                     "fence-keeper: the worker's lease lapsed; killing {} sandboxes",
                     word.sandboxes.len()
                 );
-                for id in &word.sandboxes {
-                    kill_sandbox(parent, id);
+                for t in &word.sandboxes {
+                    kill_sandbox(parent, &t.container);
                     // Its disk too: on shared storage the next worker
                     // mounts it, and this kernel must not write it then.
-                    if let Err(e) = crate::rootfs::unmount_under(&dir.join(id)) {
+                    if let Err(e) = crate::rootfs::unmount_under(&dir.join(&t.sandbox)) {
                         eprintln!("fence-keeper: {e:#}");
                     }
                 }
@@ -292,11 +314,18 @@ mod tests {
 
     #[test]
     fn words_read_back_and_bad_ones_are_refused() {
+        let t = |s: &str, c: &str| Target {
+            sandbox: s.into(),
+            container: c.into(),
+        };
         let w = Word {
             until_ns: 42,
-            sandboxes: vec!["sbx_a".into(), "sbx_b".into()],
+            sandboxes: vec![t("sbx_a", "sbx_a"), t("sbx_b", "sbx_pool_0c1d")],
         };
+        assert_eq!(w.line(), "42 sbx_a sbx_b:sbx_pool_0c1d\n");
         assert_eq!(Word::parse(&w.line()), Some(w));
+        assert_eq!(Word::parse("5 sbx_a:../x"), None);
+        assert_eq!(Word::parse("5 sbx_a:"), None);
         assert_eq!(
             Word::parse("7"),
             Some(Word {

@@ -10,6 +10,14 @@
 //! lapse is never forgotten by a later renewal: if the worker noticed it
 //! late (its process was stopped, say), the next renewal still fences
 //! before anything else.
+//!
+//! What it fences is its fence scope (`wpb::FenceScope`): only what
+//! another worker could start. The server says in each renewal what the
+//! worker's peers allow; a wider scope is applied at once (the fence task
+//! tells the keeper, then marks it applied), a narrower one only once a
+//! beat reporting it has been renewed, i.e. stored. Beats report the
+//! narrower of the two, so the control plane never holds a scope wider
+//! than the one applied here, and never moves a sandbox left running.
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -24,14 +32,38 @@ pub struct Lease {
     inner: Mutex<State>,
     /// What fencing stopped, for the next session to report.
     reports: Mutex<Vec<wpb::SandboxStatus>>,
+    /// Woken when the applied scope widens: a beat reports it at once.
+    pub scope_changed: tokio::sync::Notify,
+}
+
+/// A fence scope as an order (UNSPECIFIED is NONE).
+pub fn rank(s: wpb::FenceScope) -> u8 {
+    match s {
+        wpb::FenceScope::Unspecified | wpb::FenceScope::None => 0,
+        wpb::FenceScope::Movable => 1,
+        wpb::FenceScope::Shared => 2,
+    }
+}
+
+/// The narrower of two scopes, UNSPECIFIED read as NONE.
+fn narrower(a: wpb::FenceScope, b: wpb::FenceScope) -> wpb::FenceScope {
+    match rank(a).min(rank(b)) {
+        0 => wpb::FenceScope::None,
+        1 => wpb::FenceScope::Movable,
+        _ => wpb::FenceScope::Shared,
+    }
 }
 
 #[derive(Debug, Default)]
 struct State {
     /// Until when the lease holds (None: no server has granted one).
     until: Option<Instant>,
-    /// The beats sent, with when.
-    sent: VecDeque<(u64, Instant)>,
+    /// The beats sent, with when, and the scope each reported.
+    sent: VecDeque<(u64, Instant, wpb::FenceScope)>,
+    /// The scope the last renewal allows.
+    wanted: wpb::FenceScope,
+    /// The scope applied (the keeper told), which the fence stops.
+    applied: wpb::FenceScope,
     next_seq: u64,
     /// A lapse not yet acted on.
     lapsed: bool,
@@ -40,16 +72,45 @@ struct State {
 }
 
 impl Lease {
-    /// Numbers a beat about to be sent.
-    pub fn beat(&self) -> u64 {
+    /// Numbers a beat about to be sent, with the scope it reports: the
+    /// narrower of the applied and the wanted.
+    pub fn beat(&self) -> (u64, wpb::FenceScope) {
         let mut s = self.inner.lock().expect("lease");
         s.next_seq += 1;
         let seq = s.next_seq;
-        s.sent.push_back((seq, Instant::now()));
+        let reported = narrower(s.applied, s.wanted);
+        s.sent.push_back((seq, Instant::now(), reported));
         if s.sent.len() > KEPT {
             s.sent.pop_front();
         }
-        seq
+        (seq, reported)
+    }
+
+    /// The scope the keeper must be told now: the applied one, or the
+    /// wanted one if wider (then `applied` marks it applied).
+    pub fn scope_to_apply(&self) -> wpb::FenceScope {
+        let s = self.inner.lock().expect("lease");
+        if rank(s.wanted) > rank(s.applied) {
+            s.wanted
+        } else {
+            s.applied
+        }
+    }
+
+    /// The keeper was told `scope`: a wider one is applied from now (and a
+    /// beat reports it at once).
+    pub fn applied(&self, scope: wpb::FenceScope) {
+        let mut s = self.inner.lock().expect("lease");
+        if rank(scope) > rank(s.applied) {
+            s.applied = scope;
+            self.scope_changed.notify_one();
+        }
+    }
+
+    /// What the fence stops now.
+    pub fn scope(&self) -> wpb::FenceScope {
+        let s = self.inner.lock().expect("lease").applied;
+        narrower(s, s)
     }
 
     /// A registration sent at `sent` was acknowledged with a lease.
@@ -57,11 +118,20 @@ impl Lease {
         self.extend(sent + valid_for);
     }
 
-    /// The server stored a renewal on beat `seq`.
-    pub fn renewed(&self, seq: u64, valid_for: Duration) {
+    /// The server stored a renewal on beat `seq`, allowing `scope`.
+    pub fn renewed(&self, seq: u64, valid_for: Duration, scope: wpb::FenceScope) {
         let sent = {
-            let s = self.inner.lock().expect("lease");
-            s.sent.iter().find(|(n, _)| *n == seq).map(|(_, t)| *t)
+            let mut s = self.inner.lock().expect("lease");
+            s.wanted = scope;
+            let sent = s.sent.iter().find(|(n, ..)| *n == seq).copied();
+            // Narrower: once a beat saying so is stored.
+            if let Some((_, _, reported)) = sent
+                && rank(reported) <= rank(scope)
+                && rank(scope) < rank(s.applied)
+            {
+                s.applied = scope;
+            }
+            sent.map(|(_, t, _)| t)
         };
         // A renewal of a beat no longer kept is too old to count, and one
         // already over (a beat answered late) says nothing.
@@ -140,35 +210,72 @@ mod tests {
     #[test]
     fn a_renewal_counts_from_its_beat_and_a_lapse_is_not_forgotten() {
         let l = Lease::default();
+        let none = wpb::FenceScope::None;
         // No lease granted: nothing to fence.
         assert!(!l.take_lapse());
         l.granted(Instant::now(), Duration::from_millis(50));
         assert!(!l.take_lapse());
-        let seq = l.beat();
+        let (seq, _) = l.beat();
         std::thread::sleep(Duration::from_millis(80));
         // The renewal of a beat sent 80 ms ago, valid 50 ms: already over.
-        l.renewed(seq, Duration::from_millis(50));
+        l.renewed(seq, Duration::from_millis(50), none);
         assert!(l.take_lapse());
         assert!(!l.take_lapse());
         // A fresh beat renews; a lapse noticed only at the renewal (the
         // process was stopped) still fences.
-        let seq = l.beat();
-        l.renewed(seq, Duration::from_millis(30));
+        let (seq, _) = l.beat();
+        l.renewed(seq, Duration::from_millis(30), none);
         assert!(!l.take_lapse());
         std::thread::sleep(Duration::from_millis(40));
-        let seq = l.beat();
-        l.renewed(seq, Duration::from_secs(10));
+        let (seq, _) = l.beat();
+        l.renewed(seq, Duration::from_secs(10), none);
         assert!(l.take_lapse(), "the lapse before the renewal is acted on");
         assert!(!l.take_lapse());
         // A renewal of an unknown beat counts for nothing.
-        l.renewed(9999, Duration::from_secs(100));
+        l.renewed(9999, Duration::from_secs(100), none);
         // The control plane says it is moving this worker's sandboxes:
         // fence now, though the lease still holds by this clock.
-        let seq = l.beat();
-        l.renewed(seq, Duration::from_secs(10));
+        let (seq, _) = l.beat();
+        l.renewed(seq, Duration::from_secs(10), none);
         assert!(!l.take_lapse());
         l.revoke();
         assert!(l.take_lapse());
         assert_eq!(l.until(), None);
+    }
+
+    /// The scope the control plane can know is never wider than the one
+    /// applied: wider at once (once the keeper is told), narrower only
+    /// once a beat saying so is renewed.
+    #[test]
+    fn a_scope_widens_at_once_and_narrows_only_once_reported() {
+        use wpb::FenceScope::{Movable, None, Shared};
+        let l = Lease::default();
+        l.granted(Instant::now(), Duration::from_secs(10));
+        assert_eq!((l.scope(), l.beat().1), (None, None));
+        // The peers allow SHARED: beats report NONE until it is applied.
+        let (seq, _) = l.beat();
+        l.renewed(seq, Duration::from_secs(10), Shared);
+        assert_eq!(l.scope(), None);
+        assert_eq!(l.beat().1, None, "not applied yet: not reported");
+        assert_eq!(l.scope_to_apply(), Shared);
+        l.applied(Shared);
+        assert_eq!((l.scope(), l.beat().1), (Shared, Shared));
+        // Narrower: reported at once, applied only once that beat is
+        // renewed; a renewal of an earlier beat changes nothing.
+        let (early, _) = l.beat();
+        l.renewed(early, Duration::from_secs(10), Movable);
+        assert_eq!(l.scope(), Shared, "its beat reported SHARED");
+        assert_eq!(l.scope_to_apply(), Shared);
+        let (seq, reported) = l.beat();
+        assert_eq!(reported, Movable);
+        assert_eq!(l.scope(), Shared);
+        l.renewed(seq, Duration::from_secs(10), Movable);
+        assert_eq!(l.scope(), Movable);
+        // Wider again while narrowing: at once.
+        let (seq, _) = l.beat();
+        l.renewed(seq, Duration::from_secs(10), Shared);
+        assert_eq!(l.scope_to_apply(), Shared);
+        l.applied(Shared);
+        assert_eq!(l.scope(), Shared);
     }
 }

@@ -285,15 +285,33 @@ pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
 /// Unmounts everything at or under `dir`, deepest first, and checks that
 /// nothing is left: a directory is only ever removed with no mount in it,
 /// so a removal can't reach into a layer or a host directory.
+///
+/// A plain unmount first, retried briefly while the mount is busy (a
+/// killed sandbox's processes and mount namespace going away): it
+/// returns only once the filesystem is written out and let go, which a
+/// fence needs before another worker mounts the same shared disk. A lazy
+/// one (MNT_DETACH) only after that.
 pub fn unmount_under(dir: &Path) -> anyhow::Result<()> {
-    for _ in 0..8 {
+    for round in 0..8 {
         let mut ms = mounts_under(dir);
         if ms.is_empty() {
             return Ok(());
         }
         ms.sort_by_key(|m| std::cmp::Reverse(m.components().count()));
         for m in ms {
-            let _ = rustix::mount::unmount(&m, rustix::mount::UnmountFlags::DETACH);
+            let flags = if round < 2 {
+                rustix::mount::UnmountFlags::empty()
+            } else {
+                rustix::mount::UnmountFlags::DETACH
+            };
+            let mut tries = 0;
+            while let Err(rustix::io::Errno::BUSY) = rustix::mount::unmount(&m, flags) {
+                tries += 1;
+                if tries >= 10 || flags.contains(rustix::mount::UnmountFlags::DETACH) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
         }
     }
     anyhow::bail!(

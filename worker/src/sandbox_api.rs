@@ -78,11 +78,12 @@ impl WorkerSandboxService for SandboxApi {
             .host
             .fenced_for_call(&id, generation)
             .map_err(|e| Status::new(e.code(), e.to_string()))?;
-        let Some((pid, disk)) = self
-            .host
-            .usage_target(&held)
-            .await
-            .map_err(|e| Status::unavailable(format!("{e:#}")))?
+        let Some((pid, disk)) = self.host.usage_target(&held).await.map_err(|e| {
+            match e.downcast_ref::<crate::host::WorkerError>() {
+                Some(w) => Status::new(w.code(), w.to_string()),
+                None => Status::unavailable(format!("{e:#}")),
+            }
+        })?
         else {
             self.sampler.forget(&id);
             return Err(Status::failed_precondition(format!(

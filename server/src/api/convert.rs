@@ -3,10 +3,12 @@
 
 use crate::auth::Role;
 use crate::db::entity::{api_key, audit_event, sandbox, tenant, user, worker};
+use crate::domain::fencing::FenceScope;
 use crate::domain::isolation::Isolation;
 use crate::domain::policy::{EgressPolicy, PolicyParts};
 use crate::domain::sandboxes::{
-    TimeoutAction, labels_of, metadata_of, policy_of, state_of, timeout_action_of,
+    RestartPolicy, TimeoutAction, WorkerLoss, labels_of, metadata_of, policy_of, restart_policy_of,
+    state_of, timeout_action_of, worker_loss_of,
 };
 use crate::domain::state::SandboxState;
 use crate::domain::tenants::Usage;
@@ -163,7 +165,42 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
         auto_resume: m.auto_resume,
         snapshot_id: m.snapshot_id.clone(),
         isolation: Isolation::parse(&m.isolation)?.to_proto() as i32,
+        restart_policy: match restart_policy_of(m)? {
+            RestartPolicy::Always => pb::RestartPolicy::Always,
+            RestartPolicy::Never => pb::RestartPolicy::Never,
+        } as i32,
+        worker_loss_action: match m.worker_loss.as_str() {
+            "" => pb::WorkerLossAction::Unspecified,
+            _ => match worker_loss_of(m, WorkerLoss::Wait)? {
+                WorkerLoss::Wait => pb::WorkerLossAction::Wait,
+                WorkerLoss::Move => pb::WorkerLossAction::Move,
+            },
+        } as i32,
     })
+}
+
+/// A requested restart policy: unspecified is ALWAYS; an unknown number
+/// is INVALID_ARGUMENT.
+pub fn restart_policy_from_pb(v: i32) -> Result<Option<RestartPolicy>> {
+    match pb::RestartPolicy::try_from(v)
+        .map_err(|_| Error::InvalidArgument(format!("unknown restart_policy {v}")))?
+    {
+        pb::RestartPolicy::Unspecified => Ok(None),
+        pb::RestartPolicy::Always => Ok(Some(RestartPolicy::Always)),
+        pb::RestartPolicy::Never => Ok(Some(RestartPolicy::Never)),
+    }
+}
+
+/// A requested worker-loss action: unspecified takes the platform's
+/// default; an unknown number is INVALID_ARGUMENT.
+pub fn worker_loss_from_pb(v: i32) -> Result<Option<WorkerLoss>> {
+    match pb::WorkerLossAction::try_from(v)
+        .map_err(|_| Error::InvalidArgument(format!("unknown worker_loss_action {v}")))?
+    {
+        pb::WorkerLossAction::Unspecified => Ok(None),
+        pb::WorkerLossAction::Wait => Ok(Some(WorkerLoss::Wait)),
+        pb::WorkerLossAction::Move => Ok(Some(WorkerLoss::Move)),
+    }
 }
 
 /// A requested level: unspecified is the default; MICROVM no worker
@@ -304,6 +341,11 @@ pub fn worker_to_pb(
         lease_expire_time: (w.lease_expires_at > 0).then(|| ts(w.lease_expires_at)),
         last_lost_time: (w.last_lost_at > 0).then(|| ts(w.last_lost_at)),
         workspace_backend: w.workspace_backend.clone(),
+        failover_scope: match FenceScope::from_number(w.fence_scope) {
+            FenceScope::None => pb::FailoverScope::None,
+            FenceScope::Movable => pb::FailoverScope::Movable,
+            FenceScope::Shared => pb::FailoverScope::Shared,
+        } as i32,
     }
 }
 

@@ -2,8 +2,8 @@
 
 use super::principal;
 use crate::api::convert::{
-    duration, isolation_from_pb, policy_from_pb, sandbox_to_pb, snapshot_to_pb, state_from_pb,
-    timeout_action_from_pb, ts,
+    duration, isolation_from_pb, policy_from_pb, restart_policy_from_pb, sandbox_to_pb,
+    snapshot_to_pb, state_from_pb, timeout_action_from_pb, ts, worker_loss_from_pb,
 };
 use crate::app::App;
 use crate::audit::with_resource;
@@ -52,6 +52,8 @@ fn new_sandbox(s: pb::Sandbox, idempotency_key: String) -> Result<NewSandbox, Er
                 read_only: m.read_only,
             })
             .collect(),
+        restart_policy: restart_policy_from_pb(s.restart_policy)?,
+        worker_loss: worker_loss_from_pb(s.worker_loss_action)?,
     })
 }
 

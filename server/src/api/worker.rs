@@ -1,6 +1,7 @@
 //! WorkerControlService: one bidirectional session per worker.
 
 use crate::app::App;
+use crate::domain::fencing::FenceScope;
 use crate::domain::scheduler::Amount;
 use crate::domain::{sandboxes, workers};
 use futures::StreamExt;
@@ -12,6 +13,11 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status, Streaming};
 
 pub struct WorkerApi(pub Arc<App>);
+
+/// A live sandbox placed on a worker, unchanged for this long, that the
+/// worker's full report leaves out is missing there (a create still on
+/// its way is well within it).
+const MISSING_AFTER_MS: i64 = 10_000;
 
 fn duration(d: std::time::Duration) -> prost_types::Duration {
     prost_types::Duration {
@@ -72,7 +78,7 @@ impl WorkerControlService for WorkerApi {
         let app = self.0.clone();
         let registered_at = crate::db::now_ms();
         let cap = amount(reg.capacity);
-        workers::register(
+        let session_at = workers::register(
             &app,
             &workers::Registration {
                 worker_id: &reg.worker_id,
@@ -105,7 +111,7 @@ impl WorkerControlService for WorkerApi {
                 .collect(),
         );
         // Its inventory, for the other servers' placement, at once.
-        let _ = workers::heartbeat(&app, &worker_id).await;
+        let _ = workers::heartbeat(&app, &worker_id, session_at, FenceScope::None).await;
         tracing::info!(worker = %worker_id, hostname = %reg.hostname, "worker registered");
         let ack = wpb::SessionResponse {
             message: Some(wpb::session_response::Message::Ack(wpb::RegisterAck {
@@ -145,6 +151,7 @@ impl WorkerControlService for WorkerApi {
         tokio::spawn(async move {
             let mut pool = wpb::PoolStats::default();
             let mut last_beat = std::time::Instant::now() - std::time::Duration::from_secs(60);
+            let mut stored_scope = FenceScope::None;
             while let Some(msg) = inbound.next().await {
                 let Ok(msg) = msg else { break };
                 match msg.message {
@@ -156,6 +163,24 @@ impl WorkerControlService for WorkerApi {
                             app.metrics.pool(&worker_id, &pool, &p);
                             pool = p;
                         }
+                        if hb.held_sent {
+                            // What it no longer holds (a fence's report
+                            // lost, say) is started again; what changed
+                            // lately may still be on its way to it.
+                            let held: Vec<String> =
+                                hb.held.iter().map(|s| s.sandbox_id.clone()).collect();
+                            let before = crate::db::now_ms() - MISSING_AFTER_MS;
+                            let (app, worker_id) = (app.clone(), worker_id.clone());
+                            tokio::spawn(async move {
+                                if let Err(e) = crate::domain::autopilot::recover_missing(
+                                    &app, &worker_id, &held, before,
+                                )
+                                .await
+                                {
+                                    tracing::warn!(worker = %worker_id, error = %e, "sandboxes the worker no longer holds not recovered");
+                                }
+                            });
+                        }
                         for cmd in sandboxes::orphans(&app, &worker_id, &hb.held).await {
                             let _ = tx
                                 .send(Ok(wpb::SessionResponse {
@@ -165,24 +190,29 @@ impl WorkerControlService for WorkerApi {
                         }
 
                         // Pool changes beat often; the database hears a
-                        // beat at most once a second.
-                        if last_beat.elapsed()
-                            < (app.config.heartbeat_interval / 2)
-                                .min(std::time::Duration::from_secs(1))
+                        // beat at most once a second, but at once when the
+                        // fence scope the worker applies changed.
+                        let scope = FenceScope::from_number(hb.fence_scope as i64);
+                        if scope == stored_scope
+                            && last_beat.elapsed()
+                                < (app.config.heartbeat_interval / 2)
+                                    .min(std::time::Duration::from_secs(1))
                         {
                             continue;
                         }
                         last_beat = std::time::Instant::now();
                         // The worker counts on a renewal only once it is
                         // stored (it fences itself when its lease lapses).
-                        match workers::heartbeat(&app, &worker_id).await {
-                            Ok(fence) => {
+                        match workers::heartbeat(&app, &worker_id, session_at, scope).await {
+                            Ok(r) => {
+                                stored_scope = scope;
                                 let renewed = wpb::SessionResponse {
                                     message: Some(wpb::session_response::Message::Lease(
                                         wpb::LeaseRenewed {
                                             seq: hb.seq,
                                             valid_for: Some(duration(app.config.worker_lease)),
-                                            fence,
+                                            fence: r.fence,
+                                            fence_scope: r.scope.number(),
                                         },
                                     )),
                                 };

@@ -129,6 +129,17 @@ pub mod worker {
         pub last_lost_at: i64,
         /// `local` or `shared`.
         pub workspace_backend: String,
+        /// The fence scope the worker last reported applying (a
+        /// `FenceScope` number; 0: none): the autopilot moves nothing
+        /// its worker would not stop.
+        pub fence_scope: i64,
+        /// When its current session registered (ms): its beats' reports
+        /// count only for that session.
+        pub session_at: i64,
+        /// When the autopilot last began moving sandboxes off it (0:
+        /// never): no placement on it for the cooldown, while another
+        /// worker can take them.
+        pub last_moved_at: i64,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
@@ -183,6 +194,13 @@ pub mod sandbox {
         pub isolation: String,
         /// JSON array of its volume mounts (domain::volumes::Mount).
         pub volume_mounts: String,
+        /// `always` or `never` (see RestartPolicy).
+        pub restart_policy: String,
+        /// `wait`, `move`, or "" for the platform's default.
+        pub worker_loss: String,
+        /// sha256 of the create request, for idempotent retries ("" for
+        /// rows made before it was kept).
+        pub request_hash: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

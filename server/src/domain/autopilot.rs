@@ -29,11 +29,12 @@
 use crate::app::App;
 use crate::audit::AuditRecord;
 use crate::db::entity::{sandbox, worker};
+use crate::domain::fencing::{FenceScope, moves_on_loss};
 use crate::domain::lease::db_now_ms;
 use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
 use sea_orm::sea_query::Expr;
-use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{ColumnTrait, EntityTrait, QueryFilter, QueryOrder};
 use std::collections::HashSet;
 use std::sync::Arc;
 use tonic::Code;
@@ -75,17 +76,13 @@ impl Autopilot {
         let mut waiting = 0i64;
         let live: Vec<&str> = MOVED.iter().map(|s| s.as_str()).collect();
         for w in due {
-            let rows = sandbox::Entity::find()
-                .filter(sandbox::Column::WorkerId.eq(&w.id))
-                .filter(sandbox::Column::State.is_in(live.clone()))
-                .order_by_asc(sandbox::Column::CreatedAt)
-                .limit(budget.max(1))
-                .all(&app.db)
-                .await?;
+            let rows = movable(app, &w, &live, budget).await?;
             let key = (w.id.clone(), w.lost_at);
             if rows.is_empty() {
-                // Lost it stays while its lease is lapsed (marked once);
-                // back, it is cleared.
+                // Nothing it would have stopped (its sandboxes run on
+                // there and wait for it), or nothing left: lost it stays
+                // while its lease is lapsed (marked once); back, it is
+                // cleared.
                 if w.lease_expires_at > now {
                     self.settle(app, &w).await?;
                     self.waves.remove(&key);
@@ -113,6 +110,7 @@ impl Autopilot {
                 // host's own clock may say its lease still holds).
                 worker::Entity::update_many()
                     .col_expr(worker::Column::MovingSince, Expr::value(now))
+                    .col_expr(worker::Column::LastMovedAt, Expr::value(now))
                     .filter(worker::Column::Id.eq(&w.id))
                     .filter(worker::Column::LostAt.eq(w.lost_at))
                     .exec(&app.db)
@@ -189,6 +187,38 @@ impl Autopilot {
     }
 }
 
+/// The live sandboxes of lost worker `w` that it stopped when its lease
+/// lapsed, so may start elsewhere (`fencing`), oldest first, at most
+/// `budget`. None at all while its scope covers nothing.
+async fn movable(
+    app: &App,
+    w: &worker::Model,
+    live: &[&str],
+    budget: u64,
+) -> Result<Vec<sandbox::Model>> {
+    if FenceScope::from_number(w.fence_scope) == FenceScope::None {
+        return Ok(vec![]);
+    }
+    let rows = sandbox::Entity::find()
+        .filter(sandbox::Column::WorkerId.eq(&w.id))
+        .filter(sandbox::Column::State.is_in(live.to_vec()))
+        .order_by_asc(sandbox::Column::CreatedAt)
+        .all(&app.db)
+        .await?;
+    let mut out = Vec::new();
+    for row in rows {
+        match moves_on_loss(app, &row, w) {
+            Ok(true) => out.push(row),
+            Ok(false) => {}
+            Err(e) => tracing::warn!(sandbox = %row.id, error = %e, "not moved"),
+        }
+        if out.len() as u64 >= budget.max(1) {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// At a worker's registration: the live sandboxes placed on it before
 /// (`before`, ms) that it does not hold — its records lost, or stopped by
 /// its fence while no session could report it — are moved elsewhere.
@@ -207,8 +237,13 @@ pub async fn recover_missing(
         .await?;
     for row in rows.into_iter().filter(|r| !held.contains(&r.id)) {
         let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
-        tracing::warn!(sandbox = %id, worker = %worker_id, "the worker no longer holds a sandbox placed on it; moving it");
-        match super::sandboxes::move_to(app, row, None, None).await {
+        tracing::warn!(sandbox = %id, worker = %worker_id, "the worker no longer holds a sandbox placed on it; starting it again");
+        let moved = match super::sandboxes::move_to(app, row.clone(), None, None).await {
+            // No other worker: built again where it was.
+            Err(Error::Unavailable(_)) => super::sandboxes::restart_in_place(app, row).await,
+            other => other,
+        };
+        match moved {
             Ok(_) => {
                 app.metrics.failover.moved.inc();
                 audit(app, &tenant, "autopilot.MoveSandbox", &id, Code::Ok).await;

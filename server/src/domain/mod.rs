@@ -5,6 +5,7 @@
 pub mod audit_events;
 pub mod autopilot;
 pub mod browser;
+pub mod fencing;
 pub mod images;
 pub mod isolation;
 pub mod lease;

@@ -316,6 +316,11 @@ async fn make_forks(
         // A volume is mounted by one sandbox at a time: forks start
         // without the parent's (a snapshot holds its disk, not volumes).
         volume_mounts: Vec::new(),
+        restart_policy: Some(sandboxes::restart_policy_of(row)?),
+        worker_loss: match row.worker_loss.as_str() {
+            "" => None,
+            _ => Some(sandboxes::worker_loss_of(row, app.config.failover_local)?),
+        },
     };
     let mut made: Vec<sandbox::Model> = Vec::new();
     let mut failed = None;

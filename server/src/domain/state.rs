@@ -56,8 +56,12 @@ impl SandboxState {
             (Running, Paused | Stopping | Failed) => true,
             (Paused, Running | Stopping | Failed) => true,
             (Stopping, Stopped | Failed) => true,
+            // Stopped without being asked: its host restarted, or its
+            // worker stopped it before a crash cut the report short. Its
+            // workspace is kept.
+            (Starting | Running | Paused, Stopped) => true,
             (Stopped, Starting) => true,
-            // A reassigned sandbox starts again elsewhere.
+            // Started again (its workspace kept, where it is), or moved.
             (Failed, Starting) => true,
             _ => false,
         }
@@ -92,7 +96,7 @@ impl Op {
             Op::Pause => &[Running],
             Op::Resume => &[Paused],
             Op::Stop => &[Starting, Running, Paused],
-            Op::Start => &[Stopped],
+            Op::Start => &[Stopped, Failed],
         }
     }
 
@@ -172,6 +176,13 @@ mod tests {
         assert!(Stopping.can_become(Stopped));
         assert!(Stopped.can_become(Starting));
         assert!(!Stopped.can_become(Running));
+        // A host restart stops what ran on it, keeping its workspace.
+        for s in [Starting, Running, Paused] {
+            assert!(s.can_become(Stopped), "{s}");
+        }
+        // No dead end: a failed sandbox starts again, or is deleted.
+        assert!(Failed.can_become(Starting));
+        assert!(Op::Start.check("sbx_x", Failed).is_ok());
         assert!(!Paused.can_become(Paused));
         assert!(!Pending.can_become(Running));
     }

@@ -5,6 +5,7 @@
 use crate::app::App;
 use crate::db::entity::worker;
 use crate::db::now_ms;
+use crate::domain::fencing::FenceScope;
 use crate::domain::sandboxes::holdings;
 use crate::domain::scheduler::Amount;
 use crate::error::{Error, Result};
@@ -62,8 +63,11 @@ pub struct WorkerView {
 }
 
 /// Records a worker (again): re-registration keeps `draining` and
-/// `registered_at`.
-pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
+/// `registered_at`. A new session starts fencing nothing until it says
+/// otherwise (a new process applies no scope yet), and a worker back
+/// before the autopilot began moving anything off it is no longer lost.
+/// Returns the session's start (ms), which its beats' reports name.
+pub async fn register(app: &App, r: &Registration<'_>) -> Result<i64> {
     if r.worker_id.is_empty() || r.worker_id.len() > 128 {
         return Err(Error::InvalidArgument(
             "worker_id must be 1-128 characters".into(),
@@ -92,6 +96,9 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
         moving_since: Set(0),
         last_lost_at: Set(0),
         workspace_backend: Set(backend.as_str().to_string()),
+        fence_scope: Set(0),
+        session_at: Set(now),
+        last_moved_at: Set(0),
     };
     worker::Entity::insert(row)
         .on_conflict(
@@ -108,12 +115,21 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<()> {
                     worker::Column::ServerId,
                     worker::Column::LeaseExpiresAt,
                     worker::Column::WorkspaceBackend,
+                    worker::Column::FenceScope,
+                    worker::Column::SessionAt,
                 ])
                 .to_owned(),
         )
         .exec(&app.db)
         .await?;
-    Ok(())
+    worker::Entity::update_many()
+        .col_expr(worker::Column::LostAt, Expr::value(0i64))
+        .filter(worker::Column::Id.eq(r.worker_id))
+        .filter(worker::Column::LostAt.gt(0))
+        .filter(worker::Column::MovingSince.eq(0))
+        .exec(&app.db)
+        .await?;
+    Ok(now)
 }
 
 /// What a worker holds and offers, recorded with its heartbeats for the
@@ -126,16 +142,41 @@ pub struct Inventory {
     pub used: Option<[i64; 3]>,
 }
 
-/// Notes that a worker is alive, with its inventory, and renews its
-/// lease for `worker_lease` from now on the database's clock. Ok means
-/// the renewal is stored: only then may the worker count on it; Ok(true)
-/// that the autopilot is moving its sandboxes away, so it must fence.
-pub async fn heartbeat(app: &App, worker_id: &str) -> Result<bool> {
-    let lease_until = crate::domain::lease::db_now_ms(&app.db).await?
-        + app.config.worker_lease.as_millis() as i64;
+/// What a stored beat tells its worker.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Renewal {
+    /// The autopilot is moving its sandboxes away: it must fence now.
+    pub fence: bool,
+    /// What it must stop when its lease lapses, as its peers allow now.
+    pub scope: FenceScope,
+}
+
+/// Notes that a worker is alive, with its inventory and the fence scope
+/// it applies (`reported`, stored only for the session registered at
+/// `session_at`: a late beat of an earlier session says nothing of this
+/// one), and renews its lease for `worker_lease` from now on the
+/// database's clock. Ok means the renewal is stored: only then may the
+/// worker count on it.
+pub async fn heartbeat(
+    app: &App,
+    worker_id: &str,
+    session_at: i64,
+    reported: FenceScope,
+) -> Result<Renewal> {
+    let db_now = crate::domain::lease::db_now_ms(&app.db).await?;
+    let lease_until = db_now + app.config.worker_lease.as_millis() as i64;
     let mut q = worker::Entity::update_many()
         .col_expr(worker::Column::LastHeartbeatAt, Expr::value(now_ms()))
-        .col_expr(worker::Column::LeaseExpiresAt, Expr::value(lease_until));
+        .col_expr(worker::Column::LeaseExpiresAt, Expr::value(lease_until))
+        .col_expr(
+            worker::Column::FenceScope,
+            Expr::case(
+                worker::Column::SessionAt.eq(session_at),
+                Expr::value(reported.number() as i64),
+            )
+            .finally(Expr::col(worker::Column::FenceScope))
+            .into(),
+        );
     if let Some((images, levels, used)) = app.hub.inventory(worker_id) {
         let inv = Inventory {
             images,
@@ -154,10 +195,14 @@ pub async fn heartbeat(app: &App, worker_id: &str) -> Result<bool> {
     if res.rows_affected != 1 {
         return Err(Error::NotFound(format!("worker {worker_id}")));
     }
-    Ok(worker::Entity::find_by_id(worker_id.to_string())
+    let fence = worker::Entity::find_by_id(worker_id.to_string())
         .one(&app.db)
         .await?
-        .is_some_and(|w| w.moving_since > 0))
+        .is_some_and(|w| w.moving_since > 0);
+    Ok(Renewal {
+        fence,
+        scope: crate::domain::fencing::scope_for(app, worker_id, db_now).await?,
+    })
 }
 
 /// The workers whose sessions other live servers hold, alive by their
@@ -233,6 +278,17 @@ pub async fn call(
             "worker {worker_id} is not connected"
         ))),
     }
+}
+
+/// Whether workers that held their sessions with this server before are
+/// not back yet (it has just restarted), so a create may wait for them.
+pub async fn expected_back(app: &App) -> Result<bool> {
+    Ok(worker::Entity::find()
+        .filter(worker::Column::ServerId.eq(&app.config.server_id))
+        .all(&app.db)
+        .await?
+        .iter()
+        .any(|w| !app.hub.is_connected(&w.id)))
 }
 
 /// Whether any worker this server can place on (its own, or another

@@ -29,6 +29,10 @@ pub enum WorkerError {
     Exists(String),
     #[error("{0}")]
     TooLarge(String),
+    /// Its disk is not mounted on the host where it should be: what is
+    /// there is the host's own filesystem, never read as the sandbox's.
+    #[error("sandbox {0}'s disk is not mounted on its worker; stop and start it")]
+    DiskNotMounted(String),
 }
 
 impl WorkerError {
@@ -40,6 +44,7 @@ impl WorkerError {
             WorkerError::InvalidId(_) | WorkerError::Invalid(_) => tonic::Code::InvalidArgument,
             WorkerError::Exists(_) => tonic::Code::AlreadyExists,
             WorkerError::TooLarge(_) => tonic::Code::ResourceExhausted,
+            WorkerError::DiskNotMounted(_) => tonic::Code::FailedPrecondition,
         }
     }
 }

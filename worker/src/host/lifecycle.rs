@@ -104,6 +104,7 @@ impl SandboxHost {
         let h = {
             let _slots = self.slots.lock().await;
             let h = Held {
+                format: STATE_FORMAT,
                 sandbox_id: id.into(),
                 generation,
                 slot: self.free_slot(),
@@ -118,6 +119,8 @@ impl SandboxHost {
                 env_unset: None,
                 secrets_revision: 0,
                 idle_timeout_ms: None,
+                move_on_loss: spec.move_on_worker_loss,
+                container_gone: false,
             };
             let saved = sandbox_dir(&layout.dir).and_then(|()| self.save(&h));
             if let Err(e) = saved {
@@ -301,6 +304,8 @@ impl SandboxHost {
         };
         h.secrets_expire_at = first_expiry(spec);
         h.idle_timeout_ms = idle_limit(spec);
+        h.move_on_loss = spec.move_on_worker_loss;
+        h.container_gone = false;
         h.env_unset = None;
         self.touch(id);
         self.save(&h)?;
@@ -386,23 +391,50 @@ impl SandboxHost {
             h.egress = e;
         }
         let layout = self.layout(id);
-        let mut spec = read_spec(&layout)?;
+        if h.state == SandboxPhase::Failed {
+            // Whatever its death or its failed start left: its container,
+            // its mounts. Its disk stays.
+            let _ = self.remove_container(h.cid(), h.isolation).await;
+            self.detach_network(&h).await;
+            rootfs::unmount_under(&layout.dir)?;
+            h.init = None;
+        }
+        let mut spec = match read_spec(&layout) {
+            Ok(spec) => spec,
+            Err(e) if h.state == SandboxPhase::Failed => anyhow::bail!(
+                "sandbox {id} has no workspace to start from (it failed before its first start: {e:#}); delete it and create another"
+            ),
+            Err(e) => return Err(e),
+        };
         drop_expired(&mut spec, talon_core::time::now_ms());
         self.boot(&layout, id, h.uid(), &spec, h).await
     }
 
-    /// Fencing: stops and forgets every sandbox held here (pooled ones
-    /// aside), because this worker's lease lapsed and the control plane
-    /// may start them elsewhere. Their containers are killed and their
-    /// local files removed; a shared disk is unmounted and let go, never
-    /// removed (the next worker starts from it). Returns what it stopped,
-    /// as reports for the control plane (`fenced`).
-    pub async fn fence_all(&self) -> Vec<wpb::SandboxStatus> {
-        let mut out = Vec::new();
-        for h in self.all_held() {
-            if h.pooled.is_some() {
-                continue;
+    /// Fencing: stops and forgets the sandboxes `scope` covers (see
+    /// `fenced_at`: those another worker could start), because this
+    /// worker's lease lapsed and the control plane may start them
+    /// elsewhere. Their containers are killed and their local files
+    /// removed; a shared disk is unmounted and let go, never removed (the
+    /// next worker starts from it). The others run on untouched. Returns
+    /// what it stopped, as reports for the control plane (`fenced`).
+    pub async fn fence_all(&self, scope: wpb::FenceScope) -> Vec<wpb::SandboxStatus> {
+        let targets: Vec<Held> = self
+            .all_held()
+            .into_iter()
+            .filter(|h| self.fenced_at(h, scope))
+            .collect();
+        // Every one stopped at once first, as the fence keeper would (its
+        // cgroup's processes killed, its disk written out and let go): the
+        // slower teardown below must not leave the last one running while
+        // another worker starts it.
+        for h in &targets {
+            crate::keeper::kill_sandbox(&self.cgroup_parent, h.cid());
+            if let Err(e) = rootfs::unmount_under(&self.layout(&h.sandbox_id).dir) {
+                tracing::error!(sandbox = %h.sandbox_id, error = %e, "could not unmount a fenced sandbox's disk");
             }
+        }
+        let mut out = Vec::new();
+        for h in targets {
             let lock = self.lock(&h.sandbox_id).await;
             let _g = lock.lock().await;
             match self.teardown(&h.sandbox_id).await {
@@ -482,6 +514,7 @@ impl SandboxHost {
 
             message: String::new(),
             fenced: false,
+            container_gone: false,
         })
     }
 

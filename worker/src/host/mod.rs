@@ -10,6 +10,7 @@ mod pooling;
 mod prepare;
 mod reap;
 mod record;
+mod recover;
 mod secrets;
 mod snapshot;
 
@@ -17,6 +18,7 @@ pub use agent_bin::needs_interpreter;
 pub use fence::{Fence, WorkerError, code_of, fence};
 pub use prepare::SECRETS_TMPFS_BYTES;
 pub use record::{Held, HeldImage, SandboxPhase};
+pub use recover::Settled;
 
 use crate::agent_socket::AgentPeer;
 use crate::bundle::Layout;
@@ -381,10 +383,12 @@ impl SandboxHost {
     /// cgroup is that process's) and where its disk is mounted; None when
     /// its container is not there.
     pub async fn usage_target(&self, h: &Held) -> anyhow::Result<Option<(u32, PathBuf)>> {
-        Ok(self
-            .pid_of(h)
-            .await?
-            .map(|pid| (pid, self.layout(&h.sandbox_id).disk())))
+        let Some(pid) = self.pid_of(h).await? else {
+            return Ok(None);
+        };
+        let layout = self.layout(&h.sandbox_id);
+        disk_mounted(&layout, &h.sandbox_id)?;
+        Ok(Some((pid, layout.disk())))
     }
 
     /// The network namespace of a held sandbox whose init is `pid`: the
@@ -420,6 +424,17 @@ impl SandboxHost {
     pub(super) fn free_slot(&self) -> u32 {
         let used: HashSet<u32> = self.all_held().into_iter().map(|h| h.slot).collect();
         (0..).find(|s| !used.contains(s)).expect("a free slot")
+    }
+}
+
+/// Refuses to read a sandbox's disk where it is not mounted: a disk
+/// mount removed under a live sandbox leaves the host's own filesystem
+/// there, which snapshots and usage must never take for the sandbox's.
+pub(super) fn disk_mounted(l: &Layout, id: &str) -> Result<(), WorkerError> {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(l.disk()), std::fs::metadata(&l.dir)) {
+        (Ok(disk), Ok(dir)) if disk.dev() != dir.dev() => Ok(()),
+        _ => Err(WorkerError::DiskNotMounted(id.to_string())),
     }
 }
 

@@ -82,6 +82,7 @@ impl SandboxHost {
         h.state = SandboxPhase::Running;
         h.secrets_expire_at = first_expiry(spec);
         h.idle_timeout_ms = idle_limit(spec);
+        h.move_on_loss = spec.move_on_worker_loss;
         self.touch(id);
         self.save(&h)?;
         keep_spec(&layout, spec)?;

@@ -14,8 +14,9 @@ impl SandboxHost {
     }
 
     /// Every sandbox this worker holds, with its state checked against the
-    /// runtime: a container that died while we were away is reported
-    /// failed, not running.
+    /// runtime: a container that died since the worker's start (`settle`)
+    /// is reported failed, not running; one gone with its host is stopped,
+    /// and says so (`container_gone`).
     pub async fn inventory(&self) -> Vec<wpb::SandboxStatus> {
         let mut out = Vec::new();
         for id in self.record_dirs() {
@@ -24,27 +25,28 @@ impl SandboxHost {
             if h.pooled.is_some() {
                 continue;
             }
-            let status = match self.runtime_for(h.isolation) {
-                Ok(rt) => rt.status(h.cid()).await,
-                Err(e) => Err(e),
+            let actual = match h.state {
+                SandboxPhase::Running | SandboxPhase::Paused => {
+                    let status = match self.runtime_for(h.isolation) {
+                        Ok(rt) if self.container_alive(&h).await => rt.status(h.cid()).await,
+                        Ok(_) => Ok(None),
+                        Err(e) => Err(e),
+                    };
+                    match status {
+                        Ok(Some(ContainerStatus::Running)) => SandboxPhase::Running,
+                        Ok(Some(ContainerStatus::Paused)) => SandboxPhase::Paused,
+                        _ => SandboxPhase::Failed,
+                    }
+                }
+                other => other,
             };
-            let actual = match status {
-                Ok(Some(ContainerStatus::Running)) => SandboxPhase::Running,
-                Ok(Some(ContainerStatus::Paused)) => SandboxPhase::Paused,
-                Ok(_) if h.state == SandboxPhase::Stopped => SandboxPhase::Stopped,
-                _ => SandboxPhase::Failed,
-            };
-            out.push(wpb::SandboxStatus {
-                sandbox_id: id,
-                generation: h.generation,
-                state: actual.reported() as i32,
-                message: if actual == SandboxPhase::Failed && h.state != SandboxPhase::Failed {
-                    "container is gone".into()
-                } else {
-                    String::new()
-                },
-                fenced: false,
-            });
+            let mut s = Self::status(&h, "");
+            s.sandbox_id = id;
+            s.state = actual.reported() as i32;
+            if actual == SandboxPhase::Failed && h.state != SandboxPhase::Failed {
+                s.message = "container is gone".into();
+            }
+            out.push(s);
         }
         out
     }

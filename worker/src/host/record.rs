@@ -52,8 +52,22 @@ impl SandboxPhase {
     }
 }
 
+/// The state file's format: what this worker writes, and the newest it
+/// reads. Every earlier one reads (a file without `format` is 1; their
+/// fixtures are under `fixtures/`); a newer one is refused, never guessed
+/// at (its sandbox's commands are refused until a worker that reads it
+/// runs).
+pub const STATE_FORMAT: u32 = 2;
+
+fn first_format() -> u32 {
+    1
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Held {
+    /// The format it was written in (see `STATE_FORMAT`).
+    #[serde(default = "first_format")]
+    pub format: u32,
     pub sandbox_id: String,
     pub generation: i64,
     pub slot: u32,
@@ -100,10 +114,24 @@ pub struct Held {
     /// Frozen after this long without activity (ms); see `idle`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_ms: Option<u64>,
+    /// It moves to another worker should this one be lost even with an
+    /// empty workspace (its spec's `move_on_worker_loss`): fenced from
+    /// FENCE_SCOPE_MOVABLE on (see `fenced_at`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub move_on_loss: bool,
+    /// Its container was gone when the worker started (its host
+    /// restarted): reported with its state until it starts again, so the
+    /// control plane applies its restart policy.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub container_gone: bool,
 }
 
 fn is_zero(n: &i64) -> bool {
     *n == 0
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl Held {
@@ -224,11 +252,13 @@ impl SandboxHost {
 
     pub(super) fn save(&self, h: &Held) -> anyhow::Result<()> {
         let dir = self.layout(&h.sandbox_id).dir;
-        write_private(&dir.join("state.json"), &serde_json::to_vec(h)?)?;
+        let mut h = h.clone();
+        h.format = STATE_FORMAT;
+        write_private(&dir.join("state.json"), &serde_json::to_vec(&h)?)?;
         self.records
             .lock()
             .expect("records")
-            .insert(h.sandbox_id.clone(), Ok(h.clone()));
+            .insert(h.sandbox_id.clone(), Ok(h));
         Ok(())
     }
 
@@ -255,13 +285,26 @@ impl SandboxHost {
             .count()
     }
 
-    /// The ids of the sandboxes held for the control plane (pooled ones
-    /// aside): what the fence keeper kills when the lease lapses.
-    pub fn held_ids(&self) -> Vec<String> {
+    /// Whether the fence stops `h` at `scope`: only what another worker
+    /// could start (the server's `fencing::fenced_at`, from this side).
+    pub fn fenced_at(&self, h: &Held, scope: wpb::FenceScope) -> bool {
+        use crate::lease::rank;
+        h.pooled.is_none()
+            && ((self.shared.is_some() && rank(scope) >= rank(wpb::FenceScope::Shared))
+                || (h.move_on_loss && rank(scope) >= rank(wpb::FenceScope::Movable)))
+    }
+
+    /// The sandboxes the fence stops at `scope`, with their containers'
+    /// names (a claimed pooled one keeps its own): what the fence keeper
+    /// kills when the lease lapses.
+    pub fn fence_targets(&self, scope: wpb::FenceScope) -> Vec<crate::keeper::Target> {
         self.all_held()
             .into_iter()
-            .filter(|h| h.pooled.is_none())
-            .map(|h| h.sandbox_id)
+            .filter(|h| self.fenced_at(h, scope))
+            .map(|h| crate::keeper::Target {
+                container: h.cid().to_string(),
+                sandbox: h.sandbox_id,
+            })
             .collect()
     }
 
@@ -280,6 +323,7 @@ impl SandboxHost {
             state: h.state.reported() as i32,
             message: message.to_string(),
             fenced: false,
+            container_gone: h.container_gone,
         }
     }
 }
@@ -304,7 +348,18 @@ pub(super) fn load_records(root: &Path) -> HashMap<String, Result<Held, String>>
                 continue;
             }
         };
-        let r = serde_json::from_str::<Held>(&text).map_err(|e| e.to_string());
+        let r = serde_json::from_str::<Held>(&text)
+            .map_err(|e| e.to_string())
+            .and_then(|h| {
+                if h.format > STATE_FORMAT {
+                    Err(format!(
+                        "written by a newer worker (state format {}; this one reads up to {STATE_FORMAT})",
+                        h.format
+                    ))
+                } else {
+                    Ok(h)
+                }
+            });
         if let Err(reason) = &r {
             tracing::error!(sandbox = %dir, %reason, "a sandbox's record does not read; its commands are refused");
         }

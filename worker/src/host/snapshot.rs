@@ -59,6 +59,7 @@ impl SandboxHost {
                 "sandbox {id} is {s:?}: only a running or paused sandbox can be snapshotted"
             ),
         };
+        disk_mounted(&self.layout(id), id)?;
         if thaw {
             self.runtime_for(h.isolation)?.pause(h.cid()).await?;
         }

@@ -14,6 +14,11 @@ struct Fixture {
 }
 
 fn fixture(rt: RecordingRuntime, pool_size: usize) -> Fixture {
+    fixture_with(rt, pool_size, false)
+}
+
+/// `shared`: sandbox disks on shared storage (a directory of the test's).
+fn fixture_with(rt: RecordingRuntime, pool_size: usize, shared: bool) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
     let agent = dir.path().join("talon-agent");
     std::fs::write(&agent, b"not really an agent").unwrap();
@@ -23,6 +28,7 @@ fn fixture(rt: RecordingRuntime, pool_size: usize) -> Fixture {
             size: pool_size,
             ..Default::default()
         },
+        shared_disks: shared.then(|| dir.path().join("shared")),
         ..Default::default()
     };
     let host =
@@ -32,6 +38,7 @@ fn fixture(rt: RecordingRuntime, pool_size: usize) -> Fixture {
 
 fn held(id: &str, generation: i64, state: SandboxPhase) -> Held {
     Held {
+        format: STATE_FORMAT,
         sandbox_id: id.into(),
         generation,
         slot: 0,
@@ -46,6 +53,8 @@ fn held(id: &str, generation: i64, state: SandboxPhase) -> Held {
         env_unset: None,
         secrets_revision: 0,
         idle_timeout_ms: None,
+        move_on_loss: false,
+        container_gone: false,
     }
 }
 
@@ -390,4 +399,244 @@ async fn calls_are_turned_away_from_an_idle_pause_until_the_thaw() {
     assert!(!f.host.admit(id));
     f.host.touch(id);
     assert!(f.host.admit(id), "the thaw lets calls in again");
+}
+
+/// What a restarted worker finds (after a reboot, or a crash mid-create)
+/// is set right: a sandbox whose container vanished is stopped with its
+/// workspace and says so; one whose recorded init is another process now
+/// (a pid reused after a reboot) too, whatever the runtime's stale state
+/// says; a create cut short is removed; a live one is left alone.
+#[tokio::test]
+async fn a_restarted_worker_stops_what_vanished_and_keeps_what_lives() {
+    let f = fixture(
+        RecordingRuntime::with(&[
+            ("sbx_live", ContainerStatus::Running, 0),
+            ("sbx_reused", ContainerStatus::Running, 1),
+            ("sbx_old", ContainerStatus::Running, 0),
+        ]),
+        0,
+    );
+    put(&f, &held("sbx_live", 1, SandboxPhase::Running));
+    std::fs::write(f.host.layout("sbx_live").agent_socket(), b"").unwrap();
+    // Alive, but started by a worker older than the agent socket's move:
+    // no socket in its directory, so never reachable as it is.
+    let mut old = held("sbx_old", 1, SandboxPhase::Running);
+    old.format = 1;
+    put(&f, &old);
+    put(&f, &held("sbx_gone", 2, SandboxPhase::Running));
+    put(&f, &held("sbx_frozen", 1, SandboxPhase::Paused));
+    put(&f, &held("sbx_building", 1, SandboxPhase::Starting));
+    put(&f, &held("sbx_stopped", 1, SandboxPhase::Stopped));
+    // Its init was pid 1 with another start time: not the process now.
+    let mut reused = held("sbx_reused", 1, SandboxPhase::Running);
+    reused.init = Some((1, u64::MAX));
+    put(&f, &reused);
+    let disk = f.host.layout("sbx_gone").disk_image();
+    std::fs::write(&disk, b"the workspace").unwrap();
+
+    let settled = f.host.settle().await;
+    assert_eq!(
+        settled,
+        Settled {
+            adopted: 1,
+            stopped: 4,
+            removed: 1
+        }
+    );
+    for id in ["sbx_gone", "sbx_frozen", "sbx_reused", "sbx_old"] {
+        let h = f.host.held(id).unwrap();
+        assert_eq!(
+            (h.state, h.container_gone, h.init),
+            (SandboxPhase::Stopped, true, None),
+            "{id}"
+        );
+    }
+    assert_eq!(std::fs::read(&disk).unwrap(), b"the workspace");
+    assert_eq!(
+        f.host.held("sbx_live").unwrap().state,
+        SandboxPhase::Running
+    );
+    assert!(f.host.held("sbx_building").is_none());
+    assert!(!f.host.layout("sbx_building").dir.exists());
+    // The stale container of the reused pid is removed, never adopted.
+    assert!(f.rt.calls().contains(&"delete sbx_reused".to_string()));
+    assert!(!f.rt.calls().iter().any(|c| c.ends_with(" sbx_live")));
+
+    // Reported stopped and gone, so the control plane restarts it per its
+    // policy; never failed.
+    let inv = f.host.inventory().await;
+    let of = |id: &str| inv.iter().find(|s| s.sandbox_id == id).unwrap().clone();
+    let gone = of("sbx_gone");
+    assert_eq!(
+        (gone.state, gone.container_gone, gone.generation),
+        (SandboxState::Stopped as i32, true, 2)
+    );
+    assert!(!of("sbx_stopped").container_gone);
+    assert_eq!(of("sbx_live").state, SandboxState::Running as i32);
+    // Settling again finds nothing more to do.
+    let again = f.host.settle().await;
+    assert_eq!((again.stopped, again.removed), (0, 0));
+}
+
+/// Only what another worker could start is fenced: nothing while no peer
+/// is live; with one, the sandboxes that move even with an empty
+/// workspace; with a peer on shared storage, every sandbox of a shared
+/// worker. The others run on, untouched.
+#[tokio::test]
+async fn only_what_another_worker_could_start_is_fenced() {
+    use wpb::FenceScope::{Movable, None, Shared};
+    for shared in [false, true] {
+        let f = fixture_with(
+            RecordingRuntime::with(&[
+                ("sbx_stay", ContainerStatus::Running, 0),
+                ("sbx_pool_c", ContainerStatus::Running, 0),
+            ]),
+            0,
+            shared,
+        );
+        put(&f, &held("sbx_stay", 1, SandboxPhase::Running));
+        // Claimed from the pool: its container keeps the pooled name.
+        let mut mover = held("sbx_move", 1, SandboxPhase::Running);
+        mover.move_on_loss = true;
+        mover.container = Some("sbx_pool_c".into());
+        put(&f, &mover);
+        let names = |scope| -> Vec<(String, String)> {
+            f.host
+                .fence_targets(scope)
+                .into_iter()
+                .map(|t| (t.sandbox, t.container))
+                .collect()
+        };
+        assert!(names(None).is_empty(), "shared={shared}");
+        assert!(f.host.fence_all(None).await.is_empty());
+        let moving = ("sbx_move".to_string(), "sbx_pool_c".to_string());
+        assert_eq!(
+            names(Movable),
+            std::slice::from_ref(&moving),
+            "shared={shared}"
+        );
+        let want: Vec<_> = if shared {
+            vec![moving.clone(), ("sbx_stay".into(), "sbx_stay".into())]
+        } else {
+            vec![moving.clone()]
+        };
+        assert_eq!(names(Shared), want, "shared={shared}");
+        let fenced = f.host.fence_all(Movable).await;
+        assert_eq!(fenced.len(), 1);
+        assert!(fenced[0].fenced && fenced[0].sandbox_id == "sbx_move");
+        // The fence killed the claimed sandbox's own container.
+        assert!(f.rt.calls().contains(&"kill-KILL sbx_pool_c".to_string()));
+        assert_eq!(
+            f.host.held("sbx_stay").unwrap().state,
+            SandboxPhase::Running
+        );
+        assert!(!f.rt.calls().iter().any(|c| c.ends_with(" sbx_stay")));
+    }
+}
+
+/// Every state file an earlier worker wrote reads, with what it said
+/// and the defaults of what it could not say; written again, it is of
+/// this format and reads the same. A newer format is refused.
+#[test]
+fn every_earlier_state_format_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let fixtures: [(&str, &str); 8] = [
+        ("01-first.json", include_str!("fixtures/01-first.json")),
+        ("02-images.json", include_str!("fixtures/02-images.json")),
+        ("03-egress.json", include_str!("fixtures/03-egress.json")),
+        ("04-pool.json", include_str!("fixtures/04-pool.json")),
+        ("05-init.json", include_str!("fixtures/05-init.json")),
+        ("06-secrets.json", include_str!("fixtures/06-secrets.json")),
+        ("07-idle.json", include_str!("fixtures/07-idle.json")),
+        (
+            "08-isolation.json",
+            include_str!("fixtures/08-isolation.json"),
+        ),
+    ];
+    for (name, text) in fixtures {
+        let v: serde_json::Value = serde_json::from_str(text).unwrap();
+        let id = v["sandbox_id"].as_str().unwrap();
+        std::fs::create_dir_all(dir.path().join(id)).unwrap();
+        std::fs::write(dir.path().join(id).join("state.json"), text).unwrap();
+        let _ = name;
+    }
+    let records = load_records(dir.path());
+    let get = |id: &str| -> Held {
+        records[id]
+            .clone()
+            .unwrap_or_else(|e| panic!("{id} does not read: {e}"))
+    };
+    let f1 = get("sbx_f1");
+    assert_eq!(
+        (f1.format, f1.generation, f1.slot, f1.state),
+        (1, 3, 2, SandboxPhase::Running)
+    );
+    assert_eq!(f1.egress, Egress::Open, "open before egress policies");
+    assert_eq!(f1.isolation, crate::runtime::Isolation::Container);
+    assert!(!f1.move_on_loss && !f1.container_gone && f1.init.is_none());
+    let f2 = get("sbx_f2");
+    let img = f2.image.unwrap();
+    assert_eq!(
+        (img.name.as_str(), img.config.user.as_str()),
+        ("alpine", "1000")
+    );
+    assert_eq!(img.mode, crate::rootfs::RootfsMode::Overlay);
+    let f3 = get("sbx_f3");
+    assert!(
+        matches!(f3.egress, Egress::Allowlist { .. }),
+        "{:?}",
+        f3.egress
+    );
+    assert_eq!(f3.state, SandboxPhase::Paused);
+    let f4 = get("sbx_pool_f4");
+    assert_eq!(f4.state, SandboxPhase::Pooled);
+    let shape = f4.pooled.unwrap();
+    assert_eq!(
+        (shape.memory_mib, shape.isolation),
+        (512, crate::runtime::Isolation::Container)
+    );
+    let f5 = get("sbx_f5");
+    assert_eq!((f5.init, f5.cid()), (Some((4242, 123456)), "sbx_pool_0c1d"));
+    let f6 = get("sbx_f6");
+    assert_eq!(
+        (
+            f6.secrets_expire_at,
+            f6.env_unset.clone(),
+            f6.secrets_revision
+        ),
+        (
+            Some(1790000000000),
+            Some(vec!["OLD_TOKEN".to_string()]),
+            1765000000000000
+        )
+    );
+    assert_eq!(get("sbx_f7").idle_timeout_ms, Some(30000));
+    let f8 = get("sbx_f8");
+    assert_eq!(
+        (f8.isolation, f8.state),
+        (crate::runtime::Isolation::Gvisor, SandboxPhase::Failed)
+    );
+
+    // Written again by this worker: this format, the same record.
+    let f = fixture(RecordingRuntime::default(), 0);
+    let mut h = get("sbx_f6");
+    std::fs::create_dir_all(f.host.layout("sbx_f6").dir).unwrap();
+    f.host.save(&h).unwrap();
+    let again = load_records(&f.dir.path().join("data/sandboxes"));
+    let back = again["sbx_f6"].clone().unwrap();
+    h.format = STATE_FORMAT;
+    assert_eq!(
+        serde_json::to_value(&back).unwrap(),
+        serde_json::to_value(&h).unwrap()
+    );
+
+    // A newer worker's file is refused, not guessed at.
+    let newer = dir.path().join("sbx_new");
+    std::fs::create_dir_all(&newer).unwrap();
+    let mut v = serde_json::to_value(&h).unwrap();
+    v["sandbox_id"] = "sbx_new".into();
+    v["format"] = (STATE_FORMAT + 1).into();
+    std::fs::write(newer.join("state.json"), v.to_string()).unwrap();
+    let e = load_records(dir.path())["sbx_new"].clone().unwrap_err();
+    assert!(e.contains("newer worker"), "{e}");
 }

@@ -422,6 +422,27 @@ func (e SandboxIsolation) Valid() bool {
 	}
 }
 
+// Defines values for SandboxRestartPolicy.
+const (
+	RESTARTPOLICYALWAYS      SandboxRestartPolicy = "RESTART_POLICY_ALWAYS"
+	RESTARTPOLICYNEVER       SandboxRestartPolicy = "RESTART_POLICY_NEVER"
+	RESTARTPOLICYUNSPECIFIED SandboxRestartPolicy = "RESTART_POLICY_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the SandboxRestartPolicy enum.
+func (e SandboxRestartPolicy) Valid() bool {
+	switch e {
+	case RESTARTPOLICYALWAYS:
+		return true
+	case RESTARTPOLICYNEVER:
+		return true
+	case RESTARTPOLICYUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SandboxState.
 const (
 	SandboxStateSANDBOXSTATEDELETED     SandboxState = "SANDBOX_STATE_DELETED"
@@ -476,6 +497,27 @@ func (e SandboxTimeoutAction) Valid() bool {
 	case SandboxTimeoutActionTIMEOUTACTIONPAUSE:
 		return true
 	case SandboxTimeoutActionTIMEOUTACTIONUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for SandboxWorkerLossAction.
+const (
+	WORKERLOSSACTIONMOVE        SandboxWorkerLossAction = "WORKER_LOSS_ACTION_MOVE"
+	WORKERLOSSACTIONUNSPECIFIED SandboxWorkerLossAction = "WORKER_LOSS_ACTION_UNSPECIFIED"
+	WORKERLOSSACTIONWAIT        SandboxWorkerLossAction = "WORKER_LOSS_ACTION_WAIT"
+)
+
+// Valid indicates whether the value is a known member of the SandboxWorkerLossAction enum.
+func (e SandboxWorkerLossAction) Valid() bool {
+	switch e {
+	case WORKERLOSSACTIONMOVE:
+		return true
+	case WORKERLOSSACTIONUNSPECIFIED:
+		return true
+	case WORKERLOSSACTIONWAIT:
 		return true
 	default:
 		return false
@@ -668,6 +710,30 @@ func (e WhoAmIResponseRole) Valid() bool {
 	case WhoAmIResponseRoleROLEUNSPECIFIED:
 		return true
 	case WhoAmIResponseRoleROLEVIEWER:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkerFailoverScope.
+const (
+	FAILOVERSCOPEMOVABLE     WorkerFailoverScope = "FAILOVER_SCOPE_MOVABLE"
+	FAILOVERSCOPENONE        WorkerFailoverScope = "FAILOVER_SCOPE_NONE"
+	FAILOVERSCOPESHARED      WorkerFailoverScope = "FAILOVER_SCOPE_SHARED"
+	FAILOVERSCOPEUNSPECIFIED WorkerFailoverScope = "FAILOVER_SCOPE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the WorkerFailoverScope enum.
+func (e WorkerFailoverScope) Valid() bool {
+	switch e {
+	case FAILOVERSCOPEMOVABLE:
+		return true
+	case FAILOVERSCOPENONE:
+		return true
+	case FAILOVERSCOPESHARED:
+		return true
+	case FAILOVERSCOPEUNSPECIFIED:
 		return true
 	default:
 		return false
@@ -2180,6 +2246,10 @@ type Sandbox struct {
 	// Resources Requested resources; zero fields take the server's defaults.
 	Resources *Resources `json:"resources,omitempty"`
 
+	// RestartPolicy What happens when its host restarts (set on create; unspecified is
+	//  ALWAYS). Output: the policy it has.
+	RestartPolicy *SandboxRestartPolicy `json:"restartPolicy,omitempty"`
+
 	// SandboxId Output only. "sbx_" followed by 26 lowercase base32 characters.
 	SandboxId *string `json:"sandboxId,omitempty"`
 
@@ -2217,6 +2287,11 @@ type Sandbox struct {
 
 	// WorkerId Output only. The worker it is placed on.
 	WorkerId *string `json:"workerId,omitempty"`
+
+	// WorkerLossAction What happens when its worker is lost and its workspace cannot move
+	//  with it (set on create; unspecified takes the platform's default).
+	//  Output: the action it has.
+	WorkerLossAction *SandboxWorkerLossAction `json:"workerLossAction,omitempty"`
 }
 
 // SandboxIsolation How strongly it is kept from the host (set on create; unspecified is
@@ -2226,11 +2301,22 @@ type Sandbox struct {
 //	runs at.
 type SandboxIsolation string
 
+// SandboxRestartPolicy What happens when its host restarts (set on create; unspecified is
+//
+//	ALWAYS). Output: the policy it has.
+type SandboxRestartPolicy string
+
 // SandboxState Output only. The lifecycle state.
 type SandboxState string
 
 // SandboxTimeoutAction What happens when the timeout passes; PAUSE when unset.
 type SandboxTimeoutAction string
+
+// SandboxWorkerLossAction What happens when its worker is lost and its workspace cannot move
+//
+//	with it (set on create; unspecified takes the platform's default).
+//	Output: the action it has.
+type SandboxWorkerLossAction string
 
 // SandboxMetrics What a sandbox uses at one moment.
 type SandboxMetrics struct {
@@ -2712,6 +2798,10 @@ type Worker struct {
 	// Capacity What it can hold.
 	Capacity *WorkerCapacity `json:"capacity,omitempty"`
 
+	// FailoverScope Which of its sandboxes would move were it lost now, as the worker
+	//  last reported applying it.
+	FailoverScope *WorkerFailoverScope `json:"failoverScope,omitempty"`
+
 	// Hostname Host name.
 	Hostname *string `json:"hostname,omitempty"`
 
@@ -2742,6 +2832,11 @@ type Worker struct {
 	// WorkspaceBackend Where its sandboxes' disks live: `local` or `shared`.
 	WorkspaceBackend *string `json:"workspaceBackend,omitempty"`
 }
+
+// WorkerFailoverScope Which of its sandboxes would move were it lost now, as the worker
+//
+//	last reported applying it.
+type WorkerFailoverScope string
 
 // WorkerState State.
 type WorkerState string

@@ -2794,6 +2794,13 @@ export interface components {
             ownerId?: string;
             /** @description Requested resources; zero fields take the server's defaults. */
             resources?: components["schemas"]["Resources"];
+            /**
+             * Format: enum
+             * @description What happens when its host restarts (set on create; unspecified is
+             *      ALWAYS). Output: the policy it has.
+             * @enum {string}
+             */
+            restartPolicy?: "RESTART_POLICY_UNSPECIFIED" | "RESTART_POLICY_ALWAYS" | "RESTART_POLICY_NEVER";
             /** @description Output only. "sbx_" followed by 26 lowercase base32 characters. */
             sandboxId?: string;
             /** @description Names of tenant secrets to inject as environment variables. */
@@ -2838,6 +2845,14 @@ export interface components {
             volumeMounts?: components["schemas"]["VolumeMount"][];
             /** @description Output only. The worker it is placed on. */
             workerId?: string;
+            /**
+             * Format: enum
+             * @description What happens when its worker is lost and its workspace cannot move
+             *      with it (set on create; unspecified takes the platform's default).
+             *      Output: the action it has.
+             * @enum {string}
+             */
+            workerLossAction?: "WORKER_LOSS_ACTION_UNSPECIFIED" | "WORKER_LOSS_ACTION_WAIT" | "WORKER_LOSS_ACTION_MOVE";
         };
         /** @description What a sandbox uses at one moment. */
         SandboxMetrics: {
@@ -3286,6 +3301,13 @@ export interface components {
             allocated?: components["schemas"]["WorkerCapacity"];
             /** @description What it can hold. */
             capacity?: components["schemas"]["WorkerCapacity"];
+            /**
+             * Format: enum
+             * @description Which of its sandboxes would move were it lost now, as the worker
+             *      last reported applying it.
+             * @enum {string}
+             */
+            failoverScope?: "FAILOVER_SCOPE_UNSPECIFIED" | "FAILOVER_SCOPE_NONE" | "FAILOVER_SCOPE_MOVABLE" | "FAILOVER_SCOPE_SHARED";
             /** @description Host name. */
             hostname?: string;
             /**

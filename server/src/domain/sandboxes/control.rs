@@ -89,6 +89,8 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
             nanos: ((row.idle_timeout_ms % 1000) * 1_000_000) as i32,
         }),
         volumes: crate::domain::volumes::attachments(row)?,
+        move_on_worker_loss: super::worker_loss_of(row, app.config.failover_local)?
+            == super::WorkerLoss::Move,
     })
 }
 
@@ -260,6 +262,7 @@ async fn apply_result(
             state: talon_proto::v1::SandboxState::Failed as i32,
             message: r.message.clone(),
             fenced: false,
+            container_gone: false,
         },
         None => return Ok(row.clone()),
     };
@@ -323,10 +326,16 @@ pub(super) async fn drive(
 /// Reconciles what a (re)registering worker holds with what the server
 /// knows: sandboxes that are deleted, unknown, placed elsewhere or of an
 /// older generation are deleted on the worker; the others take the state
-/// the worker reports, and those that name secrets get them as the store
-/// holds them now (a change made while the worker was away).
-pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Vec<wpb::Command> {
+/// the worker reports, or are set right (`recovery`: a host restart, an
+/// operation a crash cut short), and those that name secrets get them as
+/// the store holds them now (a change made while the worker was away).
+pub async fn reconcile(
+    app: &Arc<App>,
+    worker: &str,
+    held: &[wpb::SandboxStatus],
+) -> Vec<wpb::Command> {
     let mut out = Vec::new();
+    let mut todo = Vec::new();
     for s in held {
         let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
             .one(&app.db)
@@ -342,8 +351,14 @@ pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> 
             ));
             continue;
         }
-        if let Err(e) = apply_status(app, worker, s).await {
-            tracing::debug!(sandbox = %s.sandbox_id, error = %e, "reconcile: status not applied");
+        if let Ok(Some(r)) = &row {
+            match super::recovery::registered(app, worker, s, r).await {
+                Ok(Some(next)) => todo.push((r.id.clone(), next)),
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::debug!(sandbox = %s.sandbox_id, error = %e, "reconcile: status not applied")
+                }
+            }
         }
         if let Ok(Some(r)) = row
             && r.secret_names != "[]"
@@ -357,6 +372,7 @@ pub async fn reconcile(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> 
             }
         }
     }
+    super::recovery::follow_up(app, todo);
     out
 }
 

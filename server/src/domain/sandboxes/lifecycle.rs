@@ -58,7 +58,10 @@ pub async fn apply<C: ConnectionTrait>(
             if matches!(
                 (current, to),
                 (SandboxState::Paused, SandboxState::Running)
-                    | (SandboxState::Stopped, SandboxState::Starting)
+                    | (
+                        SandboxState::Stopped | SandboxState::Failed,
+                        SandboxState::Starting
+                    )
             ) {
                 q = q.col_expr(
                     sandbox::Column::ExpiresAt,

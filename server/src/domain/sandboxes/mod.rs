@@ -10,7 +10,9 @@
 //!   timeouts, policies, waits, reassignment);
 //! - `reads`: tenant-scoped lookups and lists;
 //! - `metrics`: what a sandbox uses now, read by its worker;
-//! - `idle`: idle auto-pause (the worker's report) and auto-resume.
+//! - `idle`: idle auto-pause (the worker's report) and auto-resume;
+//! - `recovery`: a registration's report set right (a host restart, an
+//!   operation a crash cut short).
 
 mod control;
 mod idle;
@@ -20,6 +22,7 @@ mod ops;
 mod quota;
 mod reads;
 mod record;
+mod recovery;
 mod validate;
 
 pub use control::{apply_status, orphans, reconcile, require_worker, secrets_changed};
@@ -33,7 +36,10 @@ pub use ops::{
 pub(crate) use ops::{move_to, restart_in_place};
 pub use quota::{Holdings, holdings};
 pub use reads::{Lagged, ListQuery, access_token, find, get, get_cached, list, watch};
-pub use record::{TimeoutAction, labels_of, metadata_of, policy_of, state_of, timeout_action_of};
+pub use record::{
+    RestartPolicy, TimeoutAction, WorkerLoss, labels_of, metadata_of, policy_of, restart_policy_of,
+    state_of, timeout_action_of, worker_loss_of,
+};
 pub use validate::{metadata_filter, parse_label_selector};
 
 use crate::app::{App, SandboxEvent};
@@ -70,6 +76,10 @@ pub struct NewSandbox {
     pub isolation: crate::domain::isolation::Isolation,
     /// See `Sandbox.volume_mounts`.
     pub volume_mounts: Vec<crate::domain::volumes::MountRequest>,
+    /// See `Sandbox.restart_policy`; None: always.
+    pub restart_policy: Option<RestartPolicy>,
+    /// See `Sandbox.worker_loss_action`; None: the platform's default.
+    pub worker_loss: Option<WorkerLoss>,
 }
 
 async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {

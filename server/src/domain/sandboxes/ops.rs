@@ -8,7 +8,8 @@ use super::control::{command_for, dispatch_create, drive, require_worker, tell, 
 use super::lifecycle::{self, Edge};
 use super::quota::{self, candidates, reserve};
 use super::validate::{
-    resolve_resources, validate_env, validate_idempotency_key, validate_labels, validate_metadata,
+    request_hash, resolve_resources, validate_env, validate_idempotency_key, validate_labels,
+    validate_metadata,
 };
 use super::{NewSandbox, TimeoutAction, policy_of, publish, reload, state_of, timeout_action_of};
 use crate::app::App;
@@ -69,17 +70,35 @@ pub async fn create(app: &Arc<App>, p: &Principal, n: NewSandbox) -> Result<sand
         return create_new(app, p, n).await;
     };
     validate_idempotency_key(&key)?;
+    let hash = request_hash(&n);
     if let Some(row) = idempotent_earlier(app, &p.tenant_id, &key).await? {
-        return Ok(row);
+        return same_request(row, &key, &hash);
     }
     match create_new(app, p, n).await {
         // Two creates with one key at once: the unique index lets one
         // insert through, and the other answers with what it made.
-        Err(Error::Db(e)) if is_unique_violation(&e) => idempotent_earlier(app, &p.tenant_id, &key)
-            .await?
-            .ok_or(Error::Db(e)),
+        Err(Error::Db(e)) if is_unique_violation(&e) => {
+            let row = idempotent_earlier(app, &p.tenant_id, &key)
+                .await?
+                .ok_or(Error::Db(e))?;
+            same_request(row, &key, &hash)
+        }
         other => other,
     }
+}
+
+/// The sandbox an earlier create with this key made, if it asked for the
+/// same thing; a different request reusing the key is ALREADY_EXISTS
+/// (409), never answered with a sandbox it did not ask for. (A row made
+/// before requests were fingerprinted has none to compare.)
+fn same_request(row: sandbox::Model, key: &str, hash: &str) -> Result<sandbox::Model> {
+    if row.request_hash.is_empty() || row.request_hash == hash {
+        return Ok(row);
+    }
+    Err(Error::AlreadyExists(format!(
+        "idempotency key {key:?} was used for a different create request (sandbox {}); retry with the same request, or use a new key",
+        row.id
+    )))
 }
 
 fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
@@ -91,6 +110,7 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
 
 async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
     let t0 = std::time::Instant::now();
+    let hash = request_hash(&n);
     let snapshot_id = n.snapshot_id.clone().unwrap_or_default();
     if !snapshot_id.is_empty() {
         if !n.image.is_empty() {
@@ -143,6 +163,13 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         return Err(Error::InvalidArgument(format!(
             "{k} is both an environment variable and a secret"
         )));
+    }
+    // A server that has just started (an upgrade, a reboot) waits a moment
+    // for its workers to be back rather than refuse.
+    if app.hub.starting(crate::config::STARTUP_WINDOW)
+        && crate::domain::workers::expected_back(app).await?
+    {
+        app.hub.first_worker(crate::config::STARTUP_WAIT).await;
     }
     // With no worker at all, the outage below answers (UNAVAILABLE, retry);
     // with workers none of which runs the level, this one does.
@@ -234,6 +261,13 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         snapshot_id: Set(snapshot_id),
         isolation: Set(n.isolation.name().to_string()),
         volume_mounts: Set(serde_json::to_string(&mounts)?),
+        restart_policy: Set(n
+            .restart_policy
+            .unwrap_or(super::RestartPolicy::Always)
+            .as_str()
+            .into()),
+        worker_loss: Set(n.worker_loss.map_or("", |l| l.as_str()).into()),
+        request_hash: Set(hash),
     }
     .insert(&r.txn)
     .await?;
@@ -269,6 +303,12 @@ pub async fn stop(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     Op::Stop.check(&row.id, state_of(&row)?)?;
     require_worker(app, &row).await?;
     let row = transition(app, &row, Edge::To(Op::Stop.target(), "")).await?;
+    stop_again(app, row).await
+}
+
+/// Tells the worker of a STOPPING sandbox to stop it: a caller's stop, or
+/// one a crash cut short (`recovery`).
+pub(super) async fn stop_again(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     drive(
         app,
         row,
@@ -277,20 +317,31 @@ pub async fn stop(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
     .await
 }
 
-/// Starts a stopped sandbox again, under the quota reservation: its
-/// check and its move to Starting commit together.
+/// Starts a stopped (or failed) sandbox again, under the quota
+/// reservation: its check and its move to Starting commit together.
 pub async fn start(app: &App, p: &Principal, row: sandbox::Model) -> Result<sandbox::Model> {
     Op::Start.check(&row.id, state_of(&row)?)?;
+    start_with(app, &p.tenant_id, row, "").await
+}
+
+/// `start`, with the state message of its Starting (why it starts): the
+/// one path for a caller's start and the platform's own.
+pub(super) async fn start_with(
+    app: &App,
+    tenant_id: &str,
+    row: sandbox::Model,
+    message: &str,
+) -> Result<sandbox::Model> {
     require_worker(app, &row).await?;
     let policy = policy_of(&row)?;
     let r = reserve(
         app,
-        &p.tenant_id,
+        tenant_id,
         &amount(row.cpu_millis, row.memory_mib),
         false,
     )
     .await?;
-    let started = lifecycle::apply(&r.txn, &row, Edge::To(Op::Start.target(), "")).await;
+    let started = lifecycle::apply(&r.txn, &row, Edge::To(Op::Start.target(), message)).await;
     app.forget_sandbox(&row.id);
     let row = started?;
     r.commit().await?;

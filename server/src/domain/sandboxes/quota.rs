@@ -132,7 +132,10 @@ pub(super) async fn candidates(
     level: crate::domain::isolation::Isolation,
     shared_only: bool,
 ) -> Result<Vec<Candidate>> {
-    let drained = unplaceable(app, db).await?;
+    let Unplaceable {
+        off: drained,
+        cooling,
+    } = unplaceable(app, db).await?;
     // A sandbox that mounts volumes runs only where the shared storage is.
     let shared = match shared_only {
         true => Some(crate::domain::workers::shared_ids(app, db).await?),
@@ -181,35 +184,55 @@ pub(super) async fn candidates(
         });
         out.push(app.config.placement.candidate(w.id, capacity, held, used));
     }
+    // The cooldown keeps sandboxes off a worker that lost some lately, not
+    // off the only workers there are.
+    if out.iter().any(|c| !cooling.contains(&c.worker_id)) {
+        out.retain(|c| !cooling.contains(&c.worker_id));
+    }
     Ok(out)
 }
 
-/// Workers nothing is placed on: draining ones, lost ones (their lease
-/// lapsed, the autopilot moves what they hold), and those lost within the
-/// failover cooldown, so that a flapping worker is not handed sandboxes
-/// to lose again.
-async fn unplaceable(app: &App, db: &impl ConnectionTrait) -> Result<Vec<String>> {
+/// Workers nothing is placed on (draining ones, and lost ones: their
+/// lease lapsed), and those in the failover cooldown: the autopilot began
+/// moving sandboxes off them within `failover_cooldown`, so a flapping
+/// worker is not handed sandboxes to lose again while another worker
+/// can take them (`candidates`).
+struct Unplaceable {
+    off: std::collections::HashSet<String>,
+    cooling: std::collections::HashSet<String>,
+}
+
+async fn unplaceable(app: &App, db: &impl ConnectionTrait) -> Result<Unplaceable> {
     use crate::db::entity::worker;
     use sea_orm::Condition;
     let since = crate::db::now_ms() - app.config.failover_cooldown.as_millis() as i64;
-    Ok(worker::Entity::find()
+    let mut out = Unplaceable {
+        off: Default::default(),
+        cooling: Default::default(),
+    };
+    for w in worker::Entity::find()
         .filter(
             Condition::any()
                 .add(worker::Column::Draining.eq(true))
                 .add(worker::Column::LostAt.gt(0))
-                .add(worker::Column::LastLostAt.gt(since)),
+                .add(worker::Column::LastMovedAt.gt(since)),
         )
         .all(db)
         .await?
-        .into_iter()
-        .map(|w| w.id)
-        .collect())
+    {
+        if w.draining || w.lost_at > 0 {
+            out.off.insert(w.id);
+        } else {
+            out.cooling.insert(w.id);
+        }
+    }
+    Ok(out)
 }
 
 /// The placeable workers' capacity, in all: those connected here and
 /// those of the other live servers on the database.
 async fn capacity(app: &App, db: &impl ConnectionTrait) -> Result<Amount> {
-    let drained = unplaceable(app, db).await?;
+    let drained = unplaceable(app, db).await?.off;
     let mut total = Amount::default();
     let remote = crate::domain::workers::remote(app, db)
         .await?

@@ -33,6 +33,62 @@ impl TimeoutAction {
     }
 }
 
+/// What happens to a sandbox whose processes ended with its host while
+/// its workspace is kept (see `RestartPolicy` in the contract).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RestartPolicy {
+    /// Started again when its worker is back (a paused one comes back
+    /// stopped: its memory is gone).
+    Always,
+    /// Left stopped, for its owner to start.
+    Never,
+}
+
+impl RestartPolicy {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RestartPolicy::Always => "always",
+            RestartPolicy::Never => "never",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "always" => Some(RestartPolicy::Always),
+            "never" => Some(RestartPolicy::Never),
+            _ => None,
+        }
+    }
+}
+
+/// What the platform does with a live sandbox whose worker is lost when
+/// its workspace cannot come along (see `WorkerLossAction`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WorkerLoss {
+    /// It runs on where it is, reachable again when its worker is.
+    Wait,
+    /// Its worker stops it and it starts on another with an empty
+    /// workspace.
+    Move,
+}
+
+impl WorkerLoss {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            WorkerLoss::Wait => "wait",
+            WorkerLoss::Move => "move",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "wait" => Some(WorkerLoss::Wait),
+            "move" => Some(WorkerLoss::Move),
+            _ => None,
+        }
+    }
+}
+
 fn corrupt(row: &sandbox::Model, what: &str, value: &str) -> Error {
     Error::Internal(format!(
         "sandbox {}: its stored {what} {value:?} does not read; refusing to guess",
@@ -54,6 +110,19 @@ pub fn policy_of(row: &sandbox::Model) -> Result<EgressPolicy> {
 pub fn timeout_action_of(row: &sandbox::Model) -> Result<TimeoutAction> {
     TimeoutAction::parse(&row.timeout_action)
         .ok_or_else(|| corrupt(row, "timeout action", &row.timeout_action))
+}
+
+pub fn restart_policy_of(row: &sandbox::Model) -> Result<RestartPolicy> {
+    RestartPolicy::parse(&row.restart_policy)
+        .ok_or_else(|| corrupt(row, "restart policy", &row.restart_policy))
+}
+
+/// Its own action, or the platform's `default` where it chose none ("").
+pub fn worker_loss_of(row: &sandbox::Model, default: WorkerLoss) -> Result<WorkerLoss> {
+    match row.worker_loss.as_str() {
+        "" => Ok(default),
+        s => WorkerLoss::parse(s).ok_or_else(|| corrupt(row, "worker loss action", s)),
+    }
 }
 
 pub fn labels_of(row: &sandbox::Model) -> Result<BTreeMap<String, String>> {
@@ -98,6 +167,9 @@ pub(crate) mod tests {
             snapshot_id: String::new(),
             isolation: "container".into(),
             volume_mounts: "[]".into(),
+            restart_policy: "always".into(),
+            worker_loss: String::new(),
+            request_hash: String::new(),
         }
     }
 
@@ -108,6 +180,17 @@ pub(crate) mod tests {
         assert_eq!(policy_of(&r).unwrap(), EgressPolicy::Sealed);
         assert_eq!(timeout_action_of(&r).unwrap(), TimeoutAction::Delete);
         assert!(labels_of(&r).unwrap().is_empty());
+        assert_eq!(restart_policy_of(&r).unwrap(), RestartPolicy::Always);
+        // No choice of its own: the platform's default.
+        for d in [WorkerLoss::Wait, WorkerLoss::Move] {
+            assert_eq!(worker_loss_of(&r, d).unwrap(), d);
+        }
+        let mut r = r;
+        r.worker_loss = "move".into();
+        assert_eq!(
+            worker_loss_of(&r, WorkerLoss::Wait).unwrap(),
+            WorkerLoss::Move
+        );
     }
 
     /// Fail closed, each field: a corrupt value is an error naming the
@@ -128,6 +211,15 @@ pub(crate) mod tests {
         assert!(timeout_action_of(&r).is_err());
         r.labels = "[1]".into();
         assert!(labels_of(&r).is_err());
+        r.restart_policy = "sometimes".into();
+        assert!(restart_policy_of(&r).is_err());
+        r.restart_policy = String::new();
+        assert!(
+            restart_policy_of(&r).is_err(),
+            "an empty policy is not `always`"
+        );
+        r.worker_loss = "teleport".into();
+        assert!(worker_loss_of(&r, WorkerLoss::Wait).is_err());
         r.metadata = "nope".into();
         assert!(metadata_of(&r).is_err());
     }

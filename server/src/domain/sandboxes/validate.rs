@@ -74,6 +74,36 @@ pub(super) fn validate_idempotency_key(k: &str) -> Result<()> {
     Ok(())
 }
 
+/// A create request's fingerprint: sha256 of a canonical JSON of what it
+/// asks for (the key aside), so a retry with the same key can be told
+/// from a different request that reused it.
+pub(super) fn request_hash(n: &NewSandbox) -> String {
+    let millis = |d: Option<std::time::Duration>| d.map(|d| d.as_millis() as u64);
+    let canonical = serde_json::json!({
+        "image": n.image,
+        "resources": [n.cpu_millis, n.memory_mib, n.disk_mib, n.max_pids],
+        "labels": n.labels,
+        "env": n.env,
+        "secret_names": n.secret_names,
+        "network_policy": n.network_policy.as_ref().map(|p| p.to_stored()),
+        "timeout_ms": millis(n.timeout),
+        "timeout_action": n.timeout_action.map(|a| a.as_str()),
+        "metadata": n.metadata,
+        "idle_timeout_ms": millis(n.idle_timeout),
+        "auto_resume": n.auto_resume,
+        "snapshot_id": n.snapshot_id,
+        "isolation": n.isolation.name(),
+        "volume_mounts": n
+            .volume_mounts
+            .iter()
+            .map(|m| (m.name.as_str(), m.path.as_str(), m.read_only))
+            .collect::<Vec<_>>(),
+        "restart_policy": n.restart_policy.map(|p| p.as_str()),
+        "worker_loss": n.worker_loss.map(|l| l.as_str()),
+    });
+    crate::auth::sha256_hex(&canonical.to_string())
+}
+
 pub(super) fn validate_env(env: &BTreeMap<String, String>) -> Result<()> {
     let mut total = 0;
     for (k, v) in env {
@@ -251,6 +281,35 @@ mod tests {
         ] {
             let mut b = bad.clone();
             assert!(resolve_resources(&mut b, d, m).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_request_hash_tells_requests_apart_but_not_their_keys() {
+        let a = NewSandbox {
+            image: "host".into(),
+            labels: labels(&[("a", "1"), ("b", "2")]),
+            ..Default::default()
+        };
+        let mut b = a.clone();
+        b.idempotency_key = Some("k".into());
+        assert_eq!(
+            request_hash(&a),
+            request_hash(&b),
+            "the key is not the request"
+        );
+        for change in [
+            |n: &mut NewSandbox| n.image = "other".into(),
+            |n: &mut NewSandbox| n.memory_mib = 1,
+            |n: &mut NewSandbox| {
+                n.labels.insert("c".into(), "3".into());
+            },
+            |n: &mut NewSandbox| n.restart_policy = Some(super::super::RestartPolicy::Never),
+            |n: &mut NewSandbox| n.auto_resume = true,
+        ] {
+            let mut c = a.clone();
+            change(&mut c);
+            assert_ne!(request_hash(&a), request_hash(&c), "{c:?}");
         }
     }
 }

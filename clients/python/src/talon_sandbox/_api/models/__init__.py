@@ -157,12 +157,14 @@ from .sandbox_isolation import SandboxIsolation
 from .sandbox_labels import SandboxLabels
 from .sandbox_metadata import SandboxMetadata
 from .sandbox_metrics import SandboxMetrics
+from .sandbox_restart_policy import SandboxRestartPolicy
 from .sandbox_service_list_sandboxes_metadata import SandboxServiceListSandboxesMetadata
 from .sandbox_service_list_sandboxes_states_item import (
     SandboxServiceListSandboxesStatesItem,
 )
 from .sandbox_state import SandboxState
 from .sandbox_timeout_action import SandboxTimeoutAction
+from .sandbox_worker_loss_action import SandboxWorkerLossAction
 from .secret import Secret
 from .secret_delivery import SecretDelivery
 from .send_process_input_request import SendProcessInputRequest
@@ -210,6 +212,7 @@ from .who_am_i_response_credential_kind import WhoAmIResponseCredentialKind
 from .who_am_i_response_role import WhoAmIResponseRole
 from .worker import Worker
 from .worker_capacity import WorkerCapacity
+from .worker_failover_scope import WorkerFailoverScope
 from .worker_state import WorkerState
 from .write_file_finish import WriteFileFinish
 from .write_file_header import WriteFileHeader
@@ -372,10 +375,12 @@ __all__ = (
     "SandboxLabels",
     "SandboxMetadata",
     "SandboxMetrics",
+    "SandboxRestartPolicy",
     "SandboxServiceListSandboxesMetadata",
     "SandboxServiceListSandboxesStatesItem",
     "SandboxState",
     "SandboxTimeoutAction",
+    "SandboxWorkerLossAction",
     "Secret",
     "SecretDelivery",
     "SendProcessInputRequest",
@@ -421,6 +426,7 @@ __all__ = (
     "WhoAmIResponseRole",
     "Worker",
     "WorkerCapacity",
+    "WorkerFailoverScope",
     "WorkerState",
     "WriteFileFinish",
     "WriteFileHeader",

@@ -8,8 +8,10 @@ from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.sandbox_isolation import SandboxIsolation
+from ..models.sandbox_restart_policy import SandboxRestartPolicy
 from ..models.sandbox_state import SandboxState
 from ..models.sandbox_timeout_action import SandboxTimeoutAction
+from ..models.sandbox_worker_loss_action import SandboxWorkerLossAction
 from ..types import UNSET, Unset
 
 if TYPE_CHECKING:
@@ -59,6 +61,9 @@ class Sandbox:
            network_policy (NetworkPolicy | Unset): What a sandbox may reach on the network.
            owner_id (str | Unset): Output only. The user or API key that created it.
            resources (Resources | Unset): Compute resources of one sandbox. Zero means "the server's default".
+           restart_policy (SandboxRestartPolicy | Unset): What happens when its host restarts (set on create; unspecified
+               is
+                ALWAYS). Output: the policy it has.
            sandbox_id (str | Unset): Output only. "sbx_" followed by 26 lowercase base32 characters.
            secret_names (list[str] | Unset): Names of tenant secrets to inject as environment variables.
            snapshot_id (str | Unset): Create it from this snapshot of the caller's tenant (CreateSnapshot):
@@ -75,6 +80,10 @@ class Sandbox:
                 on the `shared` workspace backend; a volume another sandbox mounts
                 answers FAILED_PRECONDITION. At most 8.
            worker_id (str | Unset): Output only. The worker it is placed on.
+           worker_loss_action (SandboxWorkerLossAction | Unset): What happens when its worker is lost and its workspace
+               cannot move
+                with it (set on create; unspecified takes the platform's default).
+                Output: the action it has.
     """
 
     auto_resume: bool | Unset = UNSET
@@ -90,6 +99,7 @@ class Sandbox:
     network_policy: NetworkPolicy | Unset = UNSET
     owner_id: str | Unset = UNSET
     resources: Resources | Unset = UNSET
+    restart_policy: SandboxRestartPolicy | Unset = UNSET
     sandbox_id: str | Unset = UNSET
     secret_names: list[str] | Unset = UNSET
     snapshot_id: str | Unset = UNSET
@@ -101,6 +111,7 @@ class Sandbox:
     update_time: datetime.datetime | Unset = UNSET
     volume_mounts: list[VolumeMount] | Unset = UNSET
     worker_id: str | Unset = UNSET
+    worker_loss_action: SandboxWorkerLossAction | Unset = UNSET
     additional_properties: dict[str, Any] = _attrs_field(init=False, factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -146,6 +157,10 @@ class Sandbox:
         if not isinstance(self.resources, Unset):
             resources = self.resources.to_dict()
 
+        restart_policy: str | Unset = UNSET
+        if not isinstance(self.restart_policy, Unset):
+            restart_policy = self.restart_policy.value
+
         sandbox_id = self.sandbox_id
 
         secret_names: list[str] | Unset = UNSET
@@ -181,6 +196,10 @@ class Sandbox:
 
         worker_id = self.worker_id
 
+        worker_loss_action: str | Unset = UNSET
+        if not isinstance(self.worker_loss_action, Unset):
+            worker_loss_action = self.worker_loss_action.value
+
         field_dict: dict[str, Any] = {}
         field_dict.update(self.additional_properties)
         field_dict.update({})
@@ -210,6 +229,8 @@ class Sandbox:
             field_dict["ownerId"] = owner_id
         if resources is not UNSET:
             field_dict["resources"] = resources
+        if restart_policy is not UNSET:
+            field_dict["restartPolicy"] = restart_policy
         if sandbox_id is not UNSET:
             field_dict["sandboxId"] = sandbox_id
         if secret_names is not UNSET:
@@ -232,6 +253,8 @@ class Sandbox:
             field_dict["volumeMounts"] = volume_mounts
         if worker_id is not UNSET:
             field_dict["workerId"] = worker_id
+        if worker_loss_action is not UNSET:
+            field_dict["workerLossAction"] = worker_loss_action
 
         return field_dict
 
@@ -311,6 +334,13 @@ class Sandbox:
         else:
             resources = Resources.from_dict(_resources)
 
+        _restart_policy = d.pop("restartPolicy", UNSET)
+        restart_policy: SandboxRestartPolicy | Unset
+        if isinstance(_restart_policy, Unset):
+            restart_policy = UNSET
+        else:
+            restart_policy = SandboxRestartPolicy(_restart_policy)
+
         sandbox_id = d.pop("sandboxId", UNSET)
 
         secret_names = cast(list[str], d.pop("secretNames", UNSET))
@@ -355,6 +385,13 @@ class Sandbox:
 
         worker_id = d.pop("workerId", UNSET)
 
+        _worker_loss_action = d.pop("workerLossAction", UNSET)
+        worker_loss_action: SandboxWorkerLossAction | Unset
+        if isinstance(_worker_loss_action, Unset):
+            worker_loss_action = UNSET
+        else:
+            worker_loss_action = SandboxWorkerLossAction(_worker_loss_action)
+
         sandbox = cls(
             auto_resume=auto_resume,
             create_time=create_time,
@@ -369,6 +406,7 @@ class Sandbox:
             network_policy=network_policy,
             owner_id=owner_id,
             resources=resources,
+            restart_policy=restart_policy,
             sandbox_id=sandbox_id,
             secret_names=secret_names,
             snapshot_id=snapshot_id,
@@ -380,6 +418,7 @@ class Sandbox:
             update_time=update_time,
             volume_mounts=volume_mounts,
             worker_id=worker_id,
+            worker_loss_action=worker_loss_action,
         )
 
         sandbox.additional_properties = d

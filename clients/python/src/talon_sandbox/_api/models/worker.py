@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
+from ..models.worker_failover_scope import WorkerFailoverScope
 from ..models.worker_state import WorkerState
 from ..types import UNSET, Unset
 
@@ -24,6 +25,8 @@ class Worker:
     Attributes:
         allocated (WorkerCapacity | Unset): Capacity of a worker.
         capacity (WorkerCapacity | Unset): Capacity of a worker.
+        failover_scope (WorkerFailoverScope | Unset): Which of its sandboxes would move were it lost now, as the worker
+             last reported applying it.
         hostname (str | Unset): Host name.
         last_heartbeat_time (datetime.datetime | Unset): Last heartbeat.
         last_lost_time (datetime.datetime | Unset): When it was last found lost (its lease lapsed); unset if never.
@@ -38,6 +41,7 @@ class Worker:
 
     allocated: WorkerCapacity | Unset = UNSET
     capacity: WorkerCapacity | Unset = UNSET
+    failover_scope: WorkerFailoverScope | Unset = UNSET
     hostname: str | Unset = UNSET
     last_heartbeat_time: datetime.datetime | Unset = UNSET
     last_lost_time: datetime.datetime | Unset = UNSET
@@ -58,6 +62,10 @@ class Worker:
         capacity: dict[str, Any] | Unset = UNSET
         if not isinstance(self.capacity, Unset):
             capacity = self.capacity.to_dict()
+
+        failover_scope: str | Unset = UNSET
+        if not isinstance(self.failover_scope, Unset):
+            failover_scope = self.failover_scope.value
 
         hostname = self.hostname
 
@@ -98,6 +106,8 @@ class Worker:
             field_dict["allocated"] = allocated
         if capacity is not UNSET:
             field_dict["capacity"] = capacity
+        if failover_scope is not UNSET:
+            field_dict["failoverScope"] = failover_scope
         if hostname is not UNSET:
             field_dict["hostname"] = hostname
         if last_heartbeat_time is not UNSET:
@@ -139,6 +149,13 @@ class Worker:
             capacity = UNSET
         else:
             capacity = WorkerCapacity.from_dict(_capacity)
+
+        _failover_scope = d.pop("failoverScope", UNSET)
+        failover_scope: WorkerFailoverScope | Unset
+        if isinstance(_failover_scope, Unset):
+            failover_scope = UNSET
+        else:
+            failover_scope = WorkerFailoverScope(_failover_scope)
 
         hostname = d.pop("hostname", UNSET)
 
@@ -188,6 +205,7 @@ class Worker:
         worker = cls(
             allocated=allocated,
             capacity=capacity,
+            failover_scope=failover_scope,
             hostname=hostname,
             last_heartbeat_time=last_heartbeat_time,
             last_lost_time=last_lost_time,
