@@ -240,6 +240,7 @@ async fn a_restarted_worker_is_told_to_drop_what_the_server_deleted() {
         state: pb::SandboxState::Running as i32,
         message: String::new(),
         fenced: false,
+        container_gone: false,
     };
     let stranger = wpb::SandboxStatus {
         sandbox_id: "sbx_unknowntotheserver0000000".into(),
@@ -247,6 +248,7 @@ async fn a_restarted_worker_is_told_to_drop_what_the_server_deleted() {
         state: pb::SandboxState::Running as i32,
         message: String::new(),
         fenced: false,
+        container_gone: false,
     };
     let mut w = TestWorker::connect_holding(
         &s,
