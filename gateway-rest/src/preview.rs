@@ -157,6 +157,17 @@ pub async fn handle(
     client: Option<SocketAddr>,
     mut req: http::Request<Body>,
 ) -> Response {
+    // The browser's DevTools port drives the browser: only BrowserService's
+    // CDP URLs open it, through the CDP proxy, with a token of their own.
+    if target.port == talon_proto::BROWSER_CDP_PORT {
+        return crate::error::response(
+            &gw.pool,
+            &Status::permission_denied(format!(
+                "port {} is the sandbox browser's DevTools port: it is reached at BrowserService's cdp_url, never as a preview",
+                target.port
+            )),
+        );
+    }
     let (query, query_token) = take_token(req.uri().query());
     let cookie = cookie_name(&target);
     let plain_cookie = plain_cookie_name(&target);
