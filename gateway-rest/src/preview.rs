@@ -18,7 +18,7 @@ use crate::Gateway;
 use crate::confine::{Confinement, strip_credentials};
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
-use http::{HeaderValue, StatusCode, header};
+use http::{HeaderMap, HeaderValue, StatusCode, header};
 use std::net::SocketAddr;
 use tonic::Status;
 
@@ -179,6 +179,10 @@ pub async fn handle(
     let credential = if let Some(t) = &query_token {
         Credential::PreviewToken(t.clone())
     } else if let Some(t) = from_cookie {
+        if let Err(s) = cookie_upgrade(gw.config.preview_domain.as_deref(), &target, req.headers())
+        {
+            return crate::error::response(&gw.pool, &s);
+        }
         Credential::PreviewToken(t)
     } else if let Some(v) = req.headers().get(header::AUTHORIZATION) {
         Credential::Bearer(v.clone())
@@ -306,6 +310,42 @@ pub async fn handle(
     }
 }
 
+/// A WebSocket (or other upgrade) that only the preview cookie vouches
+/// for must come from a page of the same sandbox, as the browser names it
+/// in `Origin`: a path-mode page's opaque origin (`null`), or any of the
+/// sandbox's subdomain previews. The cookie goes along with a WebSocket
+/// from any page of the same site (in subdomain mode, every other
+/// sandbox's previews), and a WebSocket is never held to CORS. A request
+/// with no `Origin` never came from a browser's page: it brings the token.
+fn cookie_upgrade(domain: Option<&str>, target: &Target, h: &HeaderMap) -> Result<(), Status> {
+    if !h.contains_key(header::UPGRADE) {
+        return Ok(());
+    }
+    let origin = h.get(header::ORIGIN).map(|o| o.to_str().unwrap_or(""));
+    let ours = match origin {
+        None => false,
+        Some("null") => !target.prefix.is_empty(),
+        Some(o) => o
+            .strip_prefix("https://")
+            .or_else(|| o.strip_prefix("http://"))
+            .and_then(|host| target_of_host(domain, host))
+            .is_some_and(|t| t.sandbox.eq_ignore_ascii_case(&target.sandbox)),
+    };
+    if ours {
+        Ok(())
+    } else {
+        Err(Status::permission_denied(format!(
+            "a WebSocket with the preview cookie from origin {} may not open this preview: only the sandbox's own pages may",
+            origin.unwrap_or("(none)")
+        )))
+    }
+}
+
+/// The subdomain preview a host (`host[:port]`) names, if it is one.
+fn target_of_host(domain: Option<&str>, host: &str) -> Option<Target> {
+    target(Some(domain?), Some(host), "/")?.ok()
+}
+
 /// Opens the tunnel with the gateway's credential of this request.
 async fn open(
     gw: &Gateway,
@@ -383,6 +423,54 @@ mod tests {
         }
         let long = format!("/preview/{}/80/", "a".repeat(129));
         assert!(matches!(target(None, None, &long), Some(Err(_))));
+    }
+
+    #[test]
+    fn a_websocket_on_the_preview_cookie_comes_from_the_sandboxs_own_pages() {
+        let ws = |origin: Option<&str>| {
+            let mut h = HeaderMap::new();
+            h.insert(header::UPGRADE, HeaderValue::from_static("websocket"));
+            if let Some(o) = origin {
+                h.insert(header::ORIGIN, HeaderValue::from_str(o).unwrap());
+            }
+            h
+        };
+        let d = Some("localhost");
+        let path = target(d, Some("127.0.0.1:8080"), "/preview/sbx_A/3000/ws")
+            .unwrap()
+            .unwrap();
+        let sub = target(d, Some("3000-sbx_a.localhost:8080"), "/ws")
+            .unwrap()
+            .unwrap();
+        for t in [&path, &sub] {
+            // Any page of the same sandbox, any port.
+            for o in [
+                "http://3000-sbx_a.localhost:8080",
+                "https://5173-SBX_A.localhost",
+            ] {
+                assert!(cookie_upgrade(d, t, &ws(Some(o))).is_ok(), "{o}");
+            }
+            // Another sandbox's preview on the same site, the API's own
+            // origin, another site, or no page at all.
+            for o in [
+                Some("http://3000-sbx_b.localhost:8080"),
+                Some("http://localhost:8080"),
+                Some("http://127.0.0.1:8080"),
+                Some("https://evil.test"),
+                Some("http://3000-sbx_a.localhost.evil.test"),
+                None,
+            ] {
+                assert!(cookie_upgrade(d, t, &ws(o)).is_err(), "{o:?}");
+            }
+            // A plain request is no WebSocket.
+            assert!(cookie_upgrade(d, t, &HeaderMap::new()).is_ok());
+        }
+        // A path-mode page's origin is opaque; a subdomain page's never is.
+        assert!(cookie_upgrade(d, &path, &ws(Some("null"))).is_ok());
+        assert!(cookie_upgrade(d, &sub, &ws(Some("null"))).is_err());
+        // Without a preview domain only the opaque origin is a preview's.
+        assert!(cookie_upgrade(None, &path, &ws(Some("null"))).is_ok());
+        assert!(cookie_upgrade(None, &path, &ws(Some("http://3000-sbx_a.localhost"))).is_err());
     }
 
     #[test]

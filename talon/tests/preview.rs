@@ -4,8 +4,9 @@
 //! WebSocket echo passing through, `X-Forwarded-*` set and spoofed ones
 //! dropped, and every refusal of the issue: a token for another sandbox or
 //! port, an expired or tampered token, a user JWT where a preview token is
-//! expected and the reverse, and the browser's DevTools port, which is
-//! never a preview. Needs root (CI is root).
+//! expected and the reverse, a WebSocket on the preview cookie from a page
+//! not the sandbox's own, and the browser's DevTools port, which is never
+//! a preview. Needs root (CI is root).
 
 mod common;
 use common::*;
@@ -232,20 +233,52 @@ async fn the_preview_proxy_end_to_end() {
     }
     assert_eq!(all, b"chunk0\nchunk1\nchunk2\n");
 
-    // A WebSocket echo through the preview.
-    let mut req = format!(
+    // A WebSocket echo through the preview, on the cookie, from the
+    // preview's own (opaque-origin) page.
+    let ws_url = format!(
         "{}/preview/{a}/{PORT}/ws",
         s.http.replace("http://", "ws://")
-    )
-    .into_client_request()
-    .unwrap();
-    req.headers_mut().insert("cookie", pair.parse().unwrap());
-    let (mut ws, resp) = tokio_tungstenite::connect_async(req).await.unwrap();
+    );
+    let with_cookie = |origin: Option<&str>| {
+        let mut req = ws_url.as_str().into_client_request().unwrap();
+        req.headers_mut().insert("cookie", pair.parse().unwrap());
+        if let Some(o) = origin {
+            req.headers_mut().insert("origin", o.parse().unwrap());
+        }
+        req
+    };
+    let (mut ws, resp) = tokio_tungstenite::connect_async(with_cookie(Some("null")))
+        .await
+        .unwrap();
     assert_eq!(resp.status().as_u16(), 101);
     ws.send(tungstenite::Message::text("hi")).await.unwrap();
     let m = ws.next().await.unwrap().unwrap();
     assert_eq!(m.into_text().unwrap().as_str(), "echo:hi");
     let _ = ws.close(None).await;
+    // The cookie goes along with a WebSocket from any page of the site (no
+    // CORS holds a WebSocket): from another sandbox's preview, another
+    // site, or with no page named, it opens nothing.
+    for origin in [
+        Some(format!("http://{PORT}-{b}.preview.test")),
+        Some("https://evil.test".to_string()),
+        None,
+    ] {
+        match tokio_tungstenite::connect_async(with_cookie(origin.as_deref())).await {
+            Err(tungstenite::Error::Http(r)) => {
+                assert_eq!(r.status().as_u16(), 403, "{origin:?}")
+            }
+            other => panic!("{origin:?}: {:?}", other.map(|(_, r)| r.status())),
+        }
+    }
+    // The token itself opens it from anywhere: it is no ambient credential.
+    let mut req = format!("{ws_url}?token={ta}")
+        .into_client_request()
+        .unwrap();
+    req.headers_mut()
+        .insert("origin", "https://elsewhere.test".parse().unwrap());
+    let (ws, resp) = tokio_tungstenite::connect_async(req).await.unwrap();
+    assert_eq!(resp.status().as_u16(), 101);
+    drop(ws);
 
     // The browser's DevTools port is never a preview: no token is issued
     // for it, and none opens it, in either mode (it drives the browser, and
