@@ -261,7 +261,7 @@ rm -rf "$gomod"
 step "Rust SDK and sandboxctl against talon up"
 cargo test --quiet -p talon-sdk --test sandboxctl 2>&1 | tail -3
 
-step "browser tests in headless Chromium (Playwright): grpc-web, previews against a visitor's session"
+step "browser tests in headless Chromium (Playwright): grpc-web, every path serving a sandbox's bytes against a visitor's session"
 (cd talon/tests/browser && npm ci --no-audit --no-fund >/dev/null && \
   BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -30)
 

@@ -17,8 +17,19 @@
 //!
 //! `/cdp/{sandbox}/{token}/live` is the live view: a page that shows the
 //! first page target's screen from CDP screencast frames.
+//!
+//! What answers on the port is whatever the sandbox runs there (its
+//! workload may replace Chromium), and these URLs are on the gateway's
+//! own origin, where a visitor's session lives. So the proxy serves only
+//! what DevTools clients use (`/json…` over HTTP, `/devtools/…` as a
+//! WebSocket) and hands every answer over as inert data (see `confine`):
+//! nothing the port sends runs as a page there. The live view is our own
+//! page, but it acts on what the port says, so it runs in an opaque
+//! origin too: it holds no session, and the `/json` answers it reads are
+//! open to any origin (whoever has the URL has its token anyway).
 
 use crate::Gateway;
+use crate::confine::Confinement;
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
 use http::{HeaderValue, StatusCode, header};
@@ -70,13 +81,23 @@ pub async fn handle(gw: &Gateway, t: Target, mut req: http::Request<Body>) -> Re
     if t.path == "/live" || t.path == "/live/" {
         return live_view();
     }
+    let json = is_json(&t.path);
+    if !served(&t.path, req.headers().contains_key(header::UPGRADE)) {
+        return crate::error::response(
+            &gw.pool,
+            &Status::not_found(
+                "the CDP proxy serves /json/…, the DevTools WebSockets (/devtools/…) and /live",
+            ),
+        );
+    }
+    let get = req.method() == http::Method::GET;
     let value = match t.token.parse() {
         Ok(v) => v,
         Err(_) => {
             return crate::error::response(&gw.pool, &Status::unauthenticated("malformed token"));
         }
     };
-    let io = match crate::preview::open_tunnel(
+    let io = match crate::tunnel::open_tunnel(
         gw.channel.clone(),
         &t.sandbox,
         talon_proto::BROWSER_CDP_PORT,
@@ -98,7 +119,7 @@ pub async fn handle(gw: &Gateway, t: Target, mut req: http::Request<Body>) -> Re
     let ws_scheme = if gw.config.public_https { "wss" } else { "ws" };
     let prefix = format!("{host}/cdp/{}/{}", t.sandbox, t.token);
     let h = req.headers_mut();
-    crate::preview::strip_credentials(h);
+    crate::confine::strip_credentials(h);
     h.remove(header::AUTHORIZATION);
     h.remove(header::ORIGIN);
     for name in [
@@ -125,12 +146,19 @@ pub async fn handle(gw: &Gateway, t: Target, mut req: http::Request<Body>) -> Re
             return crate::error::response(&gw.pool, &Status::invalid_argument("bad CDP path"));
         }
     }
-    let resp = match crate::preview::forward(io, req).await {
+    let mut resp = match crate::tunnel::forward(io, req, Confinement::Inert).await {
         Ok(r) => r,
         Err(s) => return crate::error::response(&gw.pool, &s),
     };
-    if !t.path.starts_with("/json") || resp.status() != StatusCode::OK {
-        return resp.map(Body::new);
+    if json && get {
+        // For the live view, whose origin is opaque.
+        resp.headers_mut().insert(
+            header::ACCESS_CONTROL_ALLOW_ORIGIN,
+            HeaderValue::from_static("*"),
+        );
+    }
+    if !json || resp.status() != StatusCode::OK {
+        return resp;
     }
     let (mut parts, body) = resp.into_parts();
     let bytes = match http_body_util::Limited::new(body, MAX_JSON).collect().await {
@@ -145,14 +173,35 @@ pub async fn handle(gw: &Gateway, t: Target, mut req: http::Request<Body>) -> Re
     let out = match serde_json::from_slice::<serde_json::Value>(&bytes) {
         Ok(mut v) => {
             rewrite(&mut v, ws_scheme, &prefix);
+            parts.headers.insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json; charset=utf-8"),
+            );
             bytes::Bytes::from(serde_json::to_vec_pretty(&v).unwrap_or_default())
         }
-        // `/json/protocol` and the like are passed as they are.
+        // Anything else is passed as it is, as inert as `forward` made it.
         Err(_) => bytes,
     };
     parts.headers.remove(header::CONTENT_LENGTH);
     parts.headers.remove(header::TRANSFER_ENCODING);
     http::Response::from_parts(parts, Body::from(out))
+}
+
+/// A DevTools JSON path: `/json` and what is under it.
+fn is_json(path: &str) -> bool {
+    path == "/json" || path.starts_with("/json/")
+}
+
+/// What the proxy passes to the port: what DevTools clients use, the JSON
+/// endpoints over HTTP and the targets' WebSockets; nothing else the
+/// port might serve (Chromium's own DevTools front end included, which
+/// would run on the gateway's origin).
+fn served(path: &str, upgrade: bool) -> bool {
+    if upgrade {
+        path.starts_with("/devtools/")
+    } else {
+        is_json(path)
+    }
 }
 
 /// Points the WebSocket URLs of a DevTools JSON answer (one target or a
@@ -188,6 +237,12 @@ fn path_of(url: &str) -> Option<&str> {
     rest.find('/').map(|i| &rest[i..])
 }
 
+/// The live view's policy: an opaque origin (`sandbox allow-scripts`, no
+/// `allow-same-origin`), its own inline script and style, frames as
+/// `data:` images, and connections to the gateway alone.
+pub const LIVE_VIEW_CSP: &str = "sandbox allow-scripts; default-src 'none'; img-src data:; \
+     style-src 'unsafe-inline'; script-src 'unsafe-inline'; connect-src 'self' ws: wss:";
+
 fn live_view() -> Response {
     let mut r = (StatusCode::OK, LIVE_VIEW).into_response();
     let h = r.headers_mut();
@@ -203,10 +258,7 @@ fn live_view() -> Response {
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(
         header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "default-src 'none'; img-src data:; style-src 'unsafe-inline'; \
-             script-src 'unsafe-inline'; connect-src 'self' ws: wss:",
-        ),
+        HeaderValue::from_static(LIVE_VIEW_CSP),
     );
     r
 }
@@ -233,7 +285,8 @@ async function connect() {
   let page;
   try {
     const list = await (await fetch(base + "/json/list", {cache: "no-store"})).json();
-    page = list.find(t => t.type === "page");
+    // A target's id goes into a URL: only Chromium's form (hex) is taken.
+    page = list.find(t => t.type === "page" && /^[0-9A-Fa-f]{1,64}$/.test(t.id));
   } catch (e) { return again("the browser is not answering; retrying…"); }
   if (!page) return again("no open page; retrying…");
   const ws = new WebSocket(wsBase + "/devtools/page/" + page.id);
@@ -288,6 +341,43 @@ mod tests {
         ] {
             assert!(target(bad).unwrap().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn only_what_devtools_clients_use_is_served() {
+        for (path, upgrade) in [
+            ("/json", false),
+            ("/json/version", false),
+            ("/json/version/", false),
+            ("/json/list", false),
+            ("/json/protocol", false),
+            ("/devtools/browser/B1", true),
+            ("/devtools/page/P1", true),
+        ] {
+            assert!(served(path, upgrade), "{path} {upgrade}");
+        }
+        for (path, upgrade) in [
+            ("/", false),
+            ("/index.html", false),
+            ("/jsonx", false),
+            ("/devtools/inspector.html", false),
+            ("/devtools/page/P1", false),
+            ("/json/version", true),
+            ("/v1/sandboxes", true),
+        ] {
+            assert!(!served(path, upgrade), "{path} {upgrade}");
+        }
+    }
+
+    #[test]
+    fn the_live_view_runs_in_an_opaque_origin() {
+        let r = live_view();
+        let csp = r.headers()[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .unwrap();
+        assert!(csp.starts_with("sandbox allow-scripts;"), "{csp}");
+        assert!(!csp.contains("allow-same-origin"), "{csp}");
+        assert_eq!(r.headers()[header::REFERRER_POLICY], "no-referrer");
     }
 
     #[test]

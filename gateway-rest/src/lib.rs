@@ -20,6 +20,7 @@ pub mod aliases;
 mod calls;
 pub mod cdp;
 pub mod codec;
+pub mod confine;
 pub mod error;
 pub mod framing;
 pub mod jsonseq;
@@ -30,6 +31,7 @@ pub mod routes;
 pub mod session;
 mod streams;
 pub mod transcode;
+mod tunnel;
 mod ws;
 
 use calls::*;
@@ -178,6 +180,9 @@ fn grpc_path(route: &Route) -> http::uri::PathAndQuery {
     route.grpc_path().parse().expect("method paths are valid")
 }
 
+/// Every request: a preview's answer is the sandbox's, confined as
+/// `preview` says; every other answer is the gateway's or inert data, and
+/// no browser guesses its type.
 async fn handle(
     axum::extract::State(gw): axum::extract::State<Arc<Gateway>>,
     req: http::Request<Body>,
@@ -191,6 +196,7 @@ async fn handle(
             ),
         );
         *r.status_mut() = http::StatusCode::BAD_REQUEST;
+        confine::every_answer(r.headers_mut());
         return r;
     }
 
@@ -213,12 +219,20 @@ async fn handle(
             Err(s) => error::response(&gw.pool, &s),
         };
     }
-    if let Some(t) = cdp::target(req.uri().path()) {
-        return match t {
+    let mut r = if let Some(t) = cdp::target(req.uri().path()) {
+        match t {
             Ok(t) => cdp::handle(&gw, t, req).await,
             Err(s) => error::response(&gw.pool, &s),
-        };
-    }
+        }
+    } else {
+        api(gw, req).await
+    };
+    confine::every_answer(r.headers_mut());
+    r
+}
+
+/// A call of the public API.
+async fn api(gw: Arc<Gateway>, req: http::Request<Body>) -> Response {
     let (mut parts, body) = req.into_parts();
     if let Some(cookie) = session::credential(&parts.headers)
         && let Err(st) = session::check(

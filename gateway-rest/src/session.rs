@@ -65,11 +65,13 @@ fn hex_sha256(s: &str) -> String {
 
 /// Checks a request authenticated by the session cookie. Any method: a
 /// request whose `Origin` is foreign or opaque (`null`: a sandboxed page,
-/// such as a path-mode preview), or that the browser says came from
-/// another origin (`Sec-Fetch-Site`), is refused, so a page elsewhere can
-/// neither change state nor read with the session (a GET through an
-/// iframe of the same site reads as well as a fetch). State changes also
-/// need the CSRF token.
+/// such as a path-mode preview or anything the DevTools proxy serves), or
+/// that the browser says came from another origin (`Sec-Fetch-Site`), is
+/// refused, so a page elsewhere can neither change state nor read with
+/// the session (a GET through an iframe of the same site reads as well as
+/// a fetch). `Origin` is compared whole, so a page of the same site (a
+/// subdomain preview, another port of the host) is foreign too, and a
+/// WebSocket must name one. State changes also need the CSRF token.
 pub fn check(
     allowed_origins: &[String],
     method: &Method,
@@ -78,6 +80,13 @@ pub fn check(
 ) -> Result<(), Status> {
     let safe = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     let origin = h.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null"));
+    // A browser names the page of every WebSocket it opens (HTTP/1.1's
+    // Upgrade, HTTP/2's extended CONNECT): one without is no page of ours.
+    if origin.is_none() && (h.contains_key(header::UPGRADE) || *method == Method::CONNECT) {
+        return Err(Status::permission_denied(
+            "a WebSocket with the session cookie must come from a page of the gateway's origin (no Origin was sent)",
+        ));
+    }
     match origin {
         Some(o) if !allowed_origins.iter().any(|a| a == o) => {
             return Err(Status::permission_denied(format!(
@@ -196,6 +205,18 @@ mod tests {
             headers(&[("sec-fetch-site", "cross-site")]),
             headers(&[("sec-fetch-site", "same-site")]),
             headers(&[("upgrade", "websocket"), ("origin", "null")]),
+            // A WebSocket names its page; one that doesn't is no page of ours.
+            headers(&[("upgrade", "websocket")]),
+            headers(&[("upgrade", "websocket"), ("sec-fetch-site", "same-origin")]),
+            // The same site is another origin.
+            headers(&[
+                ("upgrade", "websocket"),
+                ("origin", "https://talon.test:8443"),
+            ]),
+            headers(&[
+                ("upgrade", "websocket"),
+                ("origin", "https://3000-sbx_a.talon.test"),
+            ]),
         ] {
             assert!(check(&ok, &Method::GET, &h, &s).is_err(), "{h:?}");
         }
@@ -207,6 +228,7 @@ mod tests {
                 ("origin", "https://talon.test"),
                 ("sec-fetch-site", "same-site"),
             ]),
+            headers(&[("upgrade", "websocket"), ("origin", "https://talon.test")]),
         ] {
             assert!(check(&ok, &Method::GET, &h, &s).is_ok(), "{h:?}");
         }

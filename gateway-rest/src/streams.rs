@@ -123,6 +123,15 @@ pub(crate) async fn server_stream(
         http::HeaderValue::from_static("no-store"),
     );
     copy_metadata(&md, r.headers_mut());
+    if f == Framing::Raw {
+        // A sandbox's bytes as they are (a file, most often): a download,
+        // never a page on the gateway's origin.
+        confine::answer(
+            confine::Confinement::Download,
+            http::StatusCode::OK,
+            r.headers_mut(),
+        );
+    }
     Ok(r)
 }
 

@@ -4,7 +4,9 @@
 //! WebSocket echo passing through, `X-Forwarded-*` set and spoofed ones
 //! dropped, and every refusal of the issue: a token for another sandbox or
 //! port, an expired or tampered token, a user JWT where a preview token is
-//! expected and the reverse. Needs root (CI is root).
+//! expected and the reverse, a WebSocket on the preview cookie from a page
+//! not the sandbox's own, and the browser's DevTools port, which is never
+//! a preview. Needs root (CI is root).
 
 mod common;
 use common::*;
@@ -231,20 +233,91 @@ async fn the_preview_proxy_end_to_end() {
     }
     assert_eq!(all, b"chunk0\nchunk1\nchunk2\n");
 
-    // A WebSocket echo through the preview.
-    let mut req = format!(
+    // A WebSocket echo through the preview, on the cookie, from the
+    // preview's own (opaque-origin) page.
+    let ws_url = format!(
         "{}/preview/{a}/{PORT}/ws",
         s.http.replace("http://", "ws://")
-    )
-    .into_client_request()
-    .unwrap();
-    req.headers_mut().insert("cookie", pair.parse().unwrap());
-    let (mut ws, resp) = tokio_tungstenite::connect_async(req).await.unwrap();
+    );
+    let with_cookie = |origin: Option<&str>| {
+        let mut req = ws_url.as_str().into_client_request().unwrap();
+        req.headers_mut().insert("cookie", pair.parse().unwrap());
+        if let Some(o) = origin {
+            req.headers_mut().insert("origin", o.parse().unwrap());
+        }
+        req
+    };
+    let (mut ws, resp) = tokio_tungstenite::connect_async(with_cookie(Some("null")))
+        .await
+        .unwrap();
     assert_eq!(resp.status().as_u16(), 101);
     ws.send(tungstenite::Message::text("hi")).await.unwrap();
     let m = ws.next().await.unwrap().unwrap();
     assert_eq!(m.into_text().unwrap().as_str(), "echo:hi");
     let _ = ws.close(None).await;
+    // The cookie goes along with a WebSocket from any page of the site (no
+    // CORS holds a WebSocket): from another sandbox's preview, another
+    // site, or with no page named, it opens nothing.
+    for origin in [
+        Some(format!("http://{PORT}-{b}.preview.test")),
+        Some("https://evil.test".to_string()),
+        None,
+    ] {
+        match tokio_tungstenite::connect_async(with_cookie(origin.as_deref())).await {
+            Err(tungstenite::Error::Http(r)) => {
+                assert_eq!(r.status().as_u16(), 403, "{origin:?}")
+            }
+            other => panic!("{origin:?}: {:?}", other.map(|(_, r)| r.status())),
+        }
+    }
+    // The token itself opens it from anywhere: it is no ambient credential.
+    let mut req = format!("{ws_url}?token={ta}")
+        .into_client_request()
+        .unwrap();
+    req.headers_mut()
+        .insert("origin", "https://elsewhere.test".parse().unwrap());
+    let (ws, resp) = tokio_tungstenite::connect_async(req).await.unwrap();
+    assert_eq!(resp.status().as_u16(), 101);
+    drop(ws);
+
+    // The browser's DevTools port is never a preview: no token is issued
+    // for it, and none opens it, in either mode (it drives the browser, and
+    // the workload may have put anything there).
+    let (st, r) = rest_json(
+        &c,
+        &t.developer,
+        reqwest::Method::POST,
+        format!("{}/v1/sandboxes/{a}/preview-tokens", s.http),
+        Some(json!({"port": 9222})),
+    )
+    .await;
+    assert_eq!(st, 400, "{r}");
+    assert!(r["message"].as_str().unwrap().contains("DevTools"), "{r}");
+    let devtools = forged(&s, &a, &t.tenant_id, 9222, u64::MAX / 2);
+    for (url, host) in [
+        (
+            format!("{}/preview/{a}/9222/json/version?token={devtools}", s.http),
+            None,
+        ),
+        (
+            format!("{}/json/version?token={devtools}", s.http),
+            Some(format!("9222-{a}.preview.test")),
+        ),
+    ] {
+        let mut r = c.get(&url).bearer_auth(&t.developer);
+        if let Some(h) = host {
+            r = r.header("host", h);
+        }
+        assert_eq!(r.send().await.unwrap().status().as_u16(), 403, "{url}");
+    }
+    // Nor does the CDP proxy take one (it did: a preview token for the
+    // port served the workload's page on the gateway's origin).
+    let r = c
+        .get(format!("{}/cdp/{a}/{devtools}/json/version", s.http))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
 
     // Refusals.
     let status = |url: String, h: Vec<(&'static str, String)>| {
@@ -349,7 +422,11 @@ async fn the_preview_proxy_end_to_end() {
     };
     assert_eq!(count("signed"), 2, "{metrics}");
     assert_eq!(count("expired"), 1);
-    assert_eq!(count("denied"), 2);
+    assert_eq!(
+        count("denied"),
+        3,
+        "two ports, and a preview token on the CDP proxy"
+    );
     assert!(count("invalid") >= 2, "tampered, and the user JWT");
     assert!(count("verified") >= 3);
     drop(s);

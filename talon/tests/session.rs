@@ -1,8 +1,9 @@
 //! Browser sessions over REST on a real `talon up`: the session lives in a
 //! `__Host-` cookie (HttpOnly, Secure, SameSite=Lax) that scripts never see;
 //! a state-changing call with the cookie needs the CSRF token and a known
-//! Origin; a WebSocket from a foreign origin is refused; credentials in a
-//! query string are never taken. Needs root for the embedded worker.
+//! Origin; a WebSocket from a foreign origin, or naming none, is refused;
+//! credentials in a query string are never taken. Needs root for the
+//! embedded worker.
 
 mod common;
 use common::*;
@@ -133,6 +134,19 @@ async fn cookie_sessions_need_the_csrf_token_and_our_origin() {
         .get(format!("{}/v1/sandboxes/{id}/pty", s.http))
         .header("cookie", cookie.clone())
         .header("origin", "https://evil.test")
+        .header("connection", "Upgrade")
+        .header("upgrade", "websocket")
+        .header("sec-websocket-version", "13")
+        .header("sec-websocket-key", "dGhlIHNhbXBsZSBub25jZQ==")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+    // Nor one that names no page: a browser always does, so it is not ours.
+    let r = c
+        .get(format!("{}/v1/sandboxes/{id}/pty", s.http))
+        .header("cookie", cookie.clone())
+        .header("sec-fetch-site", "same-origin")
         .header("connection", "Upgrade")
         .header("upgrade", "websocket")
         .header("sec-websocket-version", "13")

@@ -3,7 +3,8 @@
 //! `get_host(port)` reaches a dev server. E2B serves ports publicly by
 //! default; Talon serves none without a credential, so the request must
 //! carry the sandbox's access token (`X-Access-Token`, or E2B's
-//! `e2b-traffic-access-token`). Neither reaches the sandbox's server.
+//! `e2b-traffic-access-token`). Neither reaches the sandbox's server, nor
+//! do the REST gateway's cookies.
 
 use super::{Ctx, plain};
 use axum::body::Body;
@@ -65,6 +66,10 @@ pub async fn forward(ctx: Ctx, port: u16, mut req: http::Request<Body>) -> Respo
     for name in OURS {
         h.remove(*name);
     }
+    // Browsers send a host's cookies to every port of it: a visitor's
+    // Talon session (or preview tokens) from the REST gateway on the same
+    // host would come along, and they are no sandbox's to read.
+    talon_gateway::confine::strip_credentials(h);
     if let Ok(v) = HeaderValue::from_str(&format!("localhost:{port}")) {
         h.insert(header::HOST, v);
     }

@@ -3,6 +3,12 @@
 //! their own key (DATA_DIR/keys/preview.key) and carry their own `iss` and
 //! `aud`, so a preview token is never a user token and the reverse; the
 //! preview proxy checks the sandbox and port they are bound to.
+//!
+//! The sandbox browser's DevTools port is no preview: whoever reaches it
+//! drives the browser, and what answers there is whatever the workload
+//! runs. BrowserService's URLs carry a token of their own audience
+//! (`talon-cdp`) for that port alone; a preview token never opens it, and
+//! none is issued for it.
 
 use crate::error::{Error, Result};
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
@@ -11,6 +17,11 @@ use std::sync::Arc;
 
 pub const ISSUER: &str = "talon-preview";
 pub const AUDIENCE: &str = "talon-preview";
+/// The audience of a DevTools token (BrowserService's URLs), bound to the
+/// browser's port.
+pub const CDP_AUDIENCE: &str = "talon-cdp";
+/// The port of the sandbox browser's DevTools.
+pub const CDP_PORT: u32 = talon_proto::BROWSER_CDP_PORT as u32;
 /// TTL when the request sets none, and the most it may ask for.
 pub const DEFAULT_TTL_SECS: u64 = 3600;
 pub const MAX_TTL_SECS: u64 = 86_400;
@@ -53,12 +64,38 @@ impl PreviewKeys {
         }
     }
 
-    /// A token for `port` of `sandbox_id`, valid for `ttl_secs`.
+    /// A preview token for `port` of `sandbox_id`, valid for `ttl_secs`;
+    /// never for the browser's DevTools port.
     pub fn issue(
         &self,
         sandbox_id: &str,
         tenant_id: &str,
         port: u32,
+        ttl_secs: u64,
+    ) -> Result<(String, u64)> {
+        if port == CDP_PORT {
+            return Err(Error::InvalidArgument(devtools_port_message()));
+        }
+        self.sign(sandbox_id, tenant_id, port, AUDIENCE, ttl_secs)
+    }
+
+    /// A DevTools token: the browser's port of `sandbox_id`, for
+    /// BrowserService's URLs.
+    pub fn issue_cdp(
+        &self,
+        sandbox_id: &str,
+        tenant_id: &str,
+        ttl_secs: u64,
+    ) -> Result<(String, u64)> {
+        self.sign(sandbox_id, tenant_id, CDP_PORT, CDP_AUDIENCE, ttl_secs)
+    }
+
+    fn sign(
+        &self,
+        sandbox_id: &str,
+        tenant_id: &str,
+        port: u32,
+        audience: &str,
         ttl_secs: u64,
     ) -> Result<(String, u64)> {
         let now = super::jwt::unix_now();
@@ -67,7 +104,7 @@ impl PreviewKeys {
             tid: tenant_id.into(),
             port,
             iss: ISSUER.into(),
-            aud: AUDIENCE.into(),
+            aud: audience.into(),
             exp: now + ttl_secs,
             iat: now,
             jti: crate::ids::random_token(10),
@@ -77,12 +114,14 @@ impl PreviewKeys {
         Ok((token, claims.exp))
     }
 
-    /// The claims of a valid token for exactly this sandbox and port.
+    /// The claims of a valid token for exactly this sandbox and port: a
+    /// DevTools token for the browser's port, a preview token for any
+    /// other.
     pub fn verify(&self, token: &str, sandbox_id: &str, port: u32) -> Result<PreviewClaims> {
         let mut v = Validation::new(Algorithm::HS256);
         v.leeway = super::jwt::LEEWAY_SECS;
         v.set_issuer(&[ISSUER]);
-        v.set_audience(&[AUDIENCE]);
+        v.set_audience(&[AUDIENCE, CDP_AUDIENCE]);
         v.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
         let c = jsonwebtoken::decode::<PreviewClaims>(token, &self.decoding, &v)
             .map_err(|e| match e.kind() {
@@ -97,8 +136,18 @@ impl PreviewKeys {
                 "the preview token is for another sandbox or port".into(),
             ));
         }
+        if (c.aud == CDP_AUDIENCE) != (port == CDP_PORT) {
+            return Err(Error::PermissionDenied(devtools_port_message()));
+        }
         Ok(c)
     }
+}
+
+fn devtools_port_message() -> String {
+    format!(
+        "port {CDP_PORT} is the sandbox browser's DevTools port: no preview token opens it; \
+         BrowserService's URLs carry their own"
+    )
 }
 
 #[cfg(test)]
@@ -119,6 +168,33 @@ mod tests {
         tampered.pop();
         tampered.push(if t.ends_with('A') { 'B' } else { 'A' });
         assert!(k.verify(&tampered, "sbx_a", 3000).is_err());
+    }
+
+    #[test]
+    fn no_preview_token_opens_the_devtools_port() {
+        let k = PreviewKeys::new(KEY);
+        // None is issued...
+        assert!(matches!(
+            k.issue("sbx_a", "ten_a", CDP_PORT, 60),
+            Err(Error::InvalidArgument(_))
+        ));
+        // ...and one signed before the rule (or by hand) is refused.
+        let (old, _) = k.sign("sbx_a", "ten_a", CDP_PORT, AUDIENCE, 60).unwrap();
+        assert!(matches!(
+            k.verify(&old, "sbx_a", CDP_PORT),
+            Err(Error::PermissionDenied(_))
+        ));
+        // A DevTools token opens the browser's port of its sandbox alone.
+        let (cdp, _) = k.issue_cdp("sbx_a", "ten_a", 60).unwrap();
+        assert_eq!(k.verify(&cdp, "sbx_a", CDP_PORT).unwrap().aud, CDP_AUDIENCE);
+        assert!(k.verify(&cdp, "sbx_b", CDP_PORT).is_err());
+        assert!(k.verify(&cdp, "sbx_a", 3000).is_err());
+        // A DevTools audience on another port's claims opens nothing.
+        let (odd, _) = k.sign("sbx_a", "ten_a", 3000, CDP_AUDIENCE, 60).unwrap();
+        assert!(matches!(
+            k.verify(&odd, "sbx_a", 3000),
+            Err(Error::PermissionDenied(_))
+        ));
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! The browser's URLs: the agent reports the browser's state and its own
 //! DevTools addresses on the sandbox's loopback; callers get addresses
-//! through the gateway's CDP proxy instead, each carrying a preview token
-//! bound to this sandbox and the DevTools port (so the gateway needs no
-//! other credential, and Playwright or Puppeteer can be given one URL):
+//! through the gateway's CDP proxy instead, each carrying a DevTools token
+//! (a preview token of its own audience) bound to this sandbox and the
+//! DevTools port (so the gateway needs no other credential, and Playwright
+//! or Puppeteer can be given one URL):
 //!
 //! - `cdp_url`: `{public}/cdp/{sandbox}/{token}`, whose `/json/version`
 //!   the gateway rewrites to name WebSockets under the same prefix;
@@ -36,11 +37,15 @@ pub fn with_urls(
         return Ok(b);
     }
     let ttl = super::preview::ttl_within(ttl_secs, DEFAULT_TTL_SECS, MAX_TTL_SECS)?;
-    let port = u32::try_from(b.cdp_port)
-        .ok()
-        .filter(|p| (1..=65_535).contains(p))
-        .ok_or_else(|| Error::Internal(format!("the agent reported port {}", b.cdp_port)))?;
-    let (token, exp) = app.preview.issue(sandbox_id, tenant_id, port, ttl)?;
+    // The gateway's CDP proxy opens the browser's own port, whatever the
+    // agent said; a DevTools token opens that port alone.
+    if u32::try_from(b.cdp_port).ok() != Some(crate::auth::preview::CDP_PORT) {
+        return Err(Error::Internal(format!(
+            "the agent reported port {}",
+            b.cdp_port
+        )));
+    }
+    let (token, exp) = app.preview.issue_cdp(sandbox_id, tenant_id, ttl)?;
     let base = format!(
         "{}/cdp/{sandbox_id}/{token}",
         app.config.public_url.trim_end_matches('/')

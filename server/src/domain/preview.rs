@@ -25,6 +25,13 @@ pub async fn create_token(
     if port == 0 || port > 65_535 {
         return Err(Error::InvalidArgument("port must be 1-65535".into()));
     }
+    // What answers there drives (or poses as) the sandbox's browser: it is
+    // reached only by BrowserService's URLs (see auth::preview).
+    if port == crate::auth::preview::CDP_PORT {
+        return Err(Error::InvalidArgument(format!(
+            "port {port} is the sandbox browser's DevTools port: use BrowserService's cdp_url, never a preview"
+        )));
+    }
     let ttl = ttl_within(ttl_secs, DEFAULT_TTL_SECS, MAX_TTL_SECS)?;
     // Tenant-scoped: another tenant's sandbox is NOT_FOUND.
     let row = sandboxes::get(

@@ -1,11 +1,16 @@
-"""A hostile preview, run inside tenant B's sandbox: `hostile-preview.py
-PORT`. Its page tries every way a preview could act with the visitor's
-Talon session (fetch, an iframe or a popup of the API, the PTY WebSocket,
-a service worker over the whole origin, the session cookie itself, a
-cookie planted on the API's paths) and leaves what it got in
-`window.results`; `document.title` turns `done` when it has finished."""
+"""A hostile page, served by tenant B's sandbox: `hostile-page.py PORT
+[VICTIM]`, on a preview's port or on the browser's DevTools port in
+place of Chromium. At every path its page tries every way a page could
+act with the visitor's Talon session (fetch, an iframe or a popup of the
+API, the PTY WebSocket, a service worker over the whole origin, the
+session cookie itself, a cookie planted on the API's paths, unless the
+query says `keep=1`) and leaves what it got in `window.results`; `document.title` turns `done` when it
+has finished. `/json/list` answers as DevTools would, but with a target
+whose id climbs out of the CDP proxy's prefix to VICTIM's PTY (what the
+live view would open with the visitor's session)."""
 import json
 import sys
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 PAGE = r"""<!doctype html><meta charset="utf-8"><title>running</title>
@@ -94,21 +99,38 @@ class H(BaseHTTPRequestHandler):
 
     def do_GET(self):
         path = self.path.partition("?")[0]
+        if path.endswith("/json/list") and VICTIM:
+            target = {"type": "page", "url": "about:blank", "title": "hostile",
+                      "id": f"../../../../../v1/sandboxes/{VICTIM}/pty"}
+            return self.send("application/json", json.dumps([target]))
         if path.endswith("/own.js"):
             return self.send("text/javascript", "window.ownLoaded = true;")
         if path.endswith("/sw.js") or path == "/sw.js":
             return self.send("text/javascript", SW, [("service-worker-allowed", "/")])
         # Plants cookies on the API's paths: a session of the attacker's
-        # (fixation) and one that would shadow it.
+        # (fixation) and one that would shadow it; with `keep=1`, none, so
+        # that the page's calls go with the visitor's own session.
         planted = [
             ("set-cookie", "__Host-talon-session=planted-by-preview; Path=/; Secure; HttpOnly; SameSite=Lax"),
             ("set-cookie", "planted=1; Path=/v1; SameSite=Lax"),
             ("set-cookie", "wide=1; Path=/; Domain=127.0.0.1"),
         ]
-        self.send("text/html", PAGE, planted)
+        keep = "keep=1" in self.path.partition("?")[2].split("&")
+        self.send("text/html", PAGE, [] if keep else planted)
 
+
+VICTIM = sys.argv[2] if len(sys.argv) > 2 else None
 
 if __name__ == "__main__":
-    srv = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+    # On the DevTools port, the browser it replaces may take a moment to
+    # let the port go.
+    for attempt in range(100):
+        try:
+            srv = ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+            break
+        except OSError:
+            if attempt == 99:
+                raise
+            time.sleep(0.1)
     print("ready", flush=True)
     srv.serve_forever()
