@@ -25,18 +25,13 @@ impl SandboxHost {
             if h.pooled.is_some() {
                 continue;
             }
+            // Alive, it is as its record says: a container frozen for a
+            // moment (a snapshot's copy) is not a paused sandbox.
             let actual = match h.state {
-                SandboxPhase::Running | SandboxPhase::Paused => {
-                    let status = match self.runtime_for(h.isolation) {
-                        Ok(rt) if self.container_alive(&h).await => rt.status(h.cid()).await,
-                        Ok(_) => Ok(None),
-                        Err(e) => Err(e),
-                    };
-                    match status {
-                        Ok(Some(ContainerStatus::Running)) => SandboxPhase::Running,
-                        Ok(Some(ContainerStatus::Paused)) => SandboxPhase::Paused,
-                        _ => SandboxPhase::Failed,
-                    }
+                SandboxPhase::Running | SandboxPhase::Paused
+                    if !self.container_alive(&h).await =>
+                {
+                    SandboxPhase::Failed
                 }
                 other => other,
             };

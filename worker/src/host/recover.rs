@@ -61,6 +61,7 @@ impl SandboxHost {
                 SandboxPhase::Running | SandboxPhase::Paused => {
                     if self.container_alive(&h).await && self.reachable_layout(&h) {
                         out.adopted += 1;
+                        self.match_freezer(&h).await;
                         continue;
                     }
                     out.stopped += 1;
@@ -85,6 +86,24 @@ impl SandboxHost {
             }
         }
         out
+    }
+
+    /// A live container frozen or thawed as its record says: a snapshot's
+    /// copy, a pause or a resume cut short by a crash leaves it otherwise
+    /// (frozen for good under a record that says running, say).
+    async fn match_freezer(&self, h: &Held) {
+        let Ok(rt) = self.runtime_for(h.isolation) else {
+            return;
+        };
+        let frozen = matches!(rt.status(h.cid()).await, Ok(Some(ContainerStatus::Paused)));
+        let r = match (h.state, frozen) {
+            (SandboxPhase::Running, true) => rt.resume(h.cid()).await,
+            (SandboxPhase::Paused, false) => rt.pause(h.cid()).await,
+            _ => Ok(()),
+        };
+        if let Err(e) = r {
+            tracing::warn!(sandbox = %h.sandbox_id, error = %e, "could not freeze or thaw it as its record says");
+        }
     }
 
     /// Whether a live sandbox's agent can be reached in this worker's
