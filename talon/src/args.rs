@@ -332,6 +332,9 @@ pub struct HostArgs {
     /// A process's output log rotates past this many bytes, keeping the last file too (about twice this per process; a reconnect replays what is kept).
     #[arg(long, env = "TALON_PROCESS_LOG_BYTES", default_value_t = 8 << 20, value_parser = clap::value_parser!(u64).range(4096..=1 << 30))]
     pub process_log_bytes: u64,
+    /// Most bytes of a process's older log files kept for a live output stream that has not read them yet, beyond the two files; past it the process waits for the stream (back-pressure), so a slow reader gets every byte. On the sandbox's disk.
+    #[arg(long, env = "TALON_PROCESS_SPILL_BYTES", default_value_t = 32 << 20, value_parser = clap::value_parser!(u64).range(0..=1 << 36))]
+    pub process_spill_bytes: u64,
     /// Most code contexts (kernels) one sandbox may have at once.
     #[arg(long, env = "TALON_MAX_CODE_CONTEXTS", default_value_t = 16, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub max_code_contexts: u32,
@@ -402,6 +405,7 @@ impl HostArgs {
             },
             agent: talon_worker::bundle::AgentOptions {
                 max_log_bytes: self.process_log_bytes,
+                max_spill_bytes: self.process_spill_bytes,
                 max_code_contexts: self.max_code_contexts,
             },
             shared_disks: self.shared_workspaces.clone(),

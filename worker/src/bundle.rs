@@ -158,6 +158,9 @@ pub struct Limits {
 pub struct AgentOptions {
     /// Most bytes of one process's output log kept (older output goes).
     pub max_log_bytes: u64,
+    /// Most bytes of a process's older log files kept for a live reader
+    /// that has not read them; past it the process waits for the reader.
+    pub max_spill_bytes: u64,
     /// Most code contexts (kernels) one sandbox may have at once.
     pub max_code_contexts: u32,
 }
@@ -166,6 +169,7 @@ impl Default for AgentOptions {
     fn default() -> Self {
         AgentOptions {
             max_log_bytes: 8 << 20,
+            max_spill_bytes: 32 << 20,
             max_code_contexts: 16,
         }
     }
@@ -451,6 +455,8 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
             "/var/log/talon".into(),
             "--max-log-bytes".into(),
             b.agent_options.max_log_bytes.to_string(),
+            "--max-spill-bytes".into(),
+            b.agent_options.max_spill_bytes.to_string(),
             "--max-code-contexts".into(),
             b.agent_options.max_code_contexts.to_string(),
         ])
@@ -589,6 +595,7 @@ mod tests {
             agent: Path::new("/opt/talon-agent"),
             agent_options: AgentOptions {
                 max_log_bytes: 1 << 20,
+                max_spill_bytes: 3 << 20,
                 max_code_contexts: 4,
             },
             has_secret_files: false,
@@ -633,6 +640,7 @@ mod tests {
             .collect();
         let after = |flag: &str| args[args.iter().position(|a| *a == flag).unwrap() + 1];
         assert_eq!(after("--max-log-bytes"), "1048576");
+        assert_eq!(after("--max-spill-bytes"), "3145728");
         assert_eq!(after("--max-code-contexts"), "4");
         let agent = j["mounts"]
             .as_array()

@@ -21,6 +21,7 @@ mod activity;
 mod browser;
 mod code;
 mod files;
+mod follow;
 mod logstore;
 mod ports;
 mod runs;
@@ -42,13 +43,16 @@ struct Args {
     log_dir: PathBuf,
     workspace: PathBuf,
     max_log_bytes: u64,
+    /// How far past its two log files a live reader may fall behind, in
+    /// bytes kept for it, before the process waits for it.
+    max_spill_bytes: u64,
     max_code_contexts: usize,
 }
 
 fn usage() -> ! {
     eprintln!(
-        "usage: talon-agent [--socket PATH | --listen-fd N] [--log-dir DIR] [--workspace DIR] [--max-log-bytes N] [--max-code-contexts N]\n\
-         defaults: /run/talon/agent.sock, /var/log/talon, /workspace, 8388608, 16"
+        "usage: talon-agent [--socket PATH | --listen-fd N] [--log-dir DIR] [--workspace DIR] [--max-log-bytes N] [--max-spill-bytes N] [--max-code-contexts N]\n\
+         defaults: /run/talon/agent.sock, /var/log/talon, /workspace, 8388608, 33554432, 16"
     );
     std::process::exit(2)
 }
@@ -60,6 +64,7 @@ fn args() -> Args {
         log_dir: "/var/log/talon".into(),
         workspace: "/workspace".into(),
         max_log_bytes: 8 << 20,
+        max_spill_bytes: 32 << 20,
         max_code_contexts: code::MAX_CONTEXTS,
     };
     let mut it = std::env::args().skip(1);
@@ -71,6 +76,7 @@ fn args() -> Args {
             "--log-dir" => a.log_dir = val().into(),
             "--workspace" => a.workspace = val().into(),
             "--max-log-bytes" => a.max_log_bytes = val().parse().unwrap_or_else(|_| usage()),
+            "--max-spill-bytes" => a.max_spill_bytes = val().parse().unwrap_or_else(|_| usage()),
             "--max-code-contexts" => {
                 a.max_code_contexts = val().parse().unwrap_or_else(|_| usage())
             }
@@ -185,7 +191,12 @@ fn main() -> anyhow::Result<()> {
     rt.block_on(async move {
         activity::touch();
         logstore::keep_reserve(&a.log_dir);
-        let sup = supervisor::Supervisor::new(a.log_dir.clone(), a.max_log_bytes, a.workspace.clone());
+        let sup = supervisor::Supervisor::new(
+            a.log_dir.clone(),
+            a.max_log_bytes,
+            a.max_spill_bytes,
+            a.workspace.clone(),
+        );
 
         let files = Arc::new(files::Files::new(a.workspace.clone()).context("the workspace")?);
         let listener = match inherited {

@@ -244,7 +244,7 @@ async fn drive(
 ) {
     use pb::run_agent_response::Event;
     let started = Instant::now();
-    let mut output = Box::pin(crate::service::follow(run.process.clone(), 0));
+    let mut output = Box::pin(crate::follow::follow(run.process.clone(), 0));
     let mut lines: HashMap<u8, Lines> = HashMap::new();
     // Path -> (kind, when last seen).
     let mut pending = Pending::new();
@@ -279,12 +279,12 @@ async fn drive(
     let exit = loop {
         tokio::select! {
             item = output.next() => match item {
-                Some(Ok(crate::service::Follow::Chunk(r))) => {
+                Some(Ok(crate::follow::Follow::Chunk(r))) => {
                     for l in lines.entry(r.stream).or_default().feed(&r.data) {
                         emit_line(&run, r.stream, l, &mut dropped);
                     }
                 }
-                Some(Ok(crate::service::Follow::Exit(e))) => break Some(e),
+                Some(Ok(crate::follow::Follow::Exit(e))) => break Some(e),
                 Some(Err(_)) | None => break None,
             },
             Some(Ok(c)) = changes.recv() => note(&mut pending, c),

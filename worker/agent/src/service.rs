@@ -4,6 +4,7 @@
 //! socket already names the sandbox.
 
 use crate::files::Files;
+use crate::follow::{Follow, event_stream, follow};
 use crate::supervisor::{Proc, Supervisor};
 use crate::users::acting_as;
 use std::pin::Pin;
@@ -27,115 +28,11 @@ pub struct Agent {
 
 type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
-const PAGE: usize = 256;
-
 pub(crate) fn ts(ms: i64) -> prost_types::Timestamp {
     prost_types::Timestamp {
         seconds: ms.div_euclid(1000),
         nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
     }
-}
-
-/// What a follower sends: a chunk, or the exit at the end.
-pub enum Follow {
-    Chunk(crate::logstore::Record),
-    Exit(pb::ProcessExited),
-}
-
-/// Streams a process's output from disk after `after`, then live, then
-/// its exit. Disk is the source of truth, so a slow reader cannot lag
-/// behind a channel and lose chunks. The stream itself waits for the
-/// process (no task and channel between them: one wakeup less per event).
-pub fn follow(p: Arc<Proc>, after: u64) -> impl Stream<Item = Result<Follow, Status>> + Send {
-    struct State {
-        p: Arc<Proc>,
-        progress: tokio::sync::watch::Receiver<crate::supervisor::Progress>,
-        cursor: u64,
-        read: std::collections::VecDeque<crate::logstore::Record>,
-        ended: bool,
-    }
-    let st = State {
-        progress: p.subscribe(),
-        p,
-        cursor: after,
-        read: Default::default(),
-        ended: false,
-    };
-    futures::stream::unfold(st, |mut st| async move {
-        loop {
-            if st.ended {
-                return None;
-            }
-            if let Some(r) = st.read.pop_front() {
-                st.cursor = r.seq;
-                return Some((Ok(Follow::Chunk(r)), st));
-            }
-            let now = st.progress.borrow_and_update().clone();
-            // Records reach the disk before `last_seq` moves past them, so
-            // there is nothing to read unless it has.
-            //
-            // Read here, not on the blocking pool: a page of records is in
-            // the page cache, and a sandbox at its pids limit (a fork bomb)
-            // leaves no thread to start, where a pool with none idle would
-            // panic the stream.
-            if now.last_seq > st.cursor {
-                match st.p.read_after(st.cursor, PAGE) {
-                    Ok((records, _)) if !records.is_empty() => {
-                        st.read.extend(records);
-                        continue;
-                    }
-                    Ok(_) => {}
-                    Err(e) => {
-                        st.ended = true;
-                        return Some((Err(Status::internal(format!("log read: {e}"))), st));
-                    }
-                }
-            }
-            if now.done {
-                st.ended = true;
-                let exit = now.exit?;
-                return Some((Ok(Follow::Exit(exit.to_pb())), st));
-            }
-            if st.progress.changed().await.is_err() {
-                return None;
-            }
-        }
-    })
-}
-
-fn output(r: &crate::logstore::Record) -> pb::ProcessOutput {
-    pb::ProcessOutput {
-        stream: i32::from(r.stream),
-        data: r.data.clone(),
-        seq: r.seq,
-    }
-}
-
-fn event_stream(
-    p: Arc<Proc>,
-    after: u64,
-    with_start: bool,
-) -> impl Stream<Item = Result<pb::ProcessEvent, Status>> {
-    use pb::process_event::Event;
-    let start = with_start.then(|| {
-        Ok(pb::ProcessEvent {
-            event: Some(Event::Started(pb::ProcessStarted {
-                pid: p.pid,
-                tag: p.tag.clone(),
-            })),
-        })
-    });
-    let rest = follow(p, after).map(|f| {
-        f.map(|f| match f {
-            Follow::Chunk(r) => pb::ProcessEvent {
-                event: Some(Event::Output(output(&r))),
-            },
-            Follow::Exit(e) => pb::ProcessEvent {
-                event: Some(Event::Exited(e)),
-            },
-        })
-    });
-    tokio_stream::iter(start).chain(rest)
 }
 
 #[tonic::async_trait]

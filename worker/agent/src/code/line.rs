@@ -158,7 +158,9 @@ impl LineKernel {
         write_private(&cell, code.as_bytes())
             .map_err(|e| Status::internal(format!("the cell file: {e}")))?;
         // Output from before this run (a background job's) is not its own.
-        let mut after = self.proc.progress().last_seq;
+        // A follower: the kernel waits for a slow caller rather than lose
+        // the run's output to rotation.
+        let mut output = self.proc.follower(self.proc.progress().last_seq);
         let request = match self.lang {
             Lang::Js => format!("{}\n", serde_json::json!({"nonce": nonce, "file": cell})),
             Lang::Bash => format!("source {cell} </dev/null; __talon_done {nonce} $?\n"),
@@ -180,14 +182,12 @@ impl LineKernel {
         loop {
             // Everything logged so far.
             loop {
-                let (recs, _) = self
-                    .proc
-                    .read_after(after, 256)
+                let recs = output
+                    .read(256, 1 << 20)
                     .map_err(|e| Status::internal(format!("kernel output: {e}")))?;
-                let Some(last) = recs.last() else {
+                if recs.is_empty() {
                     break;
-                };
-                after = last.seq;
+                }
                 for r in recs {
                     for text in demux.feed(r.stream, &r.data) {
                         if report && !sink.output(r.stream, text).await {

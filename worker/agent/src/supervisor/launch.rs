@@ -151,8 +151,11 @@ pub(super) fn io(e: std::io::Error) -> Status {
 }
 
 /// Reads a process's streams until each ends (EOF, or EIO when a PTY's
-/// other side is gone), appending what comes to its log.
+/// other side is gone), appending what comes to its log. An append waits
+/// while a live reader is too far behind: the pipes fill meanwhile, and
+/// the process blocks on its next write.
 pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
+    let mut log = p.log.writer();
     let mut buf = vec![0u8; 32 * 1024];
     while !readers.is_empty() {
         let mut fds: Vec<libc::pollfd> = readers
@@ -188,7 +191,7 @@ pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
             let read = f.read(&mut buf);
             if let Ok(n @ 1..) = read {
                 p.holding.store(true, Ordering::SeqCst);
-                p.append(*stream, &buf[..n]);
+                p.append(&mut log, *stream, &buf[..n]);
                 p.holding.store(false, Ordering::SeqCst);
             }
             match read {

@@ -8,9 +8,11 @@
 //! it, so readers that follow the log from disk never miss a chunk. That
 //! thread is started before the process: the agent's threads count
 //! against the sandbox's pids limit (see `threads`), and a process whose
-//! output nobody reads must never be left behind.
+//! output nobody reads must never be left behind. It is also where
+//! back-pressure acts: while a live follower is too far behind, the
+//! append waits and the pipes are not read, so the process blocks.
 
-use crate::logstore::{self, LogStore, Record};
+use crate::logstore::{LogStore, LogWriter, Record};
 use crate::spawn;
 use std::collections::HashMap;
 use std::ffi::OsString;
@@ -74,8 +76,7 @@ pub struct Proc {
     pub cwd: String,
     pub pty: bool,
     pub start_ms: i64,
-    log_path: PathBuf,
-    log: Mutex<LogStore>,
+    log: Arc<LogStore>,
     stdin: Mutex<Option<File>>,
     pty_master: Option<OwnedFd>,
     progress: watch::Sender<Progress>,
@@ -101,8 +102,17 @@ impl Proc {
         self.progress.borrow().clone()
     }
 
+    /// Records after `after`, for a reader that does not follow (what
+    /// rotates away meanwhile is skipped), and the first seq still kept.
     pub fn read_after(&self, after: u64, limit: usize) -> std::io::Result<(Vec<Record>, u64)> {
-        logstore::read_after(&self.log_path, after, limit)
+        self.log.read_after(after, limit)
+    }
+
+    /// A live follower of the output after `after`: nothing it has not
+    /// read rotates away, and the process waits for it (see `logstore`)
+    /// until it is dropped.
+    pub fn follower(&self, after: u64) -> crate::logstore::Cursor<Arc<LogStore>> {
+        self.log.follow(after)
     }
 
     /// The last `lines` non-blank lines the process wrote (both streams),
@@ -131,15 +141,12 @@ impl Proc {
             .collect()
     }
 
-    fn append(&self, stream: u8, data: &[u8]) {
-        let seq = {
-            let mut log = self.log.lock().expect("log lock");
-            match log.append(stream, data) {
-                Ok(seq) => seq,
-                Err(e) => {
-                    eprintln!("talon-agent: log write for pid {}: {e}", self.pid);
-                    return;
-                }
+    fn append(&self, log: &mut LogWriter, stream: u8, data: &[u8]) {
+        let seq = match log.append(stream, data) {
+            Ok(seq) => seq,
+            Err(e) => {
+                eprintln!("talon-agent: log write for pid {}: {e}", self.pid);
+                return;
             }
         };
         self.progress.send_modify(|p| p.last_seq = seq);
@@ -197,9 +204,14 @@ impl Proc {
             // must not fail when the workload holds every pid.
             let me = self.clone();
             rt.spawn(async move {
-                let limit = tokio::time::Instant::now() + DRAIN_LIMIT;
+                let mut limit = tokio::time::Instant::now() + DRAIN_LIMIT;
                 loop {
                     tokio::time::sleep(DRAIN_AFTER_EXIT).await;
+                    // Time spent waiting for a slow reader is not time
+                    // the output thread had to catch up.
+                    if me.log.held_back() {
+                        limit = tokio::time::Instant::now() + DRAIN_LIMIT;
+                    }
                     if me.open_streams.load(Ordering::SeqCst) == 0
                         || !me.unread()
                         || tokio::time::Instant::now() >= limit
@@ -336,6 +348,8 @@ pub struct Supervisor {
     procs: Mutex<HashMap<u32, Arc<Proc>>>,
     log_dir: PathBuf,
     max_log_bytes: u64,
+    /// How far beyond its two files a live follower may lag (see `logstore`).
+    max_spill_bytes: u64,
     workspace: PathBuf,
     wake: (Mutex<bool>, Condvar),
     /// Set by `Configure` (when a prewarmed sandbox is claimed, when its
@@ -356,13 +370,19 @@ struct BaseEnv {
 }
 
 impl Supervisor {
-    pub fn new(log_dir: PathBuf, max_log_bytes: u64, workspace: PathBuf) -> Arc<Self> {
+    pub fn new(
+        log_dir: PathBuf,
+        max_log_bytes: u64,
+        max_spill_bytes: u64,
+        workspace: PathBuf,
+    ) -> Arc<Self> {
         // SAFETY: prctl with constant arguments.
         unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
         let sup = Arc::new(Supervisor {
             procs: Mutex::new(HashMap::new()),
             log_dir,
             max_log_bytes,
+            max_spill_bytes,
             workspace,
             wake: (Mutex::new(false), Condvar::new()),
             base_env: Mutex::new(BaseEnv::default()),
@@ -466,7 +486,7 @@ impl Supervisor {
         exited.sort();
         for (_, pid) in exited.iter().take(exited.len() - KEEP_EXITED) {
             if let Some(p) = procs.remove(pid) {
-                logstore::remove(&p.log_path);
+                p.log.remove();
             }
         }
     }
@@ -594,8 +614,12 @@ impl Supervisor {
             Some(s) => (s.pid, s.stdin, vec![(1, s.stdout), (2, s.stderr)], None),
             None => fork_exec(req, argv, &env, &cwd)?,
         };
-        let log_path = self.log_dir.join(format!("{pid}-{}.log", now_ms()));
-        let log = LogStore::create(log_path.clone(), self.max_log_bytes);
+        let log = LogStore::create(
+            self.log_dir.join(format!("{pid}-{}", now_ms())),
+            self.max_log_bytes,
+            self.max_spill_bytes,
+            format!("pid {pid}"),
+        );
         let (progress, _) = watch::channel(Progress::default());
         let proc = Arc::new(Proc {
             pid,
@@ -604,8 +628,7 @@ impl Supervisor {
             cwd,
             pty: master.is_some(),
             start_ms: now_ms(),
-            log_path,
-            log: Mutex::new(log),
+            log,
             stdin: Mutex::new(stdin),
             pty_master: master,
             progress,
