@@ -240,7 +240,9 @@ pub async fn recover_missing(
         tracing::warn!(sandbox = %id, worker = %worker_id, "the worker no longer holds a sandbox placed on it; starting it again");
         let moved = match super::sandboxes::move_to(app, row.clone(), None, None).await {
             // No other worker: built again where it was.
-            Err(Error::Unavailable(_)) => super::sandboxes::restart_in_place(app, row).await,
+            Err(Error::Unavailable(_)) => {
+                super::sandboxes::restart_in_place(app, row, "the worker no longer held it").await
+            }
             other => other,
         };
         match moved {
@@ -274,7 +276,14 @@ pub async fn restart_fenced(app: &Arc<App>, row: sandbox::Model) -> Result<()> {
     }
     let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
     let moved = match super::sandboxes::move_to(app, row.clone(), None, None).await {
-        Err(Error::Unavailable(_)) => super::sandboxes::restart_in_place(app, row).await,
+        Err(Error::Unavailable(_)) => {
+            super::sandboxes::restart_in_place(
+                app,
+                row,
+                "the worker had stopped it when its lease lapsed",
+            )
+            .await
+        }
         other => other,
     }?;
     app.metrics.failover.moved.inc();

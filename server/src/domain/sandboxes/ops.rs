@@ -617,11 +617,13 @@ pub(crate) async fn move_to(
 }
 
 /// Starts a sandbox again on the worker that holds it, at the next
-/// generation: its worker stopped it (fencing) and no other worker has
-/// room. On the `local` backend its disk went with the fence.
+/// generation, when no other worker has room: its worker stopped it
+/// (fencing; on the `local` backend its disk went with the fence), or no
+/// longer holds it (`why`, for its state message).
 pub(crate) async fn restart_in_place(
     app: &Arc<App>,
     row: sandbox::Model,
+    why: &str,
 ) -> Result<sandbox::Model> {
     use crate::domain::workers::{WorkspaceBackend, backend_of};
     not_deleted(&row)?;
@@ -629,11 +631,11 @@ pub(crate) async fn restart_in_place(
         Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id))
     })?;
     let message = match backend_of(app, &worker).await? {
-        WorkspaceBackend::Shared => format!(
-            "started again on {worker} from its workspace on shared storage: the worker had stopped it when its lease lapsed"
-        ),
+        WorkspaceBackend::Shared => {
+            format!("started again on {worker} from its workspace on shared storage: {why}")
+        }
         WorkspaceBackend::Local => format!(
-            "started again on {worker} with an empty workspace: the worker had stopped it when its lease lapsed, and its disk (local backend) went with it"
+            "started again on {worker} with an empty workspace: {why}, and its disk (local backend) is not there"
         ),
     };
     let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
