@@ -1,8 +1,8 @@
 //! Durability through a database outage (issue 29): two `talon server`s on
-//! one PostgreSQL and two `talon worker`s on the `local` backend, the
-//! database taken away for a minute (twenty leases): no lease is renewed,
-//! and still no sandbox stops, since none could be started elsewhere with
-//! its files. Once it is back, every sandbox is RUNNING with the same
+//! one PostgreSQL, two `talon worker`s on the `local` backend and twenty
+//! sandboxes, the database taken away for a minute (twenty leases): no
+//! lease is renewed, and still no sandbox stops, since none could be
+//! started elsewhere with its files. Once it is back, every sandbox is RUNNING with the same
 //! processes and its files. The one sandbox that chose to move on worker
 //! loss (`WORKER_LOSS_ACTION_MOVE`) was stopped by its worker's fence and
 //! runs again, with an empty workspace as it asked. Needs root and
@@ -110,7 +110,7 @@ async fn sandboxes_run_through_a_minute_long_database_outage() {
 
     let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
     let mut kept = Vec::new();
-    for i in 0..5 {
+    for i in 0..20 {
         let sb = create_running_as(
             &mut admin,
             pb::Sandbox {
