@@ -6,6 +6,7 @@
 //! threshold (CI runs `--short --check`).
 
 mod baseline;
+mod durability;
 mod gvisor;
 mod multinode;
 mod platform;

@@ -9,6 +9,8 @@ use std::time::{Duration, Instant};
 
 pub struct Platform {
     child: Child,
+    /// Its command line, to start it again the same way.
+    args: Vec<std::ffi::OsString>,
     pub dir: tempfile::TempDir,
     pub grpc: String,
     /// The REST gateway, which the SDKs other than Rust's speak.
@@ -52,8 +54,8 @@ impl Platform {
         let (g, h, p) = (free_port(), free_port(), free_port());
         let (ea, es) = (free_port(), free_port());
         let log = std::fs::File::create(dir.path().join("talon.log"))?;
-        let child = Command::new(o.talon)
-            .arg("up")
+        let mut cmd = Command::new(o.talon);
+        cmd.arg("up")
             .arg("--data-dir")
             .arg(dir.path())
             .arg("--agent-path")
@@ -66,7 +68,9 @@ impl Platform {
             .args(["--network", "bridge", "--bridge", BRIDGE])
             .args(["--sandbox-cidr", CIDR])
             .args(["--worker-max-sandboxes", &o.max_sandboxes.to_string()])
-            .args(&o.extra)
+            .args(&o.extra);
+        let args: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_owned()).collect();
+        let child = cmd
             .env("TALON_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(log)
@@ -74,6 +78,7 @@ impl Platform {
             .with_context(|| format!("starting {}", o.talon.display()))?;
         let mut me = Platform {
             child,
+            args,
             grpc: format!("http://127.0.0.1:{g}"),
             http: format!("http://127.0.0.1:{h}"),
             e2b_api: format!("http://127.0.0.1:{ea}"),
@@ -84,6 +89,14 @@ impl Platform {
             bridge: BRIDGE.into(),
             dir,
         };
+        me.until_ready().await?;
+        Ok(me)
+    }
+
+    /// Waits until it answers with its credentials and its embedded
+    /// worker is registered.
+    async fn until_ready(&mut self) -> anyhow::Result<()> {
+        let me = self;
         let creds = me.dir.path().join("bootstrap-credentials.json");
         let t0 = Instant::now();
         loop {
@@ -118,7 +131,40 @@ impl Platform {
             );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        Ok(me)
+        Ok(())
+    }
+
+    /// Stops it: SIGTERM and a wait (`graceful`), or SIGKILL.
+    pub fn stop(&mut self, graceful: bool) {
+        if graceful {
+            // SAFETY: kill has no memory effects.
+            unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+            for _ in 0..600 {
+                if self.child.try_wait().ok().flatten().is_some() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// Starts it again as it was started (its data directory, ports and
+    /// flags), once stopped; when it was spawned.
+    pub async fn start_again(&mut self) -> anyhow::Result<Instant> {
+        let log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(self.dir.path().join("talon.log"))?;
+        let t0 = Instant::now();
+        self.child = Command::new(&self.talon)
+            .args(&self.args)
+            .env("TALON_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()?;
+        self.until_ready().await?;
+        Ok(t0)
     }
 
     /// The log's last lines, without backtrace frames: a panic's frames

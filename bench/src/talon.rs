@@ -100,7 +100,7 @@ pub async fn run_all(
 ) -> anyhow::Result<Vec<Row>> {
     const FIGURES: &[&str] = &[
         "create", "pool", "exec", "pty", "file", "get", "browser", "code", "snapshot", "gvisor",
-        "density", "sdk", "multi",
+        "density", "sdk", "multi", "durability",
     ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
@@ -529,6 +529,9 @@ pub async fn run_all(
     drop(p);
 
     // -- several servers and workers: GetSandbox through two, failover
+    if want("durability") {
+        crate::durability::rows(args, talon, &mut rows, notes).await?;
+    }
     if want("multi") {
         crate::multinode::rows(args, talon, &mut rows, notes).await?;
     }
