@@ -21,7 +21,6 @@ mod calls;
 pub mod cdp;
 pub mod codec;
 pub mod error;
-pub mod framing;
 pub mod jsonseq;
 mod metadata;
 pub mod openapi;
@@ -35,6 +34,7 @@ mod ws;
 use calls::*;
 use metadata::*;
 use streams::*;
+use talon_core::listen::framing;
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};

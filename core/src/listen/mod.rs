@@ -19,6 +19,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 
+pub mod framing;
+
 /// The limits of one listener; 0 turns a count limit off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
