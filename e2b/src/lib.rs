@@ -23,6 +23,7 @@ use axum::Router;
 use axum::routing::{get, post, put};
 use std::sync::Arc;
 use std::time::Duration;
+use talon_core::listen::framing;
 
 pub use error::ApiError;
 
@@ -211,7 +212,7 @@ async fn serve_app(
         .max_header_list_size(64 << 10);
     let builder = Arc::new(builder);
     let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
-    let handshake_timeout = config.header_timeout;
+    let header_timeout = config.header_timeout;
     loop {
         let (io, _peer) = tokio::select! {
             r = admission.accept(&listener) => r?,
@@ -221,22 +222,41 @@ async fn serve_app(
         tokio::spawn(async move {
             let svc =
                 hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    tower::ServiceExt::oneshot(app.clone(), req.map(axum::body::Body::new))
+                    let app = app.clone();
+                    async move {
+                        if req.uri().path() == framing::REFUSED_PATH {
+                            return Ok(two_framings());
+                        }
+                        tower::ServiceExt::oneshot(app, req.map(axum::body::Body::new)).await
+                    }
                 });
+            // HTTP/1 requests are followed on the bytes, under TLS, to
+            // refuse two framings (see `talon_core::listen::framing`).
             match tls {
                 Some(acceptor) => {
                     // A handshake is held to the header timeout.
                     let Ok(Ok(io)) =
-                        tokio::time::timeout(handshake_timeout, acceptor.accept(io)).await
+                        tokio::time::timeout(header_timeout, acceptor.accept(io)).await
                     else {
                         return;
                     };
+                    let io = framing::Followed::new(io, header_timeout);
                     let _ = builder.serve_connection(TokioIo::new(io), svc).await;
                 }
                 None => {
+                    let io = framing::Followed::new(io, header_timeout);
                     let _ = builder.serve_connection(TokioIo::new(io), svc).await;
                 }
             }
         });
     }
+}
+
+/// The answer to a request with both `Transfer-Encoding` and
+/// `Content-Length`, as the REST gateway gives it: a 400 (in E2B's error
+/// shape); the request it was made into says `connection: close`.
+fn two_framings() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    ApiError::bad_request("a request may not carry both Transfer-Encoding and Content-Length")
+        .into_response()
 }
