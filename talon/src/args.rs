@@ -217,6 +217,7 @@ impl ConnectionArgs {
             max,
             per_peer: per_ip,
             first_byte: std::time::Duration::from_secs(self.connection_first_byte_secs),
+            ..Default::default()
         }
     }
     pub fn grpc(&self) -> talon_core::listen::Limits {

@@ -1,27 +1,48 @@
 //! Limits on the connections of every listener a client can reach (gRPC,
-//! REST): at most `max` at once, at most `per_peer` from one address, and
-//! a connection that sends nothing within `first_byte` is closed. A
-//! connection over a limit is closed as soon as it is accepted, so a flood
-//! of idle connections cannot take the process's file descriptors from
-//! everything else: the probe's 20k idle connections to the gateway hit
-//! the fd limit and the whole platform (one process) stopped answering.
-//! Idle keep-alive connections are the HTTP server's to close (the REST
-//! gateway's header read timeout); the limits here hold whatever the
-//! protocol.
+//! REST, E2B's two, the worker's data plane, ops), whatever the protocol:
+//!
+//! - at most `max` open at once and `per_peer` from one address; one over
+//!   a limit is closed as soon as it is accepted, so a flood cannot take
+//!   the process's file descriptors from everything else (the probe's 20k
+//!   idle connections to the gateway hit the fd limit and the platform,
+//!   one process, stopped answering);
+//! - a connection that sends nothing within `first_byte` is closed;
+//! - a connection counts as unauthenticated until one of its requests
+//!   presents a credential the server takes (`Conn::authenticated`), and
+//!   at most `unauthenticated` such are open: a newcomer past that, or
+//!   past `max`, closes the oldest unauthenticated one instead of being
+//!   refused. A flood that never authenticates (17 addresses × 256 idle
+//!   or stalled connections filled every listener for a minute) then only
+//!   recycles its own connections, while a new client still gets in and
+//!   authenticated ones are never touched;
+//! - an unauthenticated connection with no request in flight for `idle`
+//!   is closed (an HTTP/2 connection that sent its preface and SETTINGS
+//!   and nothing else was kept forever).
+//!
+//! Request bodies have their own rule (`body`), and so does the check of a
+//! credential before a body is read (`checked`); two framings in one
+//! request are `framing`'s.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::net::{IpAddr, SocketAddr};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, ReadBuf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::TcpListener;
+#[cfg(test)]
+use tokio::net::TcpStream;
 
+pub mod body;
+pub mod checked;
+mod conn;
 pub mod framing;
 
-/// The limits of one listener; 0 turns a count limit off.
+pub use body::{BodyLimits, Paced, Tracked, track};
+pub use checked::CheckedCredentials;
+pub use conn::{Conn, InFlight, Limited, RequestConn};
+
+/// The limits of one listener; 0 turns a count limit off, a zero time
+/// turns its timeout off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
     /// Connections open at once.
@@ -30,6 +51,16 @@ pub struct Limits {
     pub per_peer: usize,
     /// How long a new connection may stay silent before it is closed.
     pub first_byte: Duration,
+    /// Connections open at once that have not authenticated; a newcomer
+    /// past it closes the oldest of them.
+    pub unauthenticated: usize,
+    /// How long an unauthenticated connection may have no request in
+    /// flight before it is closed.
+    pub idle: Duration,
+    /// HTTP/2: a ping after this much silence from the peer, and how long
+    /// its answer may take before the connection is closed.
+    pub keepalive: Duration,
+    pub keepalive_timeout: Duration,
 }
 
 impl Default for Limits {
@@ -38,7 +69,18 @@ impl Default for Limits {
             max: 4096,
             per_peer: 256,
             first_byte: Duration::from_secs(10),
+            unauthenticated: 1024,
+            idle: Duration::from_secs(30),
+            keepalive: Duration::from_secs(30),
+            keepalive_timeout: Duration::from_secs(10),
         }
+    }
+}
+
+impl Limits {
+    /// The HTTP/2 keepalive interval, for hyper's and tonic's builders.
+    pub fn keepalive_interval(&self) -> Option<Duration> {
+        (!self.keepalive.is_zero()).then_some(self.keepalive)
     }
 }
 
@@ -46,6 +88,22 @@ impl Default for Limits {
 struct Counts {
     total: usize,
     by_peer: HashMap<IpAddr, usize>,
+    /// The open connections that have not authenticated, oldest first.
+    unauthenticated: BTreeMap<u64, Conn>,
+    next: u64,
+}
+
+impl Counts {
+    /// Closes the oldest unauthenticated connection, if there is one.
+    fn evict_oldest(&mut self) -> bool {
+        match self.unauthenticated.pop_first() {
+            Some((_, conn)) => {
+                conn.close();
+                true
+            }
+            None => false,
+        }
+    }
 }
 
 /// Counts a listener's open connections against its limits.
@@ -59,13 +117,22 @@ pub struct Admission {
 #[derive(Debug)]
 pub struct Slot {
     peer: IpAddr,
+    conn: Conn,
     counts: Arc<Mutex<Counts>>,
+}
+
+impl Slot {
+    /// The connection's state, which its requests carry.
+    pub fn conn(&self) -> &Conn {
+        &self.conn
+    }
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         let mut c = self.counts.lock().expect("connection counts");
         c.total -= 1;
+        c.unauthenticated.remove(&self.conn.seq());
         if let Some(n) = c.by_peer.get_mut(&self.peer) {
             *n -= 1;
             if *n == 0 {
@@ -78,6 +145,7 @@ impl Drop for Slot {
 /// Why a connection was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Refused {
+    /// Every place is held by an authenticated connection.
     Full,
     PeerFull,
 }
@@ -94,20 +162,35 @@ impl Admission {
         self.limits
     }
 
-    /// A place for a connection from `peer`, if the limits allow one.
+    /// A place for a connection from `peer`, if the limits allow one: a
+    /// peer at its own limit is refused; past the total or the
+    /// unauthenticated budget, the oldest unauthenticated connection is
+    /// closed to make room (and only when every place is held by an
+    /// authenticated one is the newcomer refused).
     pub fn admit(&self, peer: IpAddr) -> Result<Slot, Refused> {
+        let l = self.limits;
         let mut c = self.counts.lock().expect("connection counts");
-        if self.limits.max > 0 && c.total >= self.limits.max {
-            return Err(Refused::Full);
-        }
         let mine = c.by_peer.get(&peer).copied().unwrap_or(0);
-        if self.limits.per_peer > 0 && mine >= self.limits.per_peer {
+        if l.per_peer > 0 && mine >= l.per_peer {
             return Err(Refused::PeerFull);
+        }
+        let full = l.max > 0 && c.total >= l.max;
+        let crowded = l.unauthenticated > 0 && c.unauthenticated.len() >= l.unauthenticated;
+        if full || crowded {
+            let made_room = c.evict_oldest();
+            if full && !made_room {
+                return Err(Refused::Full);
+            }
         }
         c.total += 1;
         *c.by_peer.entry(peer).or_default() += 1;
+        let seq = c.next;
+        c.next += 1;
+        let conn = Conn::new(seq, Arc::downgrade(&self.counts));
+        c.unauthenticated.insert(seq, conn.clone());
         Ok(Slot {
             peer,
+            conn,
             counts: self.counts.clone(),
         })
     }
@@ -117,9 +200,19 @@ impl Admission {
         self.counts.lock().expect("connection counts").total
     }
 
+    /// Open connections that have not authenticated.
+    pub fn unauthenticated(&self) -> usize {
+        self.counts
+            .lock()
+            .expect("connection counts")
+            .unauthenticated
+            .len()
+    }
+
     /// The next connection the limits admit, wrapped so that it keeps its
-    /// place while open and is closed if it stays silent too long. Those
-    /// refused are closed at once (and logged at most once a second).
+    /// place while open and is closed when it stays silent or idle too
+    /// long or is evicted. Those refused are closed at once (and logged at
+    /// most once a second).
     pub async fn accept(&self, listener: &TcpListener) -> io::Result<(Limited, SocketAddr)> {
         let mut last_warned: Option<tokio::time::Instant> = None;
         loop {
@@ -136,7 +229,7 @@ impl Admission {
             match self.admit(peer.ip()) {
                 Ok(slot) => {
                     let _ = stream.set_nodelay(true);
-                    return Ok((Limited::new(stream, slot, self.limits.first_byte), peer));
+                    return Ok((Limited::new(stream, slot, self.limits), peer));
                 }
                 Err(why) => {
                     drop(stream);
@@ -152,7 +245,10 @@ impl Admission {
 
 fn eprintln_refusal(why: Refused, peer: SocketAddr, l: Limits) {
     let what = match why {
-        Refused::Full => format!("{} connections are open (the limit)", l.max),
+        Refused::Full => format!(
+            "{} connections are open, all authenticated (the limit)",
+            l.max
+        ),
         Refused::PeerFull => format!(
             "{} has {} connections open (the per-peer limit)",
             peer.ip(),
@@ -172,58 +268,6 @@ fn is_transient(e: &io::Error) -> bool {
                 | io::ErrorKind::Interrupted
         )
 }
-
-/// An admitted connection: its place is held while it is open, and a read
-/// that finds no byte at all within the first-byte time fails.
-#[derive(Debug)]
-pub struct Limited {
-    io: TcpStream,
-    _slot: Slot,
-    /// Until the first byte arrives.
-    silent: Option<Pin<Box<tokio::time::Sleep>>>,
-}
-
-impl Limited {
-    fn new(io: TcpStream, slot: Slot, first_byte: Duration) -> Limited {
-        Limited {
-            io,
-            _slot: slot,
-            silent: (!first_byte.is_zero()).then(|| Box::pin(tokio::time::sleep(first_byte))),
-        }
-    }
-
-    pub fn get_ref(&self) -> &TcpStream {
-        &self.io
-    }
-}
-
-impl AsyncRead for Limited {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
-        match Pin::new(&mut self.io).poll_read(cx, buf) {
-            Poll::Ready(Ok(())) => {
-                if buf.filled().len() > before {
-                    self.silent = None;
-                }
-                Poll::Ready(Ok(()))
-            }
-            Poll::Pending => match self.silent.as_mut().map(|s| s.as_mut().poll(cx)) {
-                Some(Poll::Ready(())) => Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "no request arrived on the connection in time",
-                ))),
-                _ => Poll::Pending,
-            },
-            other => other,
-        }
-    }
-}
-
-crate::forward_async_write!(Limited, io);
 
 /// Raises this process's open-file limit to its hard limit: a server's
 /// connections, a worker's sandboxes and their agent connections all take
@@ -300,29 +344,62 @@ mod tests {
         }
     }
 
+    fn limits(max: usize, per_peer: usize, unauthenticated: usize) -> Limits {
+        Limits {
+            max,
+            per_peer,
+            first_byte: Duration::from_millis(300),
+            unauthenticated,
+            idle: Duration::from_millis(300),
+            ..Limits::default()
+        }
+    }
+
+    fn closed(s: &Slot) -> bool {
+        s.conn().is_closed()
+    }
+
     #[test]
     fn counts_per_peer_and_in_all() {
-        let a = Admission::new(Limits {
-            max: 3,
-            per_peer: 2,
-            first_byte: Duration::from_secs(1),
-        });
+        let a = Admission::new(limits(3, 2, 0));
         let (p, q): (IpAddr, IpAddr) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
         let s1 = a.admit(p).unwrap();
-        let _s2 = a.admit(p).unwrap();
+        let s2 = a.admit(p).unwrap();
         assert_eq!(a.admit(p).unwrap_err(), Refused::PeerFull);
-        let _s3 = a.admit(q).unwrap();
-        assert_eq!(a.admit(q).unwrap_err(), Refused::Full);
+        let s3 = a.admit(q).unwrap();
+        // Full: authenticated connections keep their places, and a
+        // newcomer closes the oldest unauthenticated one instead.
+        s1.conn().authenticated();
+        let s4 = a.admit(q).unwrap();
+        assert!(closed(&s2) && !closed(&s1) && !closed(&s3));
+        drop(s2);
+        s3.conn().authenticated();
+        s4.conn().authenticated();
+        assert_eq!(a.admit(p).unwrap_err(), Refused::Full);
         drop(s1);
         assert_eq!(a.open(), 2);
-        let _s4 = a.admit(p).unwrap();
-        let unlimited = Admission::new(Limits {
-            max: 0,
-            per_peer: 0,
-            first_byte: Duration::ZERO,
-        });
+        let _s5 = a.admit(p).unwrap();
+        let unlimited = Admission::new(limits(0, 0, 0));
         let held: Vec<_> = (0..1000).map(|_| unlimited.admit(p).unwrap()).collect();
         assert_eq!(unlimited.open(), held.len());
+    }
+
+    #[test]
+    fn unauthenticated_connections_have_a_smaller_budget() {
+        let a = Admission::new(limits(100, 100, 2));
+        let p: IpAddr = "10.0.0.1".parse().unwrap();
+        let s1 = a.admit(p).unwrap();
+        let s2 = a.admit(p).unwrap();
+        s2.conn().authenticated();
+        let s3 = a.admit(p).unwrap();
+        let s4 = a.admit(p).unwrap();
+        // s1 was the oldest unauthenticated one; s2 is not counted.
+        assert!(closed(&s1) && !closed(&s2) && !closed(&s3) && !closed(&s4));
+        assert_eq!(a.unauthenticated(), 2);
+        let s5 = a.admit(p).unwrap();
+        assert!(closed(&s3) && !closed(&s4) && !closed(&s5));
+        drop((s1, s3));
+        assert_eq!((a.open(), a.unauthenticated()), (3, 2));
     }
 
     #[tokio::test]
@@ -330,11 +407,7 @@ mod tests {
         use tokio::io::AsyncReadExt;
         let listener = Arc::new(TcpListener::bind("127.0.0.1:0").await.unwrap());
         let addr = listener.local_addr().unwrap();
-        let a = Admission::new(Limits {
-            max: 10,
-            per_peer: 1,
-            first_byte: Duration::from_millis(300),
-        });
+        let a = Admission::new(limits(10, 1, 0));
         let _silent = TcpStream::connect(addr).await.unwrap();
         let (mut conn, _) = a.accept(&listener).await.unwrap();
         let next = tokio::spawn({
@@ -362,5 +435,54 @@ mod tests {
             .unwrap();
         assert_eq!(a.open(), 1);
         drop(admitted);
+    }
+
+    /// After its first byte, an unauthenticated connection is closed once
+    /// it has had no request in flight for the idle time, an evicted one
+    /// at once, and an authenticated one is left alone.
+    #[tokio::test]
+    async fn idle_and_evicted_connections_are_closed() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let a = Admission::new(limits(10, 10, 1));
+        let mut peer = TcpStream::connect(addr).await.unwrap();
+        let (mut conn, _) = a.accept(&listener).await.unwrap();
+        peer.write_all(b"x").await.unwrap();
+        let mut b = [0u8; 1];
+        conn.read_exact(&mut b).await.unwrap();
+        // A request in flight keeps it open past the idle time.
+        let req = conn.conn().request();
+        let t0 = std::time::Instant::now();
+        let waited = tokio::time::timeout(Duration::from_millis(600), conn.read(&mut b)).await;
+        assert!(waited.is_err(), "{waited:?}");
+        drop(req);
+        let e = conn.read(&mut b).await.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert!(
+            t0.elapsed() >= Duration::from_millis(850),
+            "{:?}",
+            t0.elapsed()
+        );
+        drop(conn);
+        // Authenticated: never idle-closed; evicted: closed at once.
+        let mut p1 = TcpStream::connect(addr).await.unwrap();
+        let (mut authed, _) = a.accept(&listener).await.unwrap();
+        p1.write_all(b"x").await.unwrap();
+        authed.read_exact(&mut b).await.unwrap();
+        authed.conn().authenticated();
+        let waited = tokio::time::timeout(Duration::from_millis(600), authed.read(&mut b)).await;
+        assert!(waited.is_err(), "{waited:?}");
+        let _p2 = TcpStream::connect(addr).await.unwrap();
+        let (mut first, _) = a.accept(&listener).await.unwrap();
+        let reading = tokio::spawn(async move {
+            let mut b = [0u8; 1];
+            first.read(&mut b).await.map_err(|e| e.kind())
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let _p3 = TcpStream::connect(addr).await.unwrap();
+        let (_second, _) = a.accept(&listener).await.unwrap();
+        let r = tokio::time::timeout(Duration::from_millis(200), reading).await;
+        assert_eq!(r.unwrap().unwrap(), Err(io::ErrorKind::ConnectionReset));
     }
 }
