@@ -84,6 +84,9 @@ pub struct ServerConfig {
     pub login_throttle: crate::auth::throttle::ThrottleConfig,
     /// The gRPC listener's connection limits.
     pub grpc_connections: talon_core::listen::Limits,
+    /// How fast a request body must arrive until its credential is taken
+    /// (see `listener`).
+    pub request_bodies: talon_core::listen::BodyLimits,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -119,6 +122,7 @@ impl ServerConfig {
                 per_peer: 512,
                 ..Default::default()
             },
+            request_bodies: Default::default(),
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
             auth_cache_ttl: Duration::from_millis(2000),
