@@ -242,6 +242,10 @@ pub async fn handle(
         Ok(io) => io,
         Err(s) => return crate::error::response(&gw.pool, &s),
     };
+    // The server took the token: the connection counts as authenticated.
+    if let Some(rc) = talon_core::listen::RequestConn::of(req.extensions()) {
+        rc.authenticated();
+    }
 
     // What the sandbox's server sees.
     let original_host = req
@@ -316,10 +320,12 @@ pub(crate) async fn forward(
     tokio::spawn(async move {
         let _ = conn.with_upgrades().await;
     });
-    let mut resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| Status::unavailable(format!("the sandbox's server: {e}")))?;
+    let mut resp = sender.send_request(req).await.map_err(|e| {
+        if talon_core::listen::body::too_slow(&e) {
+            return crate::error::broken_body(&e);
+        }
+        Status::unavailable(format!("the sandbox's server: {e}"))
+    })?;
     if resp.status() == StatusCode::SWITCHING_PROTOCOLS
         && let Some(client_upgrade) = client_upgrade
     {
