@@ -197,9 +197,38 @@ pub struct ConnectionArgs {
     /// REST gateway connections open at once from one IP address.
     #[arg(long, env = "TALON_HTTP_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
     pub http_max_connections_per_ip: usize,
+    /// gRPC connections open at once that have not authenticated; a newcomer past it closes the oldest of them.
+    #[arg(
+        long,
+        env = "TALON_GRPC_MAX_UNAUTHENTICATED_CONNECTIONS",
+        default_value_t = 1024
+    )]
+    pub grpc_max_unauthenticated_connections: usize,
+    /// The same for the REST gateway and for each E2B listener.
+    #[arg(
+        long,
+        env = "TALON_HTTP_MAX_UNAUTHENTICATED_CONNECTIONS",
+        default_value_t = 1024
+    )]
+    pub http_max_unauthenticated_connections: usize,
     /// A new connection that sends nothing for this long is closed, in seconds.
     #[arg(long, env = "TALON_CONNECTION_FIRST_BYTE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub connection_first_byte_secs: u64,
+    /// A connection that has not authenticated and has no request in flight for this long is closed, in seconds.
+    #[arg(long, env = "TALON_CONNECTION_IDLE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub connection_idle_secs: u64,
+    /// HTTP/2 (gRPC, REST, E2B): a ping after this long without a frame from the peer, in seconds.
+    #[arg(long, env = "TALON_HTTP2_KEEPALIVE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub http2_keepalive_secs: u64,
+    /// HTTP/2: a connection whose ping is not answered within this time is closed, in seconds.
+    #[arg(long, env = "TALON_HTTP2_KEEPALIVE_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub http2_keepalive_timeout_secs: u64,
+    /// A request body must be whole within this time, plus 1 s for every --request-body-min-rate bytes it has brought, in seconds.
+    #[arg(long, env = "TALON_REQUEST_BODY_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub request_body_timeout_secs: u64,
+    /// Bytes a second a request body must keep up to earn more time (0: none; the timeout is then the whole body's).
+    #[arg(long, env = "TALON_REQUEST_BODY_MIN_RATE", default_value_t = 1024)]
+    pub request_body_min_rate: u64,
     /// REST: how long a request's headers may take, and an idle keep-alive connection stays, in seconds.
     #[arg(long, env = "TALON_HTTP_HEADER_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub http_header_timeout_secs: u64,
@@ -212,19 +241,42 @@ pub struct ConnectionArgs {
 }
 
 impl ConnectionArgs {
-    pub fn limits(&self, max: usize, per_ip: usize) -> talon_core::listen::Limits {
+    pub fn limits(
+        &self,
+        max: usize,
+        per_ip: usize,
+        unauthenticated: usize,
+    ) -> talon_core::listen::Limits {
+        use std::time::Duration;
         talon_core::listen::Limits {
             max,
             per_peer: per_ip,
-            first_byte: std::time::Duration::from_secs(self.connection_first_byte_secs),
-            ..Default::default()
+            first_byte: Duration::from_secs(self.connection_first_byte_secs),
+            unauthenticated,
+            idle: Duration::from_secs(self.connection_idle_secs),
+            keepalive: Duration::from_secs(self.http2_keepalive_secs),
+            keepalive_timeout: Duration::from_secs(self.http2_keepalive_timeout_secs),
         }
     }
     pub fn grpc(&self) -> talon_core::listen::Limits {
-        self.limits(self.grpc_max_connections, self.grpc_max_connections_per_ip)
+        self.limits(
+            self.grpc_max_connections,
+            self.grpc_max_connections_per_ip,
+            self.grpc_max_unauthenticated_connections,
+        )
     }
     pub fn http(&self) -> talon_core::listen::Limits {
-        self.limits(self.http_max_connections, self.http_max_connections_per_ip)
+        self.limits(
+            self.http_max_connections,
+            self.http_max_connections_per_ip,
+            self.http_max_unauthenticated_connections,
+        )
+    }
+    pub fn bodies(&self) -> talon_core::listen::BodyLimits {
+        talon_core::listen::BodyLimits {
+            timeout: std::time::Duration::from_secs(self.request_body_timeout_secs),
+            min_rate: self.request_body_min_rate,
+        }
     }
 }
 

@@ -22,6 +22,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.sandbox_cache_ttl = std::time::Duration::from_millis(a.sandbox_cache_ms);
     c.grpc_web_origins = a.grpc_web_origins.clone();
     c.grpc_connections = a.connections.grpc();
+    c.request_bodies = a.connections.bodies();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     c.min_idle_timeout = std::time::Duration::from_secs(a.min_idle_timeout_secs);
     c.max_snapshot_bytes = a.max_snapshot_mib << 20;
@@ -94,6 +95,7 @@ async fn start_gateway(
 ) -> anyhow::Result<()> {
     let mut config = talon_gateway::GatewayConfig::new(server_url);
     config.connections = connections.http();
+    config.bodies = connections.bodies();
     config.header_timeout = std::time::Duration::from_secs(connections.http_header_timeout_secs);
     config.max_json_bytes = connections.http_max_json_bytes as usize;
     config.max_stream_messages = connections.http_max_stream_messages as usize;
@@ -132,6 +134,7 @@ async fn start_e2b(
     config.max_watcher_events = args.e2b.e2b_watcher_max_events;
     config.watcher_idle = std::time::Duration::from_secs(args.e2b.e2b_watcher_idle_secs);
     config.connections = args.connections.http();
+    config.bodies = args.connections.bodies();
     config.header_timeout =
         std::time::Duration::from_secs(args.connections.http_header_timeout_secs);
     let e = talon_e2b::E2b::new(config)?;
