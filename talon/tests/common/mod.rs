@@ -224,6 +224,11 @@ impl Server {
         if sub != "server" && !extra.contains(&"--prewarm-pool-size") {
             cmd.arg("--prewarm-pool-size").arg("0");
         }
+        // `TALON_NAME=value` among the extras is a setting by environment.
+        let (env, extra): (Vec<&str>, Vec<&str>) = extra
+            .iter()
+            .partition(|a| a.starts_with("TALON_") && a.contains('='));
+        cmd.envs(env.iter().filter_map(|e| e.split_once('=')));
         cmd.arg("--data-dir")
             .arg(dir.path())
             .arg("--grpc-listen")
