@@ -87,6 +87,8 @@ pub struct ServerConfig {
     /// How fast a request body must arrive until its credential is taken
     /// (see `listener`).
     pub request_bodies: talon_core::listen::BodyLimits,
+    /// The ops listener's connection limits (see `ops`).
+    pub ops_connections: talon_core::listen::Limits,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -123,6 +125,7 @@ impl ServerConfig {
                 ..Default::default()
             },
             request_bodies: Default::default(),
+            ops_connections: Default::default(),
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
             auth_cache_ttl: Duration::from_millis(2000),

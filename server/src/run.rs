@@ -281,15 +281,12 @@ pub async fn start(
     });
 
     let ops_listener = tokio::net::TcpListener::bind(config.ops_listen).await?;
-    let ops = crate::ops::router(app.clone());
-    let mut stop = shutdown.clone();
-    tokio::spawn(async move {
-        let _ = axum::serve(ops_listener, ops)
-            .with_graceful_shutdown(async move {
-                let _ = stop.wait_for(|s| *s).await;
-            })
-            .await;
-    });
+    tokio::spawn(crate::ops::serve(
+        app.clone(),
+        ops_listener,
+        config.ops_connections,
+        shutdown.clone(),
+    ));
 
     // Other servers on the same PostgreSQL hear what changes here, and
     // this one what changes there (peers.rs).
