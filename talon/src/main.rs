@@ -23,6 +23,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.grpc_web_origins = a.grpc_web_origins.clone();
     c.grpc_connections = a.connections.grpc();
     c.request_bodies = a.connections.bodies();
+    c.ops_connections = a.connections.http();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     c.min_idle_timeout = std::time::Duration::from_secs(a.min_idle_timeout_secs);
     c.max_snapshot_bytes = a.max_snapshot_mib << 20;
@@ -249,6 +250,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             runtime: args.runtime.clone(),
             agent_path: args.agent_path.clone(),
             data_listen: "127.0.0.1:0".parse().expect("addr"),
+            data_connections: DataPlaneArgs::embedded(&args.connections.times),
             output_bytes_per_sec: args.host.sandbox_output_bytes_per_sec,
             host: args.host.options()?,
             gvisor: args.host.gvisor(),
@@ -309,6 +311,7 @@ async fn run() -> anyhow::Result<()> {
                 runtime: a.runtime,
                 agent_path: a.agent_path,
                 data_listen: a.data_listen,
+                data_connections: a.data_plane.limits(&a.times),
                 output_bytes_per_sec: a.host.sandbox_output_bytes_per_sec,
                 host: a.host.options()?,
                 gvisor: a.host.gvisor(),
