@@ -1,5 +1,5 @@
 //! Stalled bodies and floods on every listener a client reaches (gRPC,
-//! REST, E2B's control plane and its envd data plane), against a real
+//! REST, E2B's control plane and its envd data plane, ops), against a real
 //! `talon up` with short limits. The probe filled each listener's 4,096
 //! connections from 17 loopback addresses with connections that sent
 //! their headers (or an HTTP/2 preface) and then nothing, and every
@@ -147,7 +147,7 @@ async fn floods_of_stalled_connections_leave_every_listener_answering() {
             ],
         )
     };
-    let (rest, grpc, control, data) = tokio::join!(
+    let (rest, grpc, control, data, ops) = tokio::join!(
         flood(
             addr(&s.http),
             vec![
@@ -170,6 +170,11 @@ async fn floods_of_stalled_connections_leave_every_listener_answering() {
                 ),
             ],
         ),
+        // Headers begun and never finished.
+        flood(
+            addr(&s.ops),
+            vec![b"GET /healthz HTTP/1.1\r\nHost: x\r\n".to_vec()]
+        ),
     );
     // From here the newest stalled connections stand until the deadline.
     let flooded = Instant::now();
@@ -178,6 +183,7 @@ async fn floods_of_stalled_connections_leave_every_listener_answering() {
         ("gRPC", grpc),
         ("E2B control", control),
         ("E2B envd", data),
+        ("ops", ops),
     ];
     for (what, conns) in &floods {
         assert!(
@@ -244,6 +250,8 @@ async fn floods_of_stalled_connections_leave_every_listener_answering() {
         st == 502 && body.contains("was not found"),
         "E2B envd: {st} {body}"
     );
+    let (st, body) = get(format!("{}/healthz", s.ops), vec![]).await;
+    assert_eq!(st, 200, "ops: {body}");
     let answered = flooded.elapsed();
     assert!(
         answered < DEADLINE,
