@@ -121,6 +121,30 @@ async fn still_open(conns: &mut [TcpStream]) -> usize {
     open
 }
 
+/// Once the embedded worker's session is up: a connection that has not
+/// authenticated yet when a flood comes may be closed to make room, the
+/// worker's too (it would reconnect; the test waits rather than log it).
+async fn worker_registered(s: &Server) {
+    let mut admin = s.admin().await;
+    for _ in 0..200 {
+        let workers = admin
+            .admin
+            .list_workers(talon_proto::v1::ListWorkersRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .workers;
+        if workers
+            .iter()
+            .any(|w| w.state == talon_proto::v1::WorkerState::Active as i32)
+        {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the embedded worker never registered");
+}
+
 /// A call that must be answered promptly.
 async fn prompt<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(5), f)
@@ -135,6 +159,7 @@ async fn prompt<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
 async fn floods_of_stalled_connections_leave_every_listener_answering() {
     talon_core::listen::raise_fd_limit();
     let s = up().await;
+    worker_registered(&s).await;
     let (sbx, token) = sandbox_token(&s);
     let forged_key = [("authorization", "Bearer tln_forged0_xxxxxxxxxxxxxxxx")];
     let envd = |line: &str, ctype: &'static str| {
