@@ -2,6 +2,7 @@
 //! key is the credential of every call made for it, so the tenant, role,
 //! quotas and audit are Talon's own. Nothing here decides policy.
 
+use crate::credential::api_key;
 use crate::error::ApiError;
 use crate::ids;
 use crate::model::{
@@ -24,46 +25,6 @@ use talon_proto::v1::sandbox_service_client::SandboxServiceClient;
 const STOCK_TEMPLATES: &[&str] = &["base", "code-interpreter-v1"];
 
 type Result<T> = std::result::Result<T, ApiError>;
-
-/// The caller's Talon API key: `X-API-KEY`, as the SDKs send it, or a
-/// bearer token.
-fn api_key(h: &HeaderMap) -> Result<String> {
-    let key = h
-        .get("x-api-key")
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_string)
-        .or_else(|| {
-            h.get(http::header::AUTHORIZATION)
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.strip_prefix("Bearer "))
-                .map(str::to_string)
-        })
-        .filter(|k| !k.is_empty());
-    let key = key.ok_or_else(|| ApiError::new(StatusCode::UNAUTHORIZED, "missing X-API-KEY"))?;
-    Ok(from_e2b_form(&key).unwrap_or(key))
-}
-
-/// Older E2B SDKs (2.45 and before) refuse a key that is not `e2b_` and
-/// lowercase hex before sending it. A Talon key written as `e2b_` + the
-/// hex of its bytes passes that check and is read back here; any other
-/// key is taken as it is.
-fn from_e2b_form(key: &str) -> Option<String> {
-    let hex = key.strip_prefix("e2b_")?;
-    if hex.is_empty() || hex.len() % 2 != 0 {
-        return None;
-    }
-    let bytes = (0..hex.len())
-        .step_by(2)
-        .map(|i| {
-            let pair = hex.get(i..i + 2)?;
-            pair.bytes()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
-                .then(|| u8::from_str_radix(pair, 16).ok())
-                .flatten()
-        })
-        .collect::<Option<Vec<u8>>>()?;
-    String::from_utf8(bytes).ok()
-}
 
 /// A request to the server made with the caller's credential.
 fn req<T>(key: &str, msg: T) -> Result<tonic::Request<T>> {
@@ -836,19 +797,4 @@ pub async fn unsupported(uri: http::Uri) -> ApiError {
         "this call"
     };
     ApiError::unsupported(what)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn keys_in_e2b_form_read_back() {
-        let talon = "tln_abcd1234_efgh";
-        let hex: String = talon.bytes().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(from_e2b_form(&format!("e2b_{hex}")).as_deref(), Some(talon));
-        for other in ["e2b_", "e2b_abc", "e2b_zz", "e2b_ABCD", "tln_x"] {
-            assert_eq!(from_e2b_form(other), None, "{other}");
-        }
-    }
 }

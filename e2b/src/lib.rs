@@ -6,12 +6,15 @@
 //! server's, with no back door around them.
 //!
 //! - `control`: E2B's control plane (`/sandboxes`, `/v2/sandboxes`, …);
+//! - `credential`: the API key, and every credential's check before any
+//!   body is read;
 //! - `envd`: the sandbox data plane, authorized by each sandbox's access
 //!   token instead of the API key (see envd/mod.rs);
 //! - `model`: its JSON; `network`: its network options as egress policy;
 //! - `ids`: E2B's DNS-label ids and Talon's; `error`: its error shape.
 
 mod control;
+mod credential;
 mod envd;
 mod error;
 mod ids;
@@ -23,6 +26,7 @@ use axum::Router;
 use axum::routing::{get, post, put};
 use std::sync::Arc;
 use std::time::Duration;
+use talon_core::listen::framing;
 
 pub use error::ApiError;
 
@@ -63,9 +67,10 @@ pub struct E2bConfig {
     pub watcher_idle: Duration,
     /// TLS on both listeners (`tls::server_config`); None serves plain HTTP.
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
-    /// Connections and header timeout, as on every listener.
+    /// Connections, header timeout and body pace, as on every listener.
     pub connections: talon_core::listen::Limits,
     pub header_timeout: Duration,
+    pub bodies: talon_core::listen::BodyLimits,
 }
 
 impl E2bConfig {
@@ -84,6 +89,7 @@ impl E2bConfig {
             watcher_idle: Duration::from_secs(600),
             connections: talon_core::listen::Limits::default(),
             header_timeout: Duration::from_secs(30),
+            bodies: Default::default(),
         }
     }
 }
@@ -94,6 +100,8 @@ pub struct E2b {
     channel: tonic::transport::Channel,
     /// The data plane's polling file watchers.
     watchers: envd::filesystem::Watchers,
+    /// Credentials the server took lately (see `credential`).
+    checked: talon_core::listen::CheckedCredentials,
 }
 
 impl E2b {
@@ -110,6 +118,7 @@ impl E2b {
             config,
             channel,
             watchers,
+            checked: Default::default(),
         }))
     }
 }
@@ -134,6 +143,10 @@ pub fn router(e: Arc<E2b>) -> Router {
             "/templates/{id}",
             axum::routing::delete(control::delete_template),
         )
+        .route_layer(axum::middleware::from_fn_with_state(
+            e.clone(),
+            credential::control,
+        ))
         .fallback(control::unsupported)
         .with_state(e)
 }
@@ -203,40 +216,73 @@ async fn serve_app(
         .timer(TokioTimer::new())
         .header_read_timeout(config.header_timeout);
     // As on the REST gateway: HTTP/2 headers held to 64 KiB, and dead
-    // peers found by pings. Bodies are axum's 2 MiB at most (JSON here).
+    // peers found by pings. Bodies are axum's 2 MiB at most (JSON here),
+    // and paced (`talon_core::listen::body`).
     builder
         .http2()
         .timer(TokioTimer::new())
-        .keep_alive_interval(Some(Duration::from_secs(30)))
+        .keep_alive_interval(config.connections.keepalive_interval())
+        .keep_alive_timeout(config.connections.keepalive_timeout)
         .max_header_list_size(64 << 10);
     let builder = Arc::new(builder);
     let tls = config.tls.clone().map(tokio_rustls::TlsAcceptor::from);
-    let handshake_timeout = config.header_timeout;
+    let (header_timeout, bodies) = (config.header_timeout, config.bodies);
     loop {
         let (io, _peer) = tokio::select! {
             r = admission.accept(&listener) => r?,
             _ = shutdown.wait_for(|s| *s) => return Ok(()),
         };
         let (app, builder, tls) = (app.clone(), builder.clone(), tls.clone());
+        let conn = io.conn();
         tokio::spawn(async move {
+            // Each request is taken on its connection: paced, and in
+            // flight until its response is done.
             let svc =
                 hyper::service::service_fn(move |req: http::Request<hyper::body::Incoming>| {
-                    tower::ServiceExt::oneshot(app.clone(), req.map(axum::body::Body::new))
+                    let (app, conn) = (app.clone(), conn.clone());
+                    async move {
+                        if req.uri().path() == framing::REFUSED_PATH {
+                            return Ok(two_framings());
+                        }
+                        let (req, in_flight) = talon_core::listen::track(&conn, bodies, req);
+                        let resp =
+                            tower::ServiceExt::oneshot(app, req.map(axum::body::Body::new)).await?;
+                        if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
+                            conn.upgraded();
+                        }
+                        let tracked = talon_core::listen::Tracked::new;
+                        Ok::<_, std::convert::Infallible>(
+                            resp.map(|b| axum::body::Body::new(tracked(b, in_flight))),
+                        )
+                    }
                 });
+            // HTTP/1 requests are followed on the bytes, under TLS, to
+            // refuse two framings (see `talon_core::listen::framing`).
             match tls {
                 Some(acceptor) => {
                     // A handshake is held to the header timeout.
                     let Ok(Ok(io)) =
-                        tokio::time::timeout(handshake_timeout, acceptor.accept(io)).await
+                        tokio::time::timeout(header_timeout, acceptor.accept(io)).await
                     else {
                         return;
                     };
+                    let io = framing::Followed::new(io, header_timeout);
                     let _ = builder.serve_connection(TokioIo::new(io), svc).await;
                 }
                 None => {
+                    let io = framing::Followed::new(io, header_timeout);
                     let _ = builder.serve_connection(TokioIo::new(io), svc).await;
                 }
             }
         });
     }
+}
+
+/// The answer to a request with both `Transfer-Encoding` and
+/// `Content-Length`, as the REST gateway gives it: a 400 (in E2B's error
+/// shape); the request it was made into says `connection: close`.
+fn two_framings() -> axum::response::Response {
+    use axum::response::IntoResponse;
+    ApiError::bad_request("a request may not carry both Transfer-Encoding and Content-Length")
+        .into_response()
 }

@@ -24,7 +24,10 @@ pub(crate) fn is_json(parts: &http::request::Parts) -> bool {
 pub(crate) async fn read_body(gw: &Gateway, body: Body) -> Result<Bytes, Status> {
     axum::body::to_bytes(body, gw.config.max_json_bytes)
         .await
-        .map_err(|_| {
+        .map_err(|e| {
+            if talon_core::listen::body::too_slow(&e) {
+                return crate::error::broken_body(&e);
+            }
             crate::error::too_large(format!(
                 "the request body is over the gateway's limit of {} bytes of JSON (--http-max-json-bytes); send large data as application/octet-stream",
                 gw.config.max_json_bytes

@@ -109,6 +109,9 @@ pub async fn handle(gw: &Gateway, t: Target, mut req: http::Request<Body>) -> Re
         Ok(io) => io,
         Err(s) => return crate::error::response(&gw.pool, &s),
     };
+    if let Some(rc) = talon_core::listen::RequestConn::of(req.extensions()) {
+        rc.authenticated();
+    }
     // Where the client reached us, for the rewritten WebSocket URLs.
     let host = req
         .headers()

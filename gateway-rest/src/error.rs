@@ -64,15 +64,15 @@ pub fn body(pool: &DescriptorPool, s: &Status) -> serde_json::Value {
 /// An error response: status, JSON body, and the metadata that names
 /// things (request id, sandbox id) as headers.
 pub fn response(pool: &DescriptorPool, s: &Status) -> Response {
-    let too_large = s.metadata().contains_key(TOO_LARGE);
-    let status = if too_large {
-        http::StatusCode::PAYLOAD_TOO_LARGE
-    } else {
-        http_status(s.code())
-    };
+    let unread = s
+        .metadata()
+        .get(UNREAD_BODY)
+        .and_then(|v| v.to_str().ok()?.parse::<u16>().ok())
+        .and_then(|n| http::StatusCode::from_u16(n).ok());
+    let status = unread.unwrap_or_else(|| http_status(s.code()));
     let mut r = (status, axum::Json(body(pool, s))).into_response();
     crate::copy_metadata(s.metadata(), r.headers_mut());
-    if too_large {
+    if unread.is_some() {
         // The rest of the body was never read, so this connection ends
         // with the answer: say so, or the client may send its next
         // request on it while it closes (HTTP/1.1; HTTP/2 streams reset
@@ -85,16 +85,34 @@ pub fn response(pool: &DescriptorPool, s: &Status) -> Response {
     r
 }
 
-/// Marks a gateway-made refusal as a body over its limit: HTTP 413, not
-/// the 400 of INVALID_ARGUMENT (the code gRPC callers would see).
-const TOO_LARGE: &str = "x-talon-too-large";
+/// Marks a gateway-made refusal of a body it stopped reading, with the
+/// HTTP status it gets: 413 for one over the limit (not the 400 of
+/// INVALID_ARGUMENT, the code gRPC callers would see), 408 for one that
+/// did not arrive in time.
+const UNREAD_BODY: &str = "x-talon-unread-body";
+
+fn unread(mut s: Status, http: &'static str) -> Status {
+    s.metadata_mut().insert(
+        UNREAD_BODY,
+        tonic::metadata::MetadataValue::from_static(http),
+    );
+    s
+}
 
 /// A request body over the gateway's limit.
 pub fn too_large(msg: impl Into<String>) -> Status {
-    let mut s = Status::invalid_argument(msg);
-    s.metadata_mut()
-        .insert(TOO_LARGE, tonic::metadata::MetadataValue::from_static("1"));
-    s
+    unread(Status::invalid_argument(msg), "413")
+}
+
+/// What a request body that failed while it was read is answered with:
+/// 408 when it did not keep the minimum rate (`talon_core::listen::body`),
+/// else it broke off.
+pub fn broken_body(e: &(dyn std::error::Error + 'static)) -> Status {
+    if talon_core::listen::body::too_slow(e) {
+        unread(Status::deadline_exceeded(e.to_string()), "408")
+    } else {
+        Status::cancelled(format!("the request body broke off: {e}"))
+    }
 }
 
 /// An error the gateway finds itself, before any call.

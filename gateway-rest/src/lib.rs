@@ -21,8 +21,8 @@ mod calls;
 pub mod cdp;
 pub mod codec;
 pub mod confine;
+mod credentials;
 pub mod error;
-pub mod framing;
 pub mod jsonseq;
 mod metadata;
 pub mod openapi;
@@ -37,6 +37,7 @@ mod ws;
 use calls::*;
 use metadata::*;
 use streams::*;
+use talon_core::listen::framing;
 
 use axum::body::Body;
 use axum::response::{IntoResponse, Response};
@@ -78,6 +79,8 @@ pub struct GatewayConfig {
     /// How long a request's headers may take to arrive, and how long an
     /// idle keep-alive connection is kept (HTTP/1).
     pub header_timeout: std::time::Duration,
+    /// How fast a request body must arrive (see `talon_core::listen::body`).
+    pub bodies: talon_core::listen::BodyLimits,
 }
 
 impl GatewayConfig {
@@ -93,6 +96,7 @@ impl GatewayConfig {
             browser_origins: Vec::new(),
             connections: Default::default(),
             header_timeout: std::time::Duration::from_secs(30),
+            bodies: Default::default(),
         }
     }
 }
@@ -102,6 +106,8 @@ pub struct Gateway {
     routes: Vec<Route>,
     channel: Channel,
     config: GatewayConfig,
+    /// Credentials the server took lately (see `credentials`).
+    checked: talon_core::listen::CheckedCredentials,
 }
 
 impl Gateway {
@@ -119,6 +125,7 @@ impl Gateway {
             routes,
             channel,
             config,
+            checked: Default::default(),
         }))
     }
 
@@ -128,10 +135,12 @@ impl Gateway {
 }
 
 /// Serves the gateway on `listener` until `shutdown` turns true, within
-/// its connection limits: a connection over them is closed on accept, a
-/// silent one after the first-byte time, and an HTTP/1 connection whose
-/// headers (or next request, when idle) take longer than the header
-/// timeout is closed too. Open connections finish after a shutdown.
+/// its connection limits (`talon_core::listen`): a connection over them
+/// is closed on accept, a silent one after the first-byte time, an
+/// unauthenticated idle one after the idle time, and an HTTP/1 connection
+/// whose headers (or next request, when idle) take longer than the header
+/// timeout is closed too; request bodies are paced. Open connections
+/// finish after a shutdown.
 pub async fn serve(
     gw: Arc<Gateway>,
     listener: tokio::net::TcpListener,
@@ -147,24 +156,36 @@ pub async fn serve(
     builder
         .http2()
         .timer(TokioTimer::new())
-        .keep_alive_interval(Some(std::time::Duration::from_secs(30)))
+        .keep_alive_interval(gw.config.connections.keepalive_interval())
+        .keep_alive_timeout(gw.config.connections.keepalive_timeout)
         .max_header_list_size(64 << 10)
         .enable_connect_protocol();
     let builder = Arc::new(builder);
-    let header_timeout = gw.config.header_timeout;
+    let (header_timeout, bodies) = (gw.config.header_timeout, gw.config.bodies);
     let app = axum::Router::new().fallback(handle).with_state(gw);
     loop {
         let (io, peer) = tokio::select! {
             r = admission.accept(&listener) => r?,
             _ = shutdown.wait_for(|s| *s) => return Ok(()),
         };
-        let (app, builder) = (app.clone(), builder.clone());
+        let (app, builder, conn) = (app.clone(), builder.clone(), io.conn());
         tokio::spawn(async move {
             let svc =
                 hyper::service::service_fn(move |mut req: http::Request<hyper::body::Incoming>| {
                     req.extensions_mut()
                         .insert(axum::extract::ConnectInfo(peer));
-                    tower::ServiceExt::oneshot(app.clone(), req.map(Body::new))
+                    let (req, in_flight) = talon_core::listen::track(&conn, bodies, req);
+                    let (app, conn) = (app.clone(), conn.clone());
+                    async move {
+                        let resp = tower::ServiceExt::oneshot(app, req.map(Body::new)).await?;
+                        if resp.status() == http::StatusCode::SWITCHING_PROTOCOLS {
+                            conn.upgraded();
+                        }
+                        let tracked = talon_core::listen::Tracked::new;
+                        Ok::<_, std::convert::Infallible>(
+                            resp.map(|b| Body::new(tracked(b, in_flight))),
+                        )
+                    }
                 });
             let _ = builder
                 .serve_connection_with_upgrades(
@@ -174,6 +195,29 @@ pub async fn serve(
                 .await;
         });
     }
+}
+
+/// An answer given before the request's body was read: what of the body
+/// keeps coming is read for a moment first, so a client still writing a
+/// small one reads the answer rather than a reset (see
+/// `talon_core::listen::body::drain`); a stalled one is answered at once.
+async fn refuse(gw: &Gateway, s: &Status, mut body: Body) -> Response {
+    use std::time::Duration;
+    let ended = talon_core::listen::body::drain(
+        &mut body,
+        1 << 20,
+        Duration::from_millis(200),
+        Duration::from_secs(2),
+    )
+    .await;
+    let mut r = error::response(&gw.pool, s);
+    if !ended {
+        r.headers_mut().insert(
+            http::header::CONNECTION,
+            http::HeaderValue::from_static("close"),
+        );
+    }
+    r
 }
 
 fn grpc_path(route: &Route) -> http::uri::PathAndQuery {
@@ -278,6 +322,9 @@ async fn api(gw: Arc<Gateway>, req: http::Request<Body>) -> Response {
     };
     let m = route.method.clone();
     metadata::take_file_token(m.full_name(), &mut parts);
+    if let Err(s) = credentials::check(&gw, &route, &parts).await {
+        return refuse(&gw, &s, body).await;
+    }
     let result = match (m.is_client_streaming(), m.is_server_streaming()) {
         (true, true) => {
             use axum::extract::FromRequestParts;

@@ -246,6 +246,10 @@ pub async fn handle(
         Ok(io) => io,
         Err(s) => return crate::error::response(&gw.pool, &s),
     };
+    // The server took the token: the connection counts as authenticated.
+    if let Some(rc) = talon_core::listen::RequestConn::of(req.extensions()) {
+        rc.authenticated();
+    }
 
     // What the sandbox's server sees.
     let original_host = req

@@ -195,7 +195,7 @@ pub(crate) async fn client_stream(
     let first = transcode::from_json(desc.clone(), Value::Object(binds))?;
     let chunk = gw.config.chunk_bytes;
     let (tx, rx) = tokio::sync::mpsc::channel::<DynamicMessage>(4);
-    let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<String>();
+    let (failed_tx, failed_rx) = tokio::sync::oneshot::channel::<Status>();
     let feeder = tokio::spawn(feed(
         body, first, data_field, has_header, chunk, tx, failed_tx,
     ));
@@ -214,9 +214,7 @@ pub(crate) async fn client_stream(
     // is answered at once.
     let resp = tokio::select! {
         r = call => r?,
-        Ok(why) = failed_rx => {
-            return Err(Status::cancelled(format!("the request body broke off: {why}")));
-        }
+        Ok(why) = failed_rx => return Err(why),
     };
     feeder.abort();
     let (md, msg, _) = resp.into_parts();
@@ -248,11 +246,7 @@ pub(crate) async fn feed_json(
         loop {
             let chunk = match stream.next().await {
                 Some(Ok(c)) => c,
-                Some(Err(e)) => {
-                    return Err(Status::cancelled(format!(
-                        "the request body broke off: {e}"
-                    )));
-                }
+                Some(Err(e)) => return Err(crate::error::broken_body(&e)),
                 None => break,
             };
             bytes += chunk.len();
@@ -321,7 +315,7 @@ pub(crate) async fn feed(
     has_header: bool,
     chunk: usize,
     tx: tokio::sync::mpsc::Sender<DynamicMessage>,
-    failed: tokio::sync::oneshot::Sender<String>,
+    failed: tokio::sync::oneshot::Sender<Status>,
 ) {
     let mut body = body.into_data_stream();
     let template = if has_header {
@@ -346,7 +340,7 @@ pub(crate) async fn feed(
                 buf.extend_from_slice(&b);
             }
             Some(Err(e)) => {
-                let _ = failed.send(e.to_string());
+                let _ = failed.send(crate::error::broken_body(&e));
                 return;
             }
             None => ended = true,

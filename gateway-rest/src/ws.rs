@@ -51,7 +51,8 @@ pub(crate) async fn bridge(
     } else {
         upgrade
     };
-    upgrade.on_upgrade(move |socket| run(gw, route, md, binds, socket))
+    let conn = talon_core::listen::RequestConn::of(&parts.extensions).cloned();
+    upgrade.on_upgrade(move |socket| run(gw, route, md, binds, conn, socket))
 }
 
 fn error_text(gw: &Gateway, s: &Status) -> Message {
@@ -64,6 +65,7 @@ async fn run(
     route: Route,
     md: tonic::metadata::MetadataMap,
     binds: Map<String, Value>,
+    conn: Option<talon_core::listen::RequestConn>,
     socket: WebSocket,
 ) {
     let (mut out, mut inp) = socket.split();
@@ -139,7 +141,13 @@ async fn run(
         }))
     };
     let mut stream = match call.await {
-        Ok(r) => r.into_inner(),
+        // The server took the credential.
+        Ok(r) => {
+            if let Some(c) = &conn {
+                c.authenticated();
+            }
+            r.into_inner()
+        }
         Err(s) => {
             let _ = out.send(error_text(&gw, &s)).await;
             let _ = out.send(close(1011, s.message())).await;

@@ -93,6 +93,11 @@ pub struct ServerConfig {
     pub login_throttle: crate::auth::throttle::ThrottleConfig,
     /// The gRPC listener's connection limits.
     pub grpc_connections: talon_core::listen::Limits,
+    /// How fast a request body must arrive until its credential is taken
+    /// (see `listener`).
+    pub request_bodies: talon_core::listen::BodyLimits,
+    /// The ops listener's connection limits (see `ops`).
+    pub ops_connections: talon_core::listen::Limits,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -128,6 +133,8 @@ impl ServerConfig {
                 per_peer: 512,
                 ..Default::default()
             },
+            request_bodies: Default::default(),
+            ops_connections: Default::default(),
             database_url,
             access_token_ttl: Duration::from_secs(15 * 60),
             auth_cache_ttl: Duration::from_millis(2000),

@@ -424,6 +424,16 @@ where
                 }
                 _ => false,
             };
+            // The request's connection (listener.rs): it counts as
+            // authenticated, and the body is let off its pace, once a
+            // credential is taken (gRPC client streams are interactive).
+            let request_conn = talon_core::listen::RequestConn::of(req.extensions()).cloned();
+            let taken = || {
+                if let Some(rc) = &request_conn {
+                    rc.authenticated();
+                    rc.unpace();
+                }
+            };
             let principal = if rule.access == Access::Public || by_token {
                 None
             } else {
@@ -449,12 +459,18 @@ where
                     return deny(status, &state);
                 }
                 req.extensions_mut().insert(p.clone());
+                taken();
             }
             req.extensions_mut().insert(RequestId(rid.clone()));
             let authed = started.elapsed();
             let mut resp = inner.call(req).await?;
             let handled = started.elapsed();
             let code = outcome(&resp);
+            // A file or preview token is the handler's to check; a call it
+            // started took it.
+            if by_token && code == Code::Ok {
+                taken();
+            }
             state.metrics.rpc(&method, code, started.elapsed());
             if let (true, Some(p)) = (rule.mutating, &principal) {
                 let resource = resp

@@ -212,11 +212,16 @@ pub async fn start(
     let listener = tokio::net::TcpListener::bind(config.grpc_listen).await?;
     let incoming = crate::listener::limited_incoming(listener, config.grpc_connections);
     let mut stop = shutdown.clone();
+    // Dead or silent peers are found by pings; requests are taken on
+    // their connections (listener.rs) before anything else.
     let router = tonic::transport::Server::builder()
         .accept_http1(true)
         .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
         .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
         .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
+        .http2_keepalive_interval(config.grpc_connections.keepalive_interval())
+        .http2_keepalive_timeout(Some(config.grpc_connections.keepalive_timeout))
+        .layer(crate::listener::ConnLayer(config.request_bodies))
         .layer(grpc_web_cors(&config.grpc_web_origins)?)
         .layer(tonic_web::GrpcWebLayer::new())
         .layer(access)
@@ -276,15 +281,12 @@ pub async fn start(
     });
 
     let ops_listener = tokio::net::TcpListener::bind(config.ops_listen).await?;
-    let ops = crate::ops::router(app.clone());
-    let mut stop = shutdown.clone();
-    tokio::spawn(async move {
-        let _ = axum::serve(ops_listener, ops)
-            .with_graceful_shutdown(async move {
-                let _ = stop.wait_for(|s| *s).await;
-            })
-            .await;
-    });
+    tokio::spawn(crate::ops::serve(
+        app.clone(),
+        ops_listener,
+        config.ops_connections,
+        shutdown.clone(),
+    ));
 
     // Other servers on the same PostgreSQL hear what changes here, and
     // this one what changes there (peers.rs).

@@ -200,9 +200,28 @@ pub struct ConnectionArgs {
     /// REST gateway connections open at once from one IP address.
     #[arg(long, env = "TALON_HTTP_MAX_CONNECTIONS_PER_IP", default_value_t = 256)]
     pub http_max_connections_per_ip: usize,
-    /// A new connection that sends nothing for this long is closed, in seconds.
-    #[arg(long, env = "TALON_CONNECTION_FIRST_BYTE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
-    pub connection_first_byte_secs: u64,
+    /// gRPC connections open at once that have not authenticated; a newcomer past it closes the oldest of them.
+    #[arg(
+        long,
+        env = "TALON_GRPC_MAX_UNAUTHENTICATED_CONNECTIONS",
+        default_value_t = 1024
+    )]
+    pub grpc_max_unauthenticated_connections: usize,
+    /// The same for the REST gateway and for each E2B listener.
+    #[arg(
+        long,
+        env = "TALON_HTTP_MAX_UNAUTHENTICATED_CONNECTIONS",
+        default_value_t = 1024
+    )]
+    pub http_max_unauthenticated_connections: usize,
+    #[command(flatten)]
+    pub times: ConnectionTimes,
+    /// A request body must be whole within this time, plus 1 s for every --request-body-min-rate bytes it has brought, in seconds.
+    #[arg(long, env = "TALON_REQUEST_BODY_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub request_body_timeout_secs: u64,
+    /// Bytes a second a request body must keep up to earn more time (0: none; the timeout is then the whole body's).
+    #[arg(long, env = "TALON_REQUEST_BODY_MIN_RATE", default_value_t = 1024)]
+    pub request_body_min_rate: u64,
     /// REST: how long a request's headers may take, and an idle keep-alive connection stays, in seconds.
     #[arg(long, env = "TALON_HTTP_HEADER_TIMEOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub http_header_timeout_secs: u64,
@@ -214,19 +233,95 @@ pub struct ConnectionArgs {
     pub http_max_stream_messages: u64,
 }
 
-impl ConnectionArgs {
-    pub fn limits(&self, max: usize, per_ip: usize) -> talon_core::listen::Limits {
+/// How long a connection may stay silent or idle, on every listener (the
+/// worker's data plane too).
+#[derive(Args, Clone)]
+pub struct ConnectionTimes {
+    /// A new connection that sends nothing for this long is closed, in seconds.
+    #[arg(long, env = "TALON_CONNECTION_FIRST_BYTE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub connection_first_byte_secs: u64,
+    /// A connection that has not authenticated and has no request in flight for this long is closed, in seconds.
+    #[arg(long, env = "TALON_CONNECTION_IDLE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    pub connection_idle_secs: u64,
+    /// HTTP/2: a ping after this long without a frame from the peer, in seconds.
+    #[arg(long, env = "TALON_HTTP2_KEEPALIVE_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub http2_keepalive_secs: u64,
+    /// HTTP/2: a connection whose ping is not answered within this time is closed, in seconds.
+    #[arg(long, env = "TALON_HTTP2_KEEPALIVE_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub http2_keepalive_timeout_secs: u64,
+}
+
+impl ConnectionTimes {
+    pub fn limits(
+        &self,
+        max: usize,
+        per_ip: usize,
+        unauthenticated: usize,
+    ) -> talon_core::listen::Limits {
+        use std::time::Duration;
         talon_core::listen::Limits {
             max,
             per_peer: per_ip,
-            first_byte: std::time::Duration::from_secs(self.connection_first_byte_secs),
+            first_byte: Duration::from_secs(self.connection_first_byte_secs),
+            unauthenticated,
+            idle: Duration::from_secs(self.connection_idle_secs),
+            keepalive: Duration::from_secs(self.http2_keepalive_secs),
+            keepalive_timeout: Duration::from_secs(self.http2_keepalive_timeout_secs),
         }
     }
+}
+
+/// The worker data plane's connection counts (`talon worker`; `up`'s
+/// embedded worker listens on loopback with the defaults).
+#[derive(Args, Clone)]
+pub struct DataPlaneArgs {
+    /// Data-plane connections open at once (servers' and others').
+    #[arg(long, env = "TALON_DATA_MAX_CONNECTIONS", default_value_t = DataPlaneArgs::MAX)]
+    pub data_max_connections: usize,
+    /// Data-plane connections open at once that have not presented the worker token; a newcomer past it closes the oldest of them.
+    #[arg(long, env = "TALON_DATA_MAX_UNAUTHENTICATED_CONNECTIONS", default_value_t = DataPlaneArgs::UNAUTHENTICATED)]
+    pub data_max_unauthenticated_connections: usize,
+}
+
+impl DataPlaneArgs {
+    const MAX: usize = 4096;
+    const UNAUTHENTICATED: usize = 64;
+
+    /// No per-address limit: the servers are few and may open many.
+    pub fn limits(&self, times: &ConnectionTimes) -> talon_core::listen::Limits {
+        times.limits(
+            self.data_max_connections,
+            0,
+            self.data_max_unauthenticated_connections,
+        )
+    }
+
+    /// `up`'s embedded worker: the defaults.
+    pub fn embedded(times: &ConnectionTimes) -> talon_core::listen::Limits {
+        times.limits(Self::MAX, 0, Self::UNAUTHENTICATED)
+    }
+}
+
+impl ConnectionArgs {
     pub fn grpc(&self) -> talon_core::listen::Limits {
-        self.limits(self.grpc_max_connections, self.grpc_max_connections_per_ip)
+        self.times.limits(
+            self.grpc_max_connections,
+            self.grpc_max_connections_per_ip,
+            self.grpc_max_unauthenticated_connections,
+        )
     }
     pub fn http(&self) -> talon_core::listen::Limits {
-        self.limits(self.http_max_connections, self.http_max_connections_per_ip)
+        self.times.limits(
+            self.http_max_connections,
+            self.http_max_connections_per_ip,
+            self.http_max_unauthenticated_connections,
+        )
+    }
+    pub fn bodies(&self) -> talon_core::listen::BodyLimits {
+        talon_core::listen::BodyLimits {
+            timeout: std::time::Duration::from_secs(self.request_body_timeout_secs),
+            min_rate: self.request_body_min_rate,
+        }
     }
 }
 
@@ -444,6 +539,10 @@ pub struct WorkerArgs {
     /// Where the data plane listens; the server must reach it.
     #[arg(long, env = "TALON_DATA_LISTEN", default_value = "127.0.0.1:7071")]
     pub data_listen: SocketAddr,
+    #[command(flatten)]
+    pub data_plane: DataPlaneArgs,
+    #[command(flatten)]
+    pub times: ConnectionTimes,
     #[command(flatten)]
     pub host: HostArgs,
 }

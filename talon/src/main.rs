@@ -22,6 +22,8 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.sandbox_cache_ttl = std::time::Duration::from_millis(a.sandbox_cache_ms);
     c.grpc_web_origins = a.grpc_web_origins.clone();
     c.grpc_connections = a.connections.grpc();
+    c.request_bodies = a.connections.bodies();
+    c.ops_connections = a.connections.http();
     c.max_prewarm_pool_size = a.max_prewarm_pool_size;
     c.min_idle_timeout = std::time::Duration::from_secs(a.min_idle_timeout_secs);
     c.max_snapshot_bytes = a.max_snapshot_mib << 20;
@@ -96,6 +98,7 @@ async fn start_gateway(
 ) -> anyhow::Result<()> {
     let mut config = talon_gateway::GatewayConfig::new(server_url);
     config.connections = connections.http();
+    config.bodies = connections.bodies();
     config.header_timeout = std::time::Duration::from_secs(connections.http_header_timeout_secs);
     config.max_json_bytes = connections.http_max_json_bytes as usize;
     config.max_stream_messages = connections.http_max_stream_messages as usize;
@@ -134,6 +137,7 @@ async fn start_e2b(
     config.max_watcher_events = args.e2b.e2b_watcher_max_events;
     config.watcher_idle = std::time::Duration::from_secs(args.e2b.e2b_watcher_idle_secs);
     config.connections = args.connections.http();
+    config.bodies = args.connections.bodies();
     config.header_timeout =
         std::time::Duration::from_secs(args.connections.http_header_timeout_secs);
     let e = talon_e2b::E2b::new(config)?;
@@ -248,6 +252,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
             runtime: args.runtime.clone(),
             agent_path: args.agent_path.clone(),
             data_listen: "127.0.0.1:0".parse().expect("addr"),
+            data_connections: DataPlaneArgs::embedded(&args.connections.times),
             output_bytes_per_sec: args.host.sandbox_output_bytes_per_sec,
             host: args.host.options()?,
             gvisor: args.host.gvisor(),
@@ -308,6 +313,7 @@ async fn run() -> anyhow::Result<()> {
                 runtime: a.runtime,
                 agent_path: a.agent_path,
                 data_listen: a.data_listen,
+                data_connections: a.data_plane.limits(&a.times),
                 output_bytes_per_sec: a.host.sandbox_output_bytes_per_sec,
                 host: a.host.options()?,
                 gvisor: a.host.gvisor(),

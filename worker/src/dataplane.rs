@@ -7,6 +7,11 @@
 //! `agent_socket`). The worker's own WorkerImageService is served here
 //! too, behind the same token, and so is WorkerSandboxService (what the
 //! worker reads of a sandbox itself, such as its usage).
+//!
+//! Its connections are held to `talon_core::listen`'s limits: a server's
+//! connection authenticates with its first call; one that never presents
+//! the token (a flood, or a preface and nothing else) is closed once idle,
+//! or to make room, and HTTP/2 pings find dead peers.
 
 use crate::host::{Held, SandboxHost};
 use bytes::Bytes;
@@ -133,6 +138,9 @@ async fn forward(
             "worker data plane: bad credential",
         ));
     }
+    if let Some(c) = req.extensions().get::<talon_core::listen::Conn>() {
+        c.authenticated();
+    }
     if req.uri().path().starts_with(IMAGE_SERVICE) {
         use tower::Service;
         let mut svc = own.images;
@@ -205,13 +213,15 @@ fn constant_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// Serves the data plane until the listener fails; each sandbox's process
-/// output leaves at most at `output_rate` bytes a second (0: no limit).
+/// Serves the data plane until the listener fails, within `limits`; each
+/// sandbox's process output leaves at most at `output_rate` bytes a second
+/// (0: no limit).
 pub async fn serve(
     listener: tokio::net::TcpListener,
     host: Arc<SandboxHost>,
     token: String,
     output_rate: u64,
+    limits: talon_core::listen::Limits,
 ) {
     let token = Arc::new(token);
     let conns = Arc::new(AgentConnections::default());
@@ -225,11 +235,12 @@ pub async fn serve(
             .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES),
         sandboxes: SandboxServer::new(crate::sandbox_api::SandboxApi::new(host.clone())),
     };
+    let admission = talon_core::listen::Admission::new(limits);
     loop {
-        let Ok((stream, _)) = listener.accept().await else {
+        let Ok((stream, _)) = admission.accept(&listener).await else {
             continue;
         };
-        let _ = stream.set_nodelay(true);
+        let conn = stream.conn();
         let (host, token, own, conns, budgets) = (
             host.clone(),
             token.clone(),
@@ -238,7 +249,8 @@ pub async fn serve(
             budgets.clone(),
         );
         tokio::spawn(async move {
-            let svc = hyper::service::service_fn(move |req| {
+            let svc = hyper::service::service_fn(move |mut req: Request<Incoming>| {
+                req.extensions_mut().insert(conn.clone());
                 forward(
                     host.clone(),
                     token.clone(),
@@ -249,6 +261,9 @@ pub async fn serve(
                 )
             });
             let _ = hyper::server::conn::http2::Builder::new(TokioExecutor::new())
+                .timer(hyper_util::rt::TokioTimer::new())
+                .keep_alive_interval(limits.keepalive_interval())
+                .keep_alive_timeout(limits.keepalive_timeout)
                 .initial_stream_window_size(talon_proto::h2::STREAM_WINDOW)
                 .initial_connection_window_size(talon_proto::h2::CONNECTION_WINDOW)
                 .max_frame_size(talon_proto::h2::MAX_FRAME)

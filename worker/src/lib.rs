@@ -52,6 +52,9 @@ pub struct WorkerConfig {
     pub agent_path: Option<PathBuf>,
     /// Where the data plane listens; the server dials it.
     pub data_listen: std::net::SocketAddr,
+    /// The data plane's connection limits (`talon_core::listen`): only
+    /// servers holding the worker token authenticate there.
+    pub data_connections: talon_core::listen::Limits,
     /// Most bytes a second of process output one sandbox's streams carry
     /// out of the data plane (0: no limit); see `output_budget`.
     pub output_bytes_per_sec: u64,
@@ -481,6 +484,7 @@ pub async fn run(
             h.clone(),
             config.token.clone(),
             config.output_bytes_per_sec,
+            config.data_connections,
         ));
         // Pooled sandboxes of the last run: kept or removed, then refilled.
         h.reclaim_pool().await;

@@ -262,6 +262,7 @@ async fn escape_sandbox_writable_paths_are_not_followed_across_a_restart() {
         host.clone(),
         "tok".into(),
         0,
+        Default::default(),
     ));
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
         .unwrap()

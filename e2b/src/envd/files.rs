@@ -252,8 +252,23 @@ async fn write_one(
     };
     let rx = tokio_stream::wrappers::ReceiverStream::new(rx);
     let call = c.write_file(with(rx, cred));
-    let (pumped, out) = tokio::join!(pump, call);
-    pumped.map_err(|why| plain(StatusCode::BAD_REQUEST, why))?;
+    tokio::pin!(pump, call);
+    let bad_body = |why: String| plain(StatusCode::BAD_REQUEST, why);
+    let out = tokio::select! {
+        pumped = &mut pump => {
+            pumped.map_err(bad_body)?;
+            call.await
+        }
+        // Answered before the body was all read: refused on the header (a
+        // forged signature or token), answered at once with the rest of
+        // the body unread; or done, when the finish has just gone.
+        out = &mut call => {
+            if out.is_ok() {
+                (&mut pump).await.map_err(bad_body)?;
+            }
+            out
+        }
+    };
     let info = out
         .map_err(|s| from_status(&s))?
         .into_inner()

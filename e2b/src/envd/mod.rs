@@ -203,12 +203,26 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
         timeout: ms("connect-timeout-ms").map(Duration::from_millis),
         keepalive: ms("keepalive-ping-interval").map(Duration::from_secs),
     };
+    // Every port but envd's also takes E2B's traffic token.
+    if t.port != ENVD_PORT && ctx.token.is_empty() {
+        ctx.token = header("e2b-traffic-access-token")
+            .unwrap_or_default()
+            .to_string();
+    }
+    // The token is checked before anything reads the body (a request
+    // without one is refused below, or `/files` takes a signature, which
+    // the server checks before the upload's data is read).
+    if !ctx.token.is_empty()
+        && let Err(st) = crate::credential::check(&e, &ctx.token, &parts.extensions).await
+    {
+        let no = if t.port == ENVD_PORT && parts.uri.path() != "/files" {
+            ConnectError::from(st).into_response()
+        } else {
+            plain(crate::error::status_of(st.code()), st.message())
+        };
+        return refuse(body, no).await;
+    }
     if t.port == code::CODE_PORT {
-        if ctx.token.is_empty() {
-            ctx.token = header("e2b-traffic-access-token")
-                .unwrap_or_default()
-                .to_string();
-        }
         let path = parts.uri.path().to_string();
         return code::call(ctx, parts.method, &path, body).await;
     }
@@ -236,6 +250,13 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
         return refuse(body, StatusCode::METHOD_NOT_ALLOWED.into_response()).await;
     }
     let stream = header("content-type").is_some_and(|c| c.starts_with("application/connect+"));
+    // A process's input stream is interactive: with its token taken, its
+    // body is let off the pace (`talon_core::listen::body`).
+    if path == "/process.Process/StreamInput"
+        && let Some(rc) = talon_core::listen::RequestConn::of(&parts.extensions)
+    {
+        rc.unpace();
+    }
     if let Some(m) = path.strip_prefix("/process.Process/") {
         return process::call(ctx, m, stream, body).await;
     }
@@ -249,17 +270,20 @@ pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
     refuse(body, no.into_response()).await
 }
 
-/// An answer given before the request's body was read: the body is read
-/// first (up to a message's size, for a moment), so the client is not
-/// still writing it when the connection closes under it (it would see a
-/// broken pipe, not the answer); past that the connection is closed.
-pub(crate) async fn refuse(body: Body, mut answer: Response) -> Response {
-    let drained = tokio::time::timeout(
+/// An answer given before the request's body was read: what of the body
+/// keeps coming is read for a moment first (up to a message's size), so
+/// the client is not still writing it when the connection closes under it
+/// (it would see a broken pipe, not the answer); a body that stalls is
+/// answered at once, and the connection closed.
+pub(crate) async fn refuse(mut body: Body, mut answer: Response) -> Response {
+    let drained = talon_core::listen::body::drain(
+        &mut body,
+        connect::MAX_MESSAGE,
+        Duration::from_millis(200),
         Duration::from_secs(2),
-        axum::body::to_bytes(body, connect::MAX_MESSAGE),
     )
     .await;
-    if !matches!(drained, Ok(Ok(_))) {
+    if !drained {
         answer.headers_mut().insert(
             http::header::CONNECTION,
             http::HeaderValue::from_static("close"),

@@ -22,6 +22,7 @@ pub struct Server {
     child: Child,
     /// How it was started: `start_again` starts it the same way.
     cmd: Vec<std::ffi::OsString>,
+    env: Vec<(String, String)>,
     pub dir: tempfile::TempDir,
     pub grpc: String,
     pub ops: String,
@@ -214,6 +215,11 @@ impl Server {
         if sub != "server" && !extra.contains(&"--prewarm-pool-size") {
             cmd.arg("--prewarm-pool-size").arg("0");
         }
+        // `TALON_NAME=value` among the extras is a setting by environment.
+        let (env, extra): (Vec<&str>, Vec<&str>) = extra
+            .iter()
+            .partition(|a| a.starts_with("TALON_") && a.contains('='));
+        cmd.envs(env.iter().filter_map(|e| e.split_once('=')));
         cmd.arg("--data-dir")
             .arg(dir.path())
             .arg("--grpc-listen")
@@ -228,6 +234,11 @@ impl Server {
             cmd.arg("--database-url").arg(u);
         }
         let args: Vec<std::ffi::OsString> = cmd.get_args().map(|a| a.to_owned()).collect();
+        let env: Vec<(String, String)> = env
+            .iter()
+            .filter_map(|e| e.split_once('='))
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
         let child = cmd.spawn().expect("spawn talon server");
         let grpc = format!("http://{ip}:{g}");
         let creds = dir.path().join("bootstrap-credentials.json");
@@ -265,6 +276,7 @@ impl Server {
         Server {
             child,
             cmd: args,
+            env,
             grpc,
             ops: format!("http://127.0.0.1:{o}"),
             http: format!("http://127.0.0.1:{h}"),
@@ -305,6 +317,7 @@ impl Server {
         );
         self.child = Command::new(env!("CARGO_BIN_EXE_talon"))
             .args(&self.cmd)
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .env("TALON_LOG", "warn")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())

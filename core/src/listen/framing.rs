@@ -7,10 +7,11 @@
 //! connection's inbound stream is followed head by body (a length, chunks,
 //! or nothing), and each request head is held back until it is whole and
 //! checked. One with both fields is replaced by a request for
-//! [`REFUSED_PATH`], which the gateway answers with a 400, and the stream
-//! ends there; the requests before it are answered as usual. HTTP/2 (its
-//! preface) and upgraded connections are passed through untouched; so is
-//! anything this reader can't follow (hyper refuses what is malformed).
+//! [`REFUSED_PATH`], which every HTTP listener (the REST gateway, E2B's
+//! two) answers with a 400, and the stream ends there; the requests
+//! before it are answered as usual. HTTP/2 (its preface) and upgraded
+//! connections are passed through untouched; so is anything this reader
+//! can't follow (hyper refuses what is malformed).
 
 use std::io;
 use std::pin::Pin;
@@ -18,7 +19,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, ReadBuf};
 
-/// The path a refused request becomes; the gateway answers it with a 400.
+/// The path a refused request becomes; each listener answers it with a 400.
 pub const REFUSED_PATH: &str = "/.talon/two-framings";
 const REFUSED_HEAD: &[u8] =
     b"GET /.talon/two-framings HTTP/1.1\r\nhost: talon\r\nconnection: close\r\n\r\n";
@@ -332,7 +333,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for Followed<T> {
     }
 }
 
-talon_core::forward_async_write!(Followed<T>, io);
+crate::forward_async_write!(Followed<T>, io);
 
 #[cfg(test)]
 mod tests {
