@@ -36,19 +36,29 @@ fn power_cycle(p: &mut Platform) -> anyhow::Result<()> {
 }
 
 /// Until every sandbox runs `true` again: how long after `since`.
-async fn until_all_answer(p: &Platform, ids: &[String], since: Instant) -> anyhow::Result<Duration> {
+async fn until_all_answer(
+    p: &Platform,
+    ids: &[String],
+    since: Instant,
+) -> anyhow::Result<Duration> {
     let c = p.client().await?;
     let deadline = since + Duration::from_secs(600);
     for id in ids {
+        let mut last;
         loop {
-            let ok = match c.connect_sandbox(id).await {
-                Ok(sb) => exec_true(&sb).await.is_ok(),
-                Err(_) => false,
+            let r = match c.connect_sandbox(id).await {
+                Ok(sb) => exec_true(&sb).await,
+                Err(e) => Err(e.into()),
             };
-            if ok {
-                break;
+            match r {
+                Ok(()) => break,
+                Err(e) => last = format!("{e:#}"),
             }
-            anyhow::ensure!(Instant::now() < deadline, "sandbox {id} never answered again");
+            anyhow::ensure!(
+                Instant::now() < deadline,
+                "sandbox {id} never answered again ({last}): {}",
+                p.log_tail()
+            );
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
@@ -99,7 +109,10 @@ pub async fn rows(
     power_cycle(&mut p)?;
     let since = p.start_again().await?;
     let rebooted = until_all_answer(&p, &ids, since).await?;
-    eprintln!("running again after a reboot in {:.2} s", rebooted.as_secs_f64());
+    eprintln!(
+        "running again after a reboot in {:.2} s",
+        rebooted.as_secs_f64()
+    );
     rows.push(row(
         "reboot",
         &format!("{n} sandboxes running again after a simulated reboot"),
@@ -107,7 +120,10 @@ pub async fn rows(
         Stats::one(rebooted.as_secs_f64() * 1e3),
         &format!("creating them ({n} creates to ready)"),
         base,
-        ("≤ 1.5× creating them", Some(rebooted.as_secs_f64() <= 1.5 * created.as_secs_f64())),
+        (
+            "≤ 1.5× creating them",
+            Some(rebooted.as_secs_f64() <= 1.5 * created.as_secs_f64()),
+        ),
     ));
     notes.push(format!(
         "Durability: {n} sandboxes made in {:.1} s answered again {:.1} s after talon up restarted, {:.1} s after a simulated reboot.",

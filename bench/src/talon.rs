@@ -99,8 +99,20 @@ pub async fn run_all(
     notes: &mut Vec<String>,
 ) -> anyhow::Result<Vec<Row>> {
     const FIGURES: &[&str] = &[
-        "create", "pool", "exec", "pty", "file", "get", "browser", "code", "snapshot", "gvisor",
-        "density", "sdk", "multi", "durability",
+        "create",
+        "pool",
+        "exec",
+        "pty",
+        "file",
+        "get",
+        "browser",
+        "code",
+        "snapshot",
+        "gvisor",
+        "density",
+        "sdk",
+        "multi",
+        "durability",
     ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));

@@ -387,6 +387,11 @@ impl SandboxHost {
         let lock = self.lock(id).await;
         let _g = lock.lock().await;
         let mut h = self.fenced(id, generation).await?;
+        // Started already (a start asked twice: a retry, a registration's
+        // follow-up): it runs, and says so.
+        if h.state == SandboxPhase::Running && self.container_alive(&h).await {
+            return Ok(Self::status(&h, ""));
+        }
         if let Some(e) = egress {
             h.egress = e;
         }

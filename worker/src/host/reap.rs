@@ -28,9 +28,7 @@ impl SandboxHost {
             // Alive, it is as its record says: a container frozen for a
             // moment (a snapshot's copy) is not a paused sandbox.
             let actual = match h.state {
-                SandboxPhase::Running | SandboxPhase::Paused
-                    if !self.container_alive(&h).await =>
-                {
+                SandboxPhase::Running | SandboxPhase::Paused if !self.container_alive(&h).await => {
                     SandboxPhase::Failed
                 }
                 other => other,

@@ -145,11 +145,23 @@ impl Held {
         UID_BASE + self.slot * bundle::ID_RANGE
     }
 
-    /// The recorded init pid, if that process is still the one recorded.
+    /// The recorded init pid, if that process is still the one recorded
+    /// and alive: a killed init waiting to be reaped (a zombie) is gone.
     pub(super) fn live_init(&self) -> Option<u32> {
         let (pid, start) = self.init?;
-        (start_time(pid) == Some(start)).then_some(pid)
+        (process_start(pid) == Some((start, true))).then_some(pid)
     }
+}
+
+/// A process's start time (field 22 of /proc/PID/stat) and whether it is
+/// alive (its state, field 3, is not zombie or dead).
+fn process_start(pid: u32) -> Option<(u64, bool)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) may hold spaces; fields after it don't.
+    let mut rest = stat.rsplit_once(')')?.1.split_whitespace();
+    let state = rest.next()?;
+    let start = rest.nth(18)?.parse().ok()?;
+    Some((start, !matches!(state, "Z" | "X" | "x")))
 }
 
 /// A process's start time (field 22 of /proc/PID/stat).

@@ -142,7 +142,12 @@ impl SandboxHost {
     /// its container (if the runtime still has one) and its mounts go;
     /// its files stay.
     async fn quiesce(&self, h: &Held) -> anyhow::Result<()> {
-        if let Err(e) = self.remove_container(h.cid(), h.isolation).await {
+        // Straight to kill and delete: a dead container's stale state may
+        // not even answer a status (after a reboot), and must still go, or
+        // its next start finds it "already exists".
+        let rt = self.runtime_for(h.isolation)?;
+        let _ = rt.resume(h.cid()).await;
+        if let Err(e) = rt.delete(h.cid()).await {
             tracing::debug!(sandbox = %h.sandbox_id, error = %e, "no container to remove");
         }
         self.detach_network(h).await;

@@ -73,13 +73,16 @@ async fn host_restarted(
 ) -> Result<Option<FollowUp>> {
     let policy = restart_policy_of(row)?;
     let (message, then) = match (before, policy) {
-        (SandboxState::Starting | SandboxState::Running, RestartPolicy::Always) => (
+        // Being started again already (an earlier registration's follow-up,
+        // or its owner's start): that start's result will say.
+        (SandboxState::Starting, _) => return Ok(None),
+        (SandboxState::Running, RestartPolicy::Always) => (
             format!("{RESTARTED}; starting it again with its workspace (restart policy always)"),
             Some(FollowUp::Start(format!(
                 "started again with its workspace after {RESTARTED} (restart policy always)"
             ))),
         ),
-        (SandboxState::Starting | SandboxState::Running, RestartPolicy::Never) => (
+        (SandboxState::Running, RestartPolicy::Never) => (
             format!(
                 "{RESTARTED}; its workspace is kept: start it to run it again (restart policy never)"
             ),
@@ -104,39 +107,51 @@ pub(super) fn follow_up(app: &Arc<App>, todo: Vec<(String, FollowUp)>) {
     }
     let app = app.clone();
     tokio::spawn(async move {
-        for (id, what) in todo {
-            let r = async {
-                let row = super::reload(&app, &id).await?;
-                match &what {
-                    FollowUp::Start(message) => {
-                        let row = match state_of(&row)? {
-                            // A start cut short: Starting again is not an
-                            // edge, so it goes through Stopped.
-                            SandboxState::Starting => {
-                                super::control::transition(
-                                    &app,
-                                    &row,
-                                    Edge::To(SandboxState::Stopped, ""),
-                                )
-                                .await?
-                            }
-                            _ => row,
-                        };
-                        let tenant = row.tenant_id.clone();
-                        super::ops::start_with(&app, &tenant, row, message).await
-                    }
-                    FollowUp::Stop => super::ops::stop_again(&app, row).await,
-                }
-            }
+        use futures::StreamExt;
+        // Several at once (a reboot brings back every sandbox of a host),
+        // not so many that the worker's cores are all booting.
+        futures::stream::iter(todo)
+            .for_each_concurrent(FOLLOW_UPS_AT_ONCE, |(id, what)| {
+                let app = app.clone();
+                async move { carry_out(&app, &id, &what).await }
+            })
             .await;
-            match r {
-                Ok(row) => {
-                    tracing::info!(sandbox = %id, state = %row.state, follow_up = ?what, "recovered after the worker's registration")
-                }
-                Err(e) => {
-                    tracing::warn!(sandbox = %id, follow_up = ?what, error = %e, "not recovered after the worker's registration")
-                }
-            }
-        }
     });
+}
+
+/// Follow-ups carried out at once.
+const FOLLOW_UPS_AT_ONCE: usize = 8;
+
+async fn carry_out(app: &Arc<App>, id: &str, what: &FollowUp) {
+    let r = async {
+        let row = super::reload(app, id).await?;
+        match what {
+            FollowUp::Start(message) => {
+                let row = match state_of(&row)? {
+                    // Started meanwhile (a later registration's own
+                    // follow-up, say): nothing left to do.
+                    SandboxState::Running => return Ok(row),
+                    // A start cut short: Starting again is not an edge,
+                    // so it goes through Stopped.
+                    SandboxState::Starting => {
+                        super::control::transition(app, &row, Edge::To(SandboxState::Stopped, ""))
+                            .await?
+                    }
+                    _ => row,
+                };
+                let tenant = row.tenant_id.clone();
+                super::ops::start_with(app, &tenant, row, message).await
+            }
+            FollowUp::Stop => super::ops::stop_again(app, row).await,
+        }
+    }
+    .await;
+    match r {
+        Ok(row) => {
+            tracing::info!(sandbox = %id, state = %row.state, follow_up = ?what, "recovered after the worker's registration")
+        }
+        Err(e) => {
+            tracing::warn!(sandbox = %id, follow_up = ?what, error = %e, "not recovered after the worker's registration")
+        }
+    }
 }
