@@ -30,15 +30,12 @@ pub(crate) async fn forward(
     tokio::spawn(async move {
         let _ = conn.with_upgrades().await;
     });
-    let mut resp = sender
-        .send_request(req)
-        .await
-        .map_err(|e| {
-            if talon_core::listen::body::too_slow(&e) {
-                return crate::error::broken_body(&e);
-            }
-            Status::unavailable(format!("the sandbox's server: {e}"))
-        })?;
+    let mut resp = sender.send_request(req).await.map_err(|e| {
+        if talon_core::listen::body::too_slow(&e) {
+            return crate::error::broken_body(&e);
+        }
+        Status::unavailable(format!("the sandbox's server: {e}"))
+    })?;
     if resp.status() == StatusCode::SWITCHING_PROTOCOLS
         && let Some(client_upgrade) = client_upgrade
     {
