@@ -620,3 +620,81 @@ async fn sandboxes_a_worker_fenced_start_again_without_waiting_for_the_grace_per
         assert_eq!((o.trim(), code), (x.sandbox_id.as_str(), 0));
     }
 }
+
+/// A snapshot on the shared storage: started from on B with A gone, and
+/// what was made from it moves to C (new) after the snapshot's deletion.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn on_the_shared_backend_a_snapshot_outlives_the_worker_that_took_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let shared = dir.path().join("shared");
+    let flags = ["--shared-workspaces", shared.to_str().unwrap()];
+    let mut h = two_hosts(1, &flags).await;
+    let (admin, b_id, src) = (&mut h.admin, h.b_id.clone(), h.sbxs[0].clone());
+    assert_eq!(src.worker_id, h.a_id);
+    let snap = admin
+        .sandboxes
+        .create_snapshot(pb::CreateSnapshotRequest {
+            sandbox_id: src.sandbox_id.clone(),
+            name: "kept".into(),
+            memory: false,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .snapshot
+        .unwrap();
+    power_off(&h.s, &mut h.a, "host-a");
+    let from = create_running_as(
+        admin,
+        pb::Sandbox {
+            snapshot_id: snap.snapshot_id.clone(),
+            ..Default::default()
+        },
+    )
+    .await;
+    assert_eq!(from.worker_id, b_id, "only B is up");
+    let mut procs = procs_client(admin.channel.clone(), bearer(&admin.token));
+    let (o, code) = proc_sh(
+        &mut procs,
+        &from.sandbox_id,
+        "cat /workspace/mine && echo after > /workspace/after && sync",
+    )
+    .await;
+    assert_eq!((o.trim(), code), (src.sandbox_id.as_str(), 0));
+    // Deleted while the worker that took it is away: the copy on the
+    // shared storage goes too (B was told), the sandbox keeps its pin.
+    admin
+        .sandboxes
+        .delete_snapshot(pb::DeleteSnapshotRequest {
+            snapshot_id: snap.snapshot_id.clone(),
+        })
+        .await
+        .unwrap();
+    let refs = std::fs::read_dir(shared.join("images/refs")).unwrap();
+    assert_eq!(refs.count(), 0, "the shared record of a deleted snapshot");
+    let _c = worker(&h.s, "host-c", &flags);
+    let c_id = until_workers(admin, 2)
+        .await
+        .into_iter()
+        .find(|w| *w != b_id)
+        .unwrap();
+    admin
+        .admin
+        .reassign_sandbox(pb::ReassignSandboxRequest {
+            sandbox_id: from.sandbox_id.clone(),
+            worker_id: c_id.clone(),
+        })
+        .await
+        .unwrap();
+    until(admin, &from.sandbox_id, |x| {
+        x.worker_id == c_id && x.state == pb::SandboxState::Running as i32
+    })
+    .await;
+    let (o, code) = proc_sh(
+        &mut procs,
+        &from.sandbox_id,
+        "cat /workspace/mine /workspace/after",
+    )
+    .await;
+    assert_eq!((o, code), (format!("{}\nafter\n", src.sandbox_id), 0));
+}

@@ -145,7 +145,7 @@ pub async fn create(
         .await?
         .ok_or_else(|| Error::Unavailable(format!("worker {worker} has no data address")))?;
     let id = crate::ids::new_id("snp");
-    let worker_image = format!("snapshot/{id}");
+    let worker_image = format!("{IMAGE_PREFIX}{id}");
     let req = crate::workers::data_request(
         wpb::SnapshotSandboxRequest {
             sandbox_id: row.id.clone(),
@@ -204,7 +204,7 @@ pub async fn create(
         }
         Err(e) => {
             // A name taken meanwhile: the worker forgets the copy.
-            forget(app, &worker, &worker_image).await;
+            forget(app, &worker, &worker_image).await?;
             Err(match e.sql_err() {
                 Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => {
                     Error::AlreadyExists("a snapshot of that name".into())
@@ -222,15 +222,34 @@ pub async fn delete(app: &App, tenant: &str, id: &str) -> Result<snapshot::Model
     snapshot::Entity::delete_by_id(row.id.clone())
         .exec(&app.db)
         .await?;
-    forget(app, &row.worker_id, &row.worker_image).await;
+    forget(app, &row.worker_id, &row.worker_image).await?;
     Ok(row)
 }
 
-async fn forget(app: &App, worker: &str, image: &str) {
+/// Tells the snapshot's worker to forget its image; on the shared
+/// backend, every reachable worker of it too (they may hold copies, and
+/// the one that took it may be gone while the copy on the shared storage
+/// must go).
+async fn forget(app: &App, worker: &str, image: &str) -> Result<()> {
+    let mut told = vec![worker.to_string()];
+    if crate::domain::workers::on_shared_backend(&app.db, worker).await? {
+        for w in crate::domain::workers::shared_reachable(app).await? {
+            if w != worker {
+                told.push(w);
+            }
+        }
+    }
+    for w in told {
+        forget_on(app, &w, image).await?;
+    }
+    Ok(())
+}
+
+async fn forget_on(app: &App, worker: &str, image: &str) -> Result<()> {
     app.hub.set_image(worker, image, false);
-    let Some(addr) = app.hub.data_address(worker) else {
+    let Some(addr) = crate::domain::workers::data_address(app, worker).await? else {
         tracing::warn!(worker = %worker, image = %image, "the worker is away; it keeps the deleted snapshot's files");
-        return;
+        return Ok(());
     };
     let r = match app.data_channel(&addr) {
         Ok(ch) => {
@@ -252,11 +271,19 @@ async fn forget(app: &App, worker: &str, image: &str) {
     if let Err(e) = r {
         tracing::warn!(worker = %worker, image = %image, error = %e, "the worker kept a deleted snapshot");
     }
+    Ok(())
 }
 
-/// The image a create from the tenant's snapshot `id` runs.
-pub async fn image_of(app: &App, tenant: &str, id: &str) -> Result<String> {
-    Ok(get(app, tenant, id).await?.worker_image)
+/// The prefix of a snapshot's image name on its worker.
+pub const IMAGE_PREFIX: &str = "snapshot/";
+
+/// The image a create from the tenant's snapshot `id` runs, and whether
+/// it is on the shared storage (taken on the shared backend), where any
+/// worker of that backend reaches it.
+pub async fn image_of(app: &App, tenant: &str, id: &str) -> Result<(String, bool)> {
+    let row = get(app, tenant, id).await?;
+    let shared = crate::domain::workers::on_shared_backend(&app.db, &row.worker_id).await?;
+    Ok((row.worker_image, shared))
 }
 
 /// `count` new sandboxes from `row`'s files now, with its settings; all

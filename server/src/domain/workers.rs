@@ -318,6 +318,14 @@ pub async fn shared_ids(
         .collect())
 }
 
+/// Whether worker `id` is (or was last) on the shared backend.
+pub async fn on_shared_backend(db: &impl sea_orm::ConnectionTrait, id: &str) -> Result<bool> {
+    Ok(worker::Entity::find_by_id(id.to_string())
+        .one(db)
+        .await?
+        .is_some_and(|w| w.workspace_backend == WorkspaceBackend::Shared.as_str()))
+}
+
 /// The shared-backend workers commands reach now (this server's first).
 pub async fn shared_reachable(app: &App) -> Result<Vec<String>> {
     let mut out = Vec::new();

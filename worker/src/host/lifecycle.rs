@@ -85,10 +85,7 @@ impl SandboxHost {
         let image = if spec.image.is_empty() || spec.image == HOST_IMAGE {
             None
         } else {
-            let r = self
-                .images
-                .get(&spec.image)
-                .ok_or_else(|| anyhow::anyhow!("image {:?} is not on this worker", spec.image))?;
+            let r = self.image_for(id, &spec.image).await?;
             seeds = r.seeds;
             (!r.host_root).then_some(HeldImage {
                 name: r.name,
@@ -142,9 +139,14 @@ impl SandboxHost {
                     nameserver,
                     h.isolation,
                     fresh,
-                )
-            })
-            .and_then(|()| self.lay_seeds(&layout, uid, &seeds));
+                )?;
+                // Only into a new disk: a moved sandbox's disk holds what
+                // it wrote since (laid again, it was lost).
+                match fresh {
+                    true => self.lay_seeds(&layout, uid, &seeds),
+                    false => Ok(()),
+                }
+            });
         if let Err(e) = prepared {
             let _ = self.teardown(id).await;
             return Err(e);

@@ -110,6 +110,8 @@ pub struct SandboxHost {
     agent_options: crate::bundle::AgentOptions,
     /// Where sandbox disks live when they are shared between workers.
     shared: Option<Arc<crate::shared::SharedDisks>>,
+    /// Snapshots on that shared storage (see `image::shared`).
+    shared_images: Option<Arc<crate::image::shared::SharedImages>>,
     cgroup_parent: String,
     images: Arc<ImageStore>,
     rootfs_mode: RootfsMode,
@@ -166,6 +168,10 @@ impl SandboxHost {
             Some(dir) => Some(Arc::new(crate::shared::SharedDisks::new(dir.clone())?)),
             None => None,
         };
+        let shared_images = match &opts.shared_disks {
+            Some(dir) => Some(Arc::new(crate::image::shared::SharedImages::new(dir)?)),
+            None => None,
+        };
         let mut pool = opts.pool;
         if shared.is_some() && pool.size > 0 {
             // A pooled sandbox's disk is made before its id is known, on
@@ -180,6 +186,7 @@ impl SandboxHost {
         );
         Ok(SandboxHost {
             shared,
+            shared_images,
             cgroup_parent: opts.cgroup_parent.clone(),
             runtime,
             gvisor: None,
@@ -298,7 +305,11 @@ impl SandboxHost {
 
     /// Forgets an image; layers in use by sandboxes stay until they go.
     pub fn delete_image(&self, name: &str) -> std::io::Result<bool> {
-        self.images.delete(name, &self.layers_in_use())
+        let mut existed = self.images.delete(name, &self.layers_in_use())?;
+        if let Some(s) = &self.shared_images {
+            existed |= s.delete(name)?;
+        }
+        Ok(existed)
     }
 
     pub fn runtime_name(&self) -> &str {

@@ -115,7 +115,52 @@ impl SandboxHost {
                 .unpin(r.layers.iter().chain(r.seeds.iter().map(|s| &s.layer)));
             return Err(e.into());
         }
+        if let Some(shared) = self.shared_images.clone() {
+            // On the shared backend the snapshot outlives this worker.
+            let (images, r) = (self.images.clone(), r.clone());
+            let published =
+                tokio::task::spawn_blocking(move || shared.publish(&images, &r)).await?;
+            if let Err(e) = published {
+                let _ = self.delete_image(name);
+                return Err(e.context("the snapshot could not be put on the shared storage"));
+            }
+        }
         Ok((r, frozen_for))
+    }
+
+    /// The record of image `name` for sandbox `id`: this worker's, else
+    /// (on the shared backend) a snapshot on the shared storage or the
+    /// image the sandbox was built from on its last worker, copied here
+    /// first. A sandbox on the shared disk pins what it is built from.
+    pub(super) async fn image_for(&self, id: &str, name: &str) -> anyhow::Result<ImageRef> {
+        let Some(shared) = self.shared_images.clone() else {
+            return self
+                .images
+                .get(name)
+                .ok_or_else(|| anyhow::anyhow!("image {name:?} is not on this worker"));
+        };
+        let images = self.images.clone();
+        let (id, name) = (id.to_string(), name.to_string());
+        tokio::task::spawn_blocking(move || {
+            let r = match images.get(&name) {
+                Some(r) => r,
+                None => {
+                    let r = shared
+                        .get(&name)
+                        .or_else(|| shared.pinned(&id).filter(|r| r.name == name))
+                        .ok_or_else(|| {
+                            anyhow::anyhow!(
+                                "image {name:?} is neither on this worker nor on the shared storage"
+                            )
+                        })?;
+                    shared.fetch(&images, &r)?;
+                    r
+                }
+            };
+            shared.pin(&id, &r)?;
+            Ok(r)
+        })
+        .await?
     }
 
     /// Lays a snapshot's trees into a new sandbox's disk (after

@@ -16,6 +16,7 @@
 pub mod archive;
 pub mod capture;
 pub mod pack;
+pub mod shared;
 pub mod unpack;
 
 use crate::beneath::{self, RelPath, Tree, name};
@@ -137,6 +138,39 @@ impl ImageStore {
 
     pub fn layer_dir(&self, diff_id: &str) -> PathBuf {
         self.root.join("layers").join(diff_id)
+    }
+
+    pub fn has_layer(&self, diff_id: &str) -> bool {
+        self.layer_dir(diff_id).is_dir()
+    }
+
+    /// Adds layer `diff_id` as `fill` makes it in an empty staging
+    /// directory (returning its bytes), pinned until an image that holds
+    /// it is recorded (`put_ref`). Blocking.
+    pub fn adopt_layer(
+        &self,
+        diff_id: &str,
+        fill: impl FnOnce(&Path) -> anyhow::Result<u64>,
+    ) -> anyhow::Result<()> {
+        let staged = Staged {
+            dir: self
+                .tmp_dir()
+                .join(format!("adopt-{}", uuid::Uuid::new_v4().simple())),
+            bytes: 0,
+        };
+        std::fs::create_dir(&staged.dir)?;
+        let bytes = fill(&staged.dir)?;
+        let _g = self.catalogue.lock().expect("lock");
+        self.pending
+            .lock()
+            .expect("lock")
+            .insert(diff_id.to_string());
+        publish(&staged.dir, &self.layer_dir(diff_id))?;
+        std::fs::write(
+            self.root.join("layers").join(format!("{diff_id}.size")),
+            bytes.to_string(),
+        )?;
+        Ok(())
     }
 
     pub fn get(&self, name: &str) -> Option<ImageRef> {

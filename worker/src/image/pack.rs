@@ -70,7 +70,11 @@ fn layer_tar(rootfs: &Path, out: impl Write) -> anyhow::Result<(String, u64)> {
 
 /// `overlay`: the tree is a layer in overlay format (whiteouts become OCI
 /// whiteout entries) rather than a plain root filesystem.
-fn layer_tar_of(rootfs: &Path, out: impl Write, overlay: bool) -> anyhow::Result<(String, u64)> {
+pub(crate) fn layer_tar_of(
+    rootfs: &Path,
+    out: impl Write,
+    overlay: bool,
+) -> anyhow::Result<(String, u64)> {
     let mut w = HashWriter {
         inner: out,
         hasher: Sha256::new(),

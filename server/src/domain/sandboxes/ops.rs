@@ -6,7 +6,7 @@
 
 use super::control::{command_for, dispatch_create, drive, require_worker, tell, transition};
 use super::lifecycle::{self, Edge};
-use super::quota::{self, candidates, reserve};
+use super::quota::{self, Reach, candidates, reserve};
 use super::validate::{
     request_hash, resolve_resources, validate_env, validate_idempotency_key, validate_labels,
     validate_metadata,
@@ -112,6 +112,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     let t0 = std::time::Instant::now();
     let hash = request_hash(&n);
     let snapshot_id = n.snapshot_id.clone().unwrap_or_default();
+    let mut reach = Reach::Any;
     if !snapshot_id.is_empty() {
         if !n.image.is_empty() {
             return Err(Error::InvalidArgument(
@@ -119,7 +120,12 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
                     .into(),
             ));
         }
-        n.image = crate::domain::snapshots::image_of(app, &p.tenant_id, &snapshot_id).await?;
+        let (image, shared) =
+            crate::domain::snapshots::image_of(app, &p.tenant_id, &snapshot_id).await?;
+        n.image = image;
+        if shared {
+            reach = Reach::SharedImage;
+        }
     } else if n.image.is_empty() {
         n.image = talon_core::image::HOST_IMAGE.into();
     }
@@ -179,6 +185,9 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         return Err(crate::domain::isolation::none_offers(n.isolation));
     }
     let shared_only = !n.volume_mounts.is_empty();
+    if shared_only && reach == Reach::Any {
+        reach = Reach::Shared;
+    }
     crate::domain::volumes::check_requests(&n.volume_mounts)?;
     if shared_only
         && !app.hub.connected().is_empty()
@@ -194,22 +203,17 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     let checked = t0.elapsed();
     let req = amount(n.cpu_millis, n.memory_mib);
     let r = reserve(app, &p.tenant_id, &req, true).await?;
-    let cands = candidates(
-        app,
-        &r.txn,
-        &r.holdings,
-        None,
-        &n.image,
-        n.isolation,
-        shared_only,
-    )
-    .await?;
+    let cands = candidates(app, &r.txn, &r.holdings, None, &n.image, n.isolation, reach).await?;
     // No worker at all is an outage (UNAVAILABLE, retry); workers that are
     // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
     let worker = scheduler::place(&cands, &req, app.config.placement).ok_or_else(|| {
         if cands.is_empty() {
             Error::Unavailable(if app.hub.connected().is_empty() {
                 "no worker is connected".to_string()
+            } else if reach == Reach::SharedImage {
+                format!(
+                    "no connected, undrained worker on the shared backend, where snapshot {snapshot_id} is"
+                )
             } else if !snapshot_id.is_empty() {
                 format!(
                     "the worker that holds snapshot {snapshot_id} is not connected or is draining"
@@ -565,6 +569,23 @@ pub(crate) async fn move_to(
     not_deleted(&row)?;
     let h = quota::holdings(&app.db, None).await?;
     let level = crate::domain::isolation::Isolation::parse(&row.isolation)?;
+    let from_shared = match row.worker_id.as_deref() {
+        Some(w) => crate::domain::workers::on_shared_backend(&app.db, w).await?,
+        None => false,
+    };
+    // A sandbox from a snapshot taken on the shared backend has its
+    // image there (see the worker's `image::shared`).
+    let reach = if from_shared
+        && row
+            .image
+            .starts_with(crate::domain::snapshots::IMAGE_PREFIX)
+    {
+        Reach::SharedImage
+    } else if !crate::domain::volumes::mounts_of(&row)?.is_empty() {
+        Reach::Shared
+    } else {
+        Reach::Any
+    };
     let cands = candidates(
         app,
         &app.db,
@@ -572,7 +593,7 @@ pub(crate) async fn move_to(
         row.worker_id.as_deref(),
         &row.image,
         level,
-        !crate::domain::volumes::mounts_of(&row)?.is_empty(),
+        reach,
     )
     .await?;
     let worker = match target {

@@ -120,9 +120,22 @@ pub fn check(
     }
 }
 
+/// Which workers a sandbox can run on, by where its files are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Reach {
+    /// Any worker that holds its image.
+    Any,
+    /// A worker on the shared backend that holds its image (it mounts
+    /// volumes, which live on the shared storage).
+    Shared,
+    /// Any worker on the shared backend: its image is a snapshot on the
+    /// shared storage, which such a worker copies when it lacks it.
+    SharedImage,
+}
+
 /// The connected, undrained workers with what live sandboxes hold on
-/// each (from `h`), those holding `image`, offering `level` and other
-/// than `exclude`.
+/// each (from `h`), those holding `image` (or reaching it: `reach`),
+/// offering `level` and other than `exclude`.
 pub(super) async fn candidates(
     app: &App,
     db: &impl ConnectionTrait,
@@ -130,17 +143,19 @@ pub(super) async fn candidates(
     exclude: Option<&str>,
     image: &str,
     level: crate::domain::isolation::Isolation,
-    shared_only: bool,
+    reach: Reach,
 ) -> Result<Vec<Candidate>> {
     let Unplaceable {
         off: drained,
         cooling,
     } = unplaceable(app, db).await?;
-    // A sandbox that mounts volumes runs only where the shared storage is.
-    let shared = match shared_only {
-        true => Some(crate::domain::workers::shared_ids(app, db).await?),
-        false => None,
+    let shared = match reach {
+        Reach::Any => None,
+        Reach::Shared | Reach::SharedImage => {
+            Some(crate::domain::workers::shared_ids(app, db).await?)
+        }
     };
+    let anywhere = reach == Reach::SharedImage;
     let off =
         |id: &String| drained.contains(id) || shared.as_ref().is_some_and(|s| !s.contains(id));
     let mut out: Vec<Candidate> = app
@@ -150,7 +165,7 @@ pub(super) async fn candidates(
         .filter(|(id, _)| {
             !off(id)
                 && Some(id.as_str()) != exclude
-                && app.hub.has_image(id, image)
+                && (anywhere || app.hub.has_image(id, image))
                 && app.hub.offers(id, level.name())
         })
         .map(|(id, capacity)| {
@@ -162,8 +177,9 @@ pub(super) async fn candidates(
     // Workers whose sessions other servers on the database hold: their
     // commands are relayed (domain::workers::call).
     for (w, inv) in crate::domain::workers::remote(app, db).await? {
-        let has_image =
-            image == talon_core::image::HOST_IMAGE || inv.images.iter().any(|i| i == image);
+        let has_image = anywhere
+            || image == talon_core::image::HOST_IMAGE
+            || inv.images.iter().any(|i| i == image);
         if off(&w.id)
             || Some(w.id.as_str()) == exclude
             || !has_image
