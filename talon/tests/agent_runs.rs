@@ -61,7 +61,10 @@ async fn agent_runs_stream_reattach_cancel_and_keep_secrets() {
         .sandbox
         .unwrap();
     let mut agents = agent_client(s.channel().await, &t.developer);
+    // The value also split across two writes: the log is redacted as it
+    // is written, so it must be found across reads.
     let script = "read prompt; echo \"task: $prompt\"; echo \"token $API_TOKEN\" >&2; \
+                  printf '%s' \"${API_TOKEN%value-42}\" >&2; sleep 0.2; printf 'value-42 split\\n' >&2; \
                   echo one > /workspace/a.txt; sleep 0.4; echo two > /workspace/b.txt; \
                   sleep 0.3; printf 'no newline'";
     let req = pb::RunAgentRequest {
@@ -126,6 +129,10 @@ async fn agent_runs_stream_reattach_cancel_and_keep_secrets() {
         texts.contains(&(pb::OutputStream::Stdout as i32, "no newline".into())),
         "{texts:?}"
     );
+    assert!(
+        texts.contains(&(pb::OutputStream::Stderr as i32, "*** split".into())),
+        "{texts:?}"
+    );
     let changes: Vec<&str> = seen
         .iter()
         .filter_map(|e| match &e.event {
@@ -146,6 +153,43 @@ async fn agent_runs_stream_reattach_cancel_and_keep_secrets() {
         format!("{seen:?}").find(SECRET).is_none(),
         "the secret is in no event"
     );
+    // Nor in the run's log on the sandbox's disk, which a viewer reads.
+    let vb = Bearer(Some(format!("Bearer {}", t.viewer).parse().unwrap()));
+    let mut fs = files(s.channel().await, vb);
+    let logs = fs
+        .list_dir(pb::ListDirRequest {
+            sandbox_id: sb.sandbox_id.clone(),
+            path: "/var/log/talon".into(),
+            depth: 2,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .entries;
+    let mut read = 0;
+    for e in logs
+        .iter()
+        .filter(|e| e.r#type == pb::FileType::File as i32)
+    {
+        let mut r = fs
+            .read_file(pb::ReadFileRequest {
+                sandbox_id: sb.sandbox_id.clone(),
+                path: e.path.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut bytes = Vec::new();
+        while let Some(m) = r.message().await.unwrap() {
+            bytes.extend(m.data);
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        read += usize::from(text.contains("token ***"));
+        assert!(!text.contains(SECRET), "{}: {text}", e.path);
+    }
+    assert_eq!(read, 1, "the run's log was read: {logs:?}");
 
     // A reattach from 0 replays the whole run.
     let all: Vec<_> = agents

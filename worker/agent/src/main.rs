@@ -24,6 +24,7 @@ mod files;
 mod follow;
 mod logstore;
 mod ports;
+mod redact;
 mod runs;
 mod service;
 mod spawn;

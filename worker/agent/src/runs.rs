@@ -134,7 +134,12 @@ impl Runs {
         let id = format!("run_{:016x}", crate::files::rand_suffix());
         let mut env = req.env.clone();
         env.extend(secret_env.iter().map(|(k, v)| (k.clone(), v.clone())));
-        let proc = self.sup.spawn_as(
+        let redact = secret_env
+            .values()
+            .filter(|v| !v.is_empty())
+            .map(|v| v.as_bytes().to_vec())
+            .collect();
+        let proc = self.sup.spawn_redacted(
             &pb::StartProcessRequest {
                 sandbox_id: String::new(),
                 command: req.command.clone(),
@@ -147,6 +152,7 @@ impl Runs {
                 timeout: Some(timeout),
             },
             true,
+            redact,
         )?;
         let (progress, _) = watch::channel((0, false));
         let run = Arc::new(Run {

@@ -157,6 +157,11 @@ pub(super) fn io(e: std::io::Error) -> Status {
 pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
     let mut log = p.log.writer();
     let mut buf = vec![0u8; 32 * 1024];
+    let mut redactors: std::collections::HashMap<u8, crate::redact::Redactor> = readers
+        .iter()
+        .map(|(s, _)| (*s, crate::redact::Redactor::new(&p.redact)))
+        .filter(|(_, r)| !r.is_empty())
+        .collect();
     while !readers.is_empty() {
         let mut fds: Vec<libc::pollfd> = readers
             .iter()
@@ -191,7 +196,15 @@ pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
             let read = f.read(&mut buf);
             if let Ok(n @ 1..) = read {
                 p.holding.store(true, Ordering::SeqCst);
-                p.append(&mut log, *stream, &buf[..n]);
+                match redactors.get_mut(stream) {
+                    Some(r) => {
+                        let clean = r.feed(&buf[..n]);
+                        if !clean.is_empty() {
+                            p.append(&mut log, *stream, &clean);
+                        }
+                    }
+                    None => p.append(&mut log, *stream, &buf[..n]),
+                }
                 p.holding.store(false, Ordering::SeqCst);
             }
             match read {
@@ -199,6 +212,11 @@ pub(super) fn pump(p: Arc<Proc>, mut readers: Vec<(u8, File)>) {
                 Ok(_) => return true,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => return true,
                 Err(_) => {}
+            }
+            if let Some(rest) = redactors.get_mut(stream).map(|r| r.finish())
+                && !rest.is_empty()
+            {
+                p.append(&mut log, *stream, &rest);
             }
             p.stream_closed(*stream);
             false

@@ -91,6 +91,8 @@ pub struct Proc {
     holding: AtomicBool,
     /// Not found or listed by the process calls (see `spawn_as`).
     hidden: bool,
+    /// Values cut out of its output before the log (see `redact`).
+    redact: Vec<Vec<u8>>,
 }
 
 impl Proc {
@@ -529,6 +531,18 @@ impl Supervisor {
         req: &pb::StartProcessRequest,
         hidden: bool,
     ) -> Result<Arc<Proc>, Status> {
+        self.spawn_redacted(req, hidden, Vec::new())
+    }
+
+    /// `spawn_as`, `redact`'s values cut out of the output before it is
+    /// written to the log (an agent run's secrets: the log is on the
+    /// sandbox's disk, which the file API reads).
+    pub fn spawn_redacted(
+        &self,
+        req: &pb::StartProcessRequest,
+        hidden: bool,
+        redact: Vec<Vec<u8>>,
+    ) -> Result<Arc<Proc>, Status> {
         const MAX_TAG_BYTES: usize = 256;
         // Room for output on a full disk (see logstore), if it was used.
         crate::logstore::keep_reserve(&self.log_dir);
@@ -642,6 +656,7 @@ impl Supervisor {
             ),
             holding: AtomicBool::new(false),
             hidden,
+            redact,
         });
         procs.insert(pid, proc.clone());
         self.evict(&mut procs);
