@@ -370,11 +370,17 @@ fn strays(s: &Server, now: &[pb::Sandbox], kept: &HashSet<String>) -> Vec<String
 async fn kill_9_at_random_points_leaves_everything_consistent() {
     assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
     ensure_agent_built();
-    let seed = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .as_nanos() as u64
-        | 1;
+    // TALON_CRASH_SEED replays a printed seed's choices (not its timing).
+    let seed = match std::env::var("TALON_CRASH_SEED") {
+        Ok(s) => s.parse().expect("TALON_CRASH_SEED: a number"),
+        Err(_) => {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+                | 1
+        }
+    };
     println!("crash loop seed {seed}");
     let mut rng = Rng(seed);
     let mut s = Server::start().await;

@@ -169,6 +169,7 @@ impl WorkerControlService for WorkerApi {
                             // lately may still be on its way to it.
                             let held: Vec<String> =
                                 hb.held.iter().map(|s| s.sandbox_id.clone()).collect();
+                            let report = hb.held.clone();
                             let before = crate::db::now_ms() - MISSING_AFTER_MS;
                             let (app, worker_id) = (app.clone(), worker_id.clone());
                             tokio::spawn(async move {
@@ -178,6 +179,11 @@ impl WorkerControlService for WorkerApi {
                                 .await
                                 {
                                     tracing::warn!(worker = %worker_id, error = %e, "sandboxes the worker no longer holds not recovered");
+                                }
+                                if let Err(e) =
+                                    sandboxes::settle_stale(&app, &worker_id, &report, before).await
+                                {
+                                    tracing::warn!(worker = %worker_id, error = %e, "transitions whose result never came not settled");
                                 }
                             });
                         }

@@ -40,6 +40,7 @@ pub use record::{
     RestartPolicy, TimeoutAction, WorkerLoss, labels_of, metadata_of, policy_of, restart_policy_of,
     state_of, timeout_action_of, worker_loss_of,
 };
+pub use recovery::settle_stale;
 pub use validate::{metadata_filter, parse_label_selector};
 
 use crate::app::{App, SandboxEvent};

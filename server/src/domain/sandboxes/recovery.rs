@@ -63,6 +63,50 @@ pub(super) async fn registered(
     }
 }
 
+/// Rows of worker `worker` in a transition since before `before` whose
+/// result never came (its command's session ended first: a server was
+/// killed after the worker got the command), settled from the worker's
+/// full report as a registration would: what it holds at the row's
+/// generation in a settled state is taken, or the command asked again.
+/// Without it such a row stayed STARTING (or STOPPING) for good.
+pub async fn settle_stale(
+    app: &Arc<App>,
+    worker: &str,
+    held: &[wpb::SandboxStatus],
+    before: i64,
+) -> Result<()> {
+    use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
+    let busy = [SandboxState::Starting, SandboxState::Stopping].map(|s| s.as_str());
+    let rows = sandbox::Entity::find()
+        .filter(sandbox::Column::WorkerId.eq(worker))
+        .filter(sandbox::Column::State.is_in(busy))
+        .filter(sandbox::Column::UpdatedAt.lt(before))
+        .all(&app.db)
+        .await?;
+    let mut todo = Vec::new();
+    for row in rows {
+        let Some(s) = held
+            .iter()
+            .find(|s| s.sandbox_id == row.id && s.generation == row.generation)
+        else {
+            continue;
+        };
+        let settled = matches!(
+            reported_state(s.state),
+            Some(SandboxState::Running | SandboxState::Paused | SandboxState::Stopped)
+        );
+        if !settled {
+            continue;
+        }
+        tracing::warn!(sandbox = %row.id, worker = %worker, "a transition's result never came; settled from the worker's report");
+        if let Some(next) = registered(app, worker, s, &row).await? {
+            todo.push((row.id.clone(), next));
+        }
+    }
+    follow_up(app, todo);
+    Ok(())
+}
+
 /// A sandbox whose container vanished with its host: STOPPED with its
 /// workspace and a message saying what to do; started again when it was
 /// running and its policy says `always`.
