@@ -45,6 +45,8 @@ pub struct ServerConfig {
     pub max_snapshot_bytes: i64,
     /// Most bytes of snapshots one tenant may keep.
     pub tenant_snapshot_bytes: i64,
+    /// Most snapshots one tenant takes at once (each reserves its bytes).
+    pub tenant_concurrent_snapshots: u32,
     /// How long the duties lease (domain::lease) holds without renewal:
     /// with several servers, how long the duties may stop when their
     /// server dies.
@@ -172,6 +174,7 @@ impl ServerConfig {
             min_idle_timeout: Duration::from_secs(10),
             max_snapshot_bytes: 10 << 30,
             tenant_snapshot_bytes: 50 << 30,
+            tenant_concurrent_snapshots: 4,
             duty_lease_ttl: Duration::from_secs(10),
             worker_lease: Duration::from_secs(20),
             failover_grace: Duration::from_secs(10),

@@ -112,6 +112,9 @@ pub struct ServerArgs {
     /// Most bytes of snapshots one tenant may keep, in MiB (a snapshot that would pass it is refused with RESOURCE_EXHAUSTED).
     #[arg(long, env = "TALON_TENANT_SNAPSHOT_MIB", default_value_t = 51200, value_parser = clap::value_parser!(i64).range(1..=1 << 30))]
     pub tenant_snapshot_mib: i64,
+    /// Most snapshots (and forks) one tenant takes at once; each reserves its bytes of the tenant's snapshot quota while it is copied (RESOURCE_EXHAUSTED past it).
+    #[arg(long, env = "TALON_TENANT_CONCURRENT_SNAPSHOTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub tenant_concurrent_snapshots: u32,
     /// With several servers on one database: how long the server running the once-per-platform duties (timeouts, secret expiry) holds them without renewing (every second), so how long they may pause when it dies, in seconds.
     #[arg(long, env = "TALON_DUTY_LEASE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(3..=300))]
     pub duty_lease_secs: u64,

@@ -28,6 +28,7 @@ fn server_config(a: &ServerArgs) -> ServerConfig {
     c.min_idle_timeout = std::time::Duration::from_secs(a.min_idle_timeout_secs);
     c.max_snapshot_bytes = a.max_snapshot_mib << 20;
     c.tenant_snapshot_bytes = a.tenant_snapshot_mib << 20;
+    c.tenant_concurrent_snapshots = a.tenant_concurrent_snapshots;
     c.duty_lease_ttl = std::time::Duration::from_secs(a.duty_lease_secs);
     c.heartbeat_interval = std::time::Duration::from_secs(a.worker_heartbeat_secs);
     c.worker_lease = std::time::Duration::from_secs(a.worker_lease_secs);

@@ -303,3 +303,54 @@ async fn a_sandbox_forks_five_ways_and_its_snapshot_outlives_it_and_a_worker_res
     assert_eq!(code(forks), Code::InvalidArgument);
     drop(w);
 }
+
+/// Concurrent snapshots are checked against the tenant's quota together:
+/// each reserves what it may hold before its copy (issue 30: four at once
+/// against 100 MiB all succeeded, 160 MiB kept).
+#[tokio::test(flavor = "multi_thread")]
+async fn concurrent_snapshots_never_pass_the_tenants_quota_together() {
+    ensure_agent_built();
+    let s = Server::up_with(&["--tenant-snapshot-mib", "100"]).await;
+    let t = tenant(&s, "snap-race").await;
+    let mut dev = s.as_(&t.developer).await;
+    let src = create_running(&mut dev).await;
+    let mut p = procs_client(dev.channel.clone(), bearer(&dev.token));
+    let (_, rc) = sh(
+        &mut p,
+        &src.sandbox_id,
+        "head -c 40M /dev/urandom > /workspace/big && sync",
+    )
+    .await;
+    assert_eq!(rc, 0);
+    let mut calls = Vec::new();
+    for i in 0..4 {
+        let mut c = dev.sandboxes.clone();
+        let id = src.sandbox_id.clone();
+        calls.push(tokio::spawn(async move {
+            c.create_snapshot(pb::CreateSnapshotRequest {
+                sandbox_id: id,
+                name: format!("race-{i}"),
+                memory: false,
+            })
+            .await
+        }));
+    }
+    let mut kept = 0i64;
+    for c in calls {
+        match c.await.unwrap() {
+            Ok(r) => kept += r.into_inner().snapshot.unwrap().size_bytes,
+            Err(e) => assert_eq!(e.code(), Code::ResourceExhausted, "{e}"),
+        }
+    }
+    assert!(kept >= 40 << 20, "one at least was taken: {kept}");
+    let listed = dev
+        .sandboxes
+        .list_snapshots(pb::ListSnapshotsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .snapshots;
+    let held: i64 = listed.iter().map(|x| x.size_bytes).sum();
+    assert_eq!(held, kept, "no reservation is listed");
+    assert!(held <= 100 << 20, "the quota held: {held} bytes kept");
+}

@@ -322,9 +322,12 @@ pub mod snapshot {
         /// The worker that holds it, and its image there.
         pub worker_id: String,
         pub worker_image: String,
+        /// While pending, the bytes reserved for its copy; then its size.
         pub size_bytes: i64,
         pub frozen_ms: i64,
         pub created_at: i64,
+        /// Its copy is under way: a reservation, not yet a snapshot.
+        pub pending: bool,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

@@ -19,7 +19,8 @@ use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
 use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
 };
 use std::sync::Arc;
 use talon_proto::talon::worker::v1 as wpb;
@@ -44,6 +45,7 @@ pub async fn get(app: &App, tenant: &str, id: &str) -> Result<snapshot::Model> {
     }
     snapshot::Entity::find_by_id(id.to_string())
         .filter(snapshot::Column::TenantId.eq(tenant))
+        .filter(snapshot::Column::Pending.eq(false))
         .one(&app.db)
         .await?
         .ok_or_else(|| Error::NotFound(format!("snapshot {id}")))
@@ -58,7 +60,9 @@ pub async fn list(
     offset: u64,
     limit: u64,
 ) -> Result<(Vec<snapshot::Model>, bool)> {
-    let mut q = snapshot::Entity::find().filter(snapshot::Column::TenantId.eq(tenant));
+    let mut q = snapshot::Entity::find()
+        .filter(snapshot::Column::TenantId.eq(tenant))
+        .filter(snapshot::Column::Pending.eq(false));
     if !sandbox.is_empty() {
         q = q.filter(snapshot::Column::SandboxId.eq(sandbox));
     }
@@ -74,7 +78,8 @@ pub async fn list(
     Ok((rows, more))
 }
 
-/// Bytes of snapshots the tenant keeps. (PostgreSQL's SUM of a BIGINT is
+/// Bytes of snapshots the tenant keeps, and reserves for those under
+/// way. (PostgreSQL's SUM of a BIGINT is
 /// a NUMERIC: cast back, so both engines answer an integer.)
 pub async fn used_bytes(db: &impl sea_orm::ConnectionTrait, tenant: &str) -> Result<i64> {
     let total = Expr::col(snapshot::Column::SizeBytes)
@@ -124,28 +129,26 @@ pub async fn create(
             row.id
         )));
     }
-    let taken = snapshot::Entity::find()
-        .filter(snapshot::Column::TenantId.eq(&p.tenant_id))
-        .filter(snapshot::Column::Name.eq(&name))
-        .one(&app.db)
-        .await?;
-    if taken.is_some() {
-        return Err(Error::AlreadyExists(format!("snapshot {name:?}")));
-    }
-    let room = app.config.tenant_snapshot_bytes - used_bytes(&app.db, &p.tenant_id).await?;
-    if room <= 0 {
-        return Err(Error::ResourceExhausted(format!(
-            "the tenant's snapshots hold {} MiB, its limit (--tenant-snapshot-mib); delete some",
-            app.config.tenant_snapshot_bytes >> 20
-        )));
-    }
-    let max = room.min(app.config.max_snapshot_bytes);
     let worker = sandboxes::require_worker(app, row).await?;
     let addr = crate::domain::workers::data_address(app, &worker)
         .await?
         .ok_or_else(|| Error::Unavailable(format!("worker {worker} has no data address")))?;
     let id = crate::ids::new_id("snp");
     let worker_image = format!("{IMAGE_PREFIX}{id}");
+    let pending = snapshot::Model {
+        id: id.clone(),
+        tenant_id: p.tenant_id.clone(),
+        name,
+        sandbox_id: row.id.clone(),
+        image: row.image.clone(),
+        worker_id: worker.clone(),
+        worker_image: worker_image.clone(),
+        size_bytes: 0,
+        frozen_ms: 0,
+        created_at: now_ms(),
+        pending: true,
+    };
+    let max = reserve(app, pending.clone()).await?;
     let req = crate::workers::data_request(
         wpb::SnapshotSandboxRequest {
             sandbox_id: row.id.clone(),
@@ -158,60 +161,128 @@ pub async fn create(
     );
     let done = WorkerSandboxServiceClient::new(app.data_channel(&addr)?)
         .snapshot_sandbox(req)
-        .await
-        .map_err(|s| match s.code() {
-            tonic::Code::ResourceExhausted => Error::ResourceExhausted(format!(
-                "sandbox {}'s files hold more than {} MiB, {}: {}",
-                row.id,
-                max >> 20,
-                if max < app.config.max_snapshot_bytes {
-                    "the room left in the tenant's snapshot quota"
-                } else {
-                    "the most one snapshot may hold (--max-snapshot-mib)"
-                },
-                s.message()
-            )),
-            tonic::Code::InvalidArgument => {
-                Error::FailedPrecondition(format!("sandbox {}: {}", row.id, s.message()))
+        .await;
+    let done = match done {
+        Ok(d) => d.into_inner(),
+        Err(s) => {
+            // The reservation goes; so does whatever the worker kept.
+            snapshot::Entity::delete_by_id(id).exec(&app.db).await?;
+            if s.code() != tonic::Code::AlreadyExists {
+                forget(app, &worker, &worker_image).await?;
             }
-            tonic::Code::FailedPrecondition | tonic::Code::NotFound | tonic::Code::Aborted => {
-                Error::FailedPrecondition(format!("sandbox {}: {}", row.id, s.message()))
-            }
-            _ => Error::Unavailable(format!(
-                "worker {worker} could not snapshot sandbox {}: {}",
-                row.id,
-                s.message()
-            )),
-        })?
-        .into_inner();
-    let frozen = done.frozen.unwrap_or_default();
-    let model = snapshot::ActiveModel {
-        id: Set(id),
-        tenant_id: Set(p.tenant_id.clone()),
-        name: Set(name),
-        sandbox_id: Set(row.id.clone()),
-        image: Set(row.image.clone()),
-        worker_id: Set(worker.clone()),
-        worker_image: Set(worker_image.clone()),
-        size_bytes: Set(done.size_bytes),
-        frozen_ms: Set(frozen.seconds * 1000 + i64::from(frozen.nanos) / 1_000_000),
-        created_at: Set(now_ms()),
-    };
-    match model.insert(&app.db).await {
-        Ok(m) => {
-            app.hub.set_image(&worker, &worker_image, true);
-            Ok(m)
+            return Err(worker_error(app, &worker, row, max, s));
         }
+    };
+    let frozen = done.frozen.unwrap_or_default();
+    let mut m: snapshot::ActiveModel = pending.into();
+    m.size_bytes = Set(done.size_bytes);
+    m.frozen_ms = Set(frozen.seconds * 1000 + i64::from(frozen.nanos) / 1_000_000);
+    m.pending = Set(false);
+    let m = m.update(&app.db).await?;
+    app.hub.set_image(&worker, &worker_image, true);
+    Ok(m)
+}
+
+/// How long a reservation whose copy never finished (its server was
+/// killed mid-copy) holds its bytes: past it, it is let go.
+const STALE_RESERVATION_MS: i64 = 3_600_000;
+
+/// Reserves the bytes of snapshot `pending` in one transaction with the
+/// check of the tenant's quota, its name and its snapshots under way, so
+/// concurrent ones are checked together (each once saw the whole room):
+/// the row, pending, holds the reservation until the copy's size
+/// replaces it. The most bytes the copy may hold.
+async fn reserve(app: &App, mut pending: snapshot::Model) -> Result<i64> {
+    use sea_orm::{ConnectionTrait, DbBackend};
+    let tenant = pending.tenant_id.clone();
+    let _lock = app.tenant_lock(&tenant).lock_owned().await;
+    let txn = crate::db::begin_write(&app.db).await?;
+    if txn.get_database_backend() == DbBackend::Postgres {
+        crate::db::entity::tenant::Entity::find_by_id(tenant.clone())
+            .lock(sea_orm::sea_query::LockType::Update)
+            .one(&txn)
+            .await?;
+    }
+    snapshot::Entity::delete_many()
+        .filter(snapshot::Column::TenantId.eq(&tenant))
+        .filter(snapshot::Column::Pending.eq(true))
+        .filter(snapshot::Column::CreatedAt.lt(now_ms() - STALE_RESERVATION_MS))
+        .exec(&txn)
+        .await?;
+    let taken = snapshot::Entity::find()
+        .filter(snapshot::Column::TenantId.eq(&tenant))
+        .filter(snapshot::Column::Name.eq(&pending.name))
+        .one(&txn)
+        .await?;
+    if taken.is_some() {
+        return Err(Error::AlreadyExists(format!("snapshot {:?}", pending.name)));
+    }
+    let under_way = snapshot::Entity::find()
+        .filter(snapshot::Column::TenantId.eq(&tenant))
+        .filter(snapshot::Column::Pending.eq(true))
+        .count(&txn)
+        .await?;
+    if under_way >= u64::from(app.config.tenant_concurrent_snapshots) {
+        return Err(Error::ResourceExhausted(format!(
+            "{under_way} snapshots of the tenant are being taken, its limit (--tenant-concurrent-snapshots); retry when one is done"
+        )));
+    }
+    let room = app.config.tenant_snapshot_bytes - used_bytes(&txn, &tenant).await?;
+    if room <= 0 {
+        return Err(Error::ResourceExhausted(format!(
+            "the tenant's snapshots hold {} MiB (taken and under way), its limit (--tenant-snapshot-mib); delete some",
+            app.config.tenant_snapshot_bytes >> 20
+        )));
+    }
+    let max = room.min(app.config.max_snapshot_bytes);
+    pending.size_bytes = max;
+    let m: snapshot::ActiveModel = pending.into();
+    match m.insert(&txn).await {
+        Ok(_) => {}
         Err(e) => {
-            // A name taken meanwhile: the worker forgets the copy.
-            forget(app, &worker, &worker_image).await?;
-            Err(match e.sql_err() {
+            return Err(match e.sql_err() {
                 Some(sea_orm::SqlErr::UniqueConstraintViolation(_)) => {
                     Error::AlreadyExists("a snapshot of that name".into())
                 }
                 _ => Error::Db(e),
-            })
+            });
         }
+    }
+    txn.commit().await?;
+    Ok(max)
+}
+
+/// A worker's refusal of a snapshot, for the caller.
+fn worker_error(
+    app: &App,
+    worker: &str,
+    row: &sandbox::Model,
+    max: i64,
+    s: tonic::Status,
+) -> Error {
+    match s.code() {
+        tonic::Code::ResourceExhausted => Error::ResourceExhausted(format!(
+            "sandbox {}'s files hold more than {} MiB, {}: {}",
+            row.id,
+            max >> 20,
+            if max < app.config.max_snapshot_bytes {
+                "the room left in the tenant's snapshot quota"
+            } else {
+                "the most one snapshot may hold (--max-snapshot-mib)"
+            },
+            s.message()
+        )),
+        tonic::Code::InvalidArgument
+        | tonic::Code::FailedPrecondition
+        | tonic::Code::NotFound
+        | tonic::Code::Aborted => {
+            Error::FailedPrecondition(format!("sandbox {}: {}", row.id, s.message()))
+        }
+        _ => Error::Unavailable(format!(
+            "worker {worker} could not snapshot sandbox {}: {}",
+            row.id,
+            s.message()
+        )),
     }
 }
 
@@ -405,6 +476,7 @@ mod tests {
             size_bytes: Set(bytes),
             frozen_ms: Set(0),
             created_at: Set(now_ms()),
+            pending: Set(false),
         }
         .insert(db)
         .await

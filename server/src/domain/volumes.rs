@@ -112,9 +112,20 @@ pub async fn create(
         }
     };
     let tenant_id = scope.id();
+    // The count and the insert in one transaction under the tenant's
+    // lock (and its row's, for other servers on PostgreSQL): concurrent
+    // creates are counted together.
+    let _lock = app.tenant_lock(tenant_id).lock_owned().await;
+    let txn = crate::db::begin_write(&app.db).await?;
+    if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
+        crate::db::entity::tenant::Entity::find_by_id(tenant_id.to_string())
+            .lock(sea_orm::sea_query::LockType::Update)
+            .one(&txn)
+            .await?;
+    }
     let held = volume::Entity::find()
         .filter(volume::Column::TenantId.eq(tenant_id))
-        .count(&app.db)
+        .count(&txn)
         .await?;
     if held >= app.config.volumes_per_tenant {
         return Err(Error::ResourceExhausted(format!(
@@ -130,8 +141,11 @@ pub async fn create(
         sandbox_id: Set(String::new()),
         mounted_at: Set(0),
     };
-    match row.insert(&app.db).await {
-        Ok(m) => Ok(m),
+    match row.insert(&txn).await {
+        Ok(m) => {
+            txn.commit().await?;
+            Ok(m)
+        }
         Err(e) if crate::error::is_unique_violation(&e) => {
             Err(Error::AlreadyExists(format!("volume {name}")))
         }

@@ -4,6 +4,7 @@
 mod durability;
 mod first;
 mod second;
+mod snapshot_reservations;
 #[cfg(test)]
 mod walk_tests;
 
@@ -11,6 +12,7 @@ use durability::*;
 use first::*;
 pub(crate) use sea_orm_migration::prelude::*;
 use second::*;
+use snapshot_reservations::*;
 
 pub struct Migrator;
 
@@ -32,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(WorkerLeases),
             Box::new(Volumes),
             Box::new(Durability),
+            Box::new(SnapshotReservations),
         ]
     }
 }

@@ -73,7 +73,8 @@ async fn walk(db: &DatabaseConnection) {
     assert_eq!(secret::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(image::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(lease::Entity::find().all(db).await.unwrap().len(), 1);
-    assert_eq!(snapshot::Entity::find().all(db).await.unwrap().len(), 1);
+    let snaps = snapshot::Entity::find().all(db).await.unwrap();
+    assert_eq!((snaps.len(), snaps[0].pending), (1, false));
     assert_eq!(server::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(volume::Entity::find().all(db).await.unwrap().len(), 1);
     // The oldest rows, with their later columns' defaults, read as such.
