@@ -16,6 +16,7 @@
 mod control;
 mod credential;
 mod envd;
+pub use envd::filesystem::WatcherLimits;
 mod error;
 mod ids;
 mod model;
@@ -59,12 +60,9 @@ pub struct E2bConfig {
     pub max_list_limit: i32,
     /// The most sandboxes `GET /sandboxes` (which has no paging) answers.
     pub max_v1_list: usize,
-    /// Polling file watchers (sync Python's `watch_dir`): the most open at
-    /// once, the most unread events each keeps (older ones go), and how
-    /// long an unpolled one is kept.
-    pub max_watchers: usize,
-    pub max_watcher_events: usize,
-    pub watcher_idle: Duration,
+    /// Polling file watchers (sync Python's `watch_dir`): how many,
+    /// what each keeps unread, how long an unpolled one is kept.
+    pub watchers: envd::filesystem::WatcherLimits,
     /// TLS on both listeners (`tls::server_config`); None serves plain HTTP.
     pub tls: Option<Arc<tokio_rustls::rustls::ServerConfig>>,
     /// Connections, header timeout and body pace, as on every listener.
@@ -84,9 +82,7 @@ impl E2bConfig {
             max_list_limit: 100,
             max_v1_list: 10_000,
             tls: None,
-            max_watchers: 1024,
-            max_watcher_events: 10_000,
-            watcher_idle: Duration::from_secs(600),
+            watchers: Default::default(),
             connections: talon_core::listen::Limits::default(),
             header_timeout: Duration::from_secs(30),
             bodies: Default::default(),
@@ -109,11 +105,7 @@ impl E2b {
         let channel = tonic::transport::Endpoint::from_shared(config.server_url.clone())?
             .tcp_nodelay(true)
             .connect_lazy();
-        let watchers = envd::filesystem::Watchers::new(
-            config.max_watchers,
-            config.max_watcher_events,
-            config.watcher_idle,
-        );
+        let watchers = envd::filesystem::Watchers::new(config.watchers);
         Ok(Arc::new(E2b {
             config,
             channel,

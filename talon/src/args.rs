@@ -618,9 +618,18 @@ pub struct E2bArgs {
     /// The most polling file watchers (sync Python's `watch_dir`) open at once.
     #[arg(long, default_value_t = 1024)]
     pub e2b_max_watchers: usize,
+    /// The most polling watchers one tenant's sandboxes hold at once.
+    #[arg(long, default_value_t = 64, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub e2b_watchers_per_tenant: usize,
+    /// The most polling watchers one sandbox holds at once.
+    #[arg(long, default_value_t = 16, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub e2b_watchers_per_sandbox: usize,
     /// The most unread events one polling watcher keeps (older ones go).
     #[arg(long, default_value_t = 10_000)]
     pub e2b_watcher_max_events: usize,
+    /// The most KiB of unread events one polling watcher keeps (older ones go).
+    #[arg(long, default_value_t = 256, value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..=1 << 20))]
+    pub e2b_watcher_max_kib: usize,
     /// A polling watcher not polled for this long is removed.
     #[arg(long, default_value_t = 600)]
     pub e2b_watcher_idle_secs: u64,

@@ -134,9 +134,14 @@ async fn start_e2b(
     }
 
     config.max_list_limit = args.e2b.e2b_max_list_limit;
-    config.max_watchers = args.e2b.e2b_max_watchers;
-    config.max_watcher_events = args.e2b.e2b_watcher_max_events;
-    config.watcher_idle = std::time::Duration::from_secs(args.e2b.e2b_watcher_idle_secs);
+    config.watchers = talon_e2b::WatcherLimits {
+        max: args.e2b.e2b_max_watchers,
+        per_tenant: args.e2b.e2b_watchers_per_tenant,
+        per_sandbox: args.e2b.e2b_watchers_per_sandbox,
+        max_events: args.e2b.e2b_watcher_max_events,
+        max_bytes: args.e2b.e2b_watcher_max_kib << 10,
+        idle: std::time::Duration::from_secs(args.e2b.e2b_watcher_idle_secs),
+    };
     config.connections = args.connections.http();
     config.bodies = args.connections.bodies();
     config.header_timeout =

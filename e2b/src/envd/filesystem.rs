@@ -300,48 +300,136 @@ async fn watch_dir(ctx: Ctx, body: Body) -> Response {
     connect::server_stream(with_deadline(all, ctx.timeout))
 }
 
-/// Polling watchers, kept for sync clients between their polls.
+/// Polling watchers, kept for sync clients between their polls: their
+/// unread events live in this process, so each is bounded (events and
+/// bytes, older ones going) and so are their numbers, platform-wide, per
+/// tenant and per sandbox, so that no tenant takes every slot.
 pub struct Watchers {
     map: Mutex<HashMap<String, Arc<Watcher>>>,
     next: AtomicU64,
+    limits: WatcherLimits,
+}
+
+/// What the polling watchers may hold.
+#[derive(Clone, Copy, Debug)]
+pub struct WatcherLimits {
     /// The most watchers held at once.
     pub max: usize,
+    /// ... by one tenant's sandboxes.
+    pub per_tenant: usize,
+    /// ... on one sandbox.
+    pub per_sandbox: usize,
     /// The most events one watcher keeps unpolled (older ones go).
     pub max_events: usize,
+    /// The most bytes of events one watcher keeps unpolled (older go).
+    pub max_bytes: usize,
     /// A watcher not polled for this long is dropped.
     pub idle: Duration,
 }
 
+impl Default for WatcherLimits {
+    fn default() -> Self {
+        WatcherLimits {
+            max: 1024,
+            per_tenant: 64,
+            per_sandbox: 16,
+            max_events: 10_000,
+            max_bytes: 256 << 10,
+            idle: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Unread events, bounded by count and bytes.
+#[derive(Default)]
+struct Queue {
+    events: VecDeque<e::FilesystemEvent>,
+    bytes: usize,
+}
+
+impl Queue {
+    /// An event's bytes, roughly as held: its encoding, and the rest.
+    fn size(ev: &e::FilesystemEvent) -> usize {
+        prost::Message::encoded_len(ev) + 32
+    }
+
+    fn push(&mut self, ev: e::FilesystemEvent, l: &WatcherLimits) {
+        self.bytes += Self::size(&ev);
+        self.events.push_back(ev);
+        while self.events.len() > l.max_events || self.bytes > l.max_bytes {
+            match self.events.pop_front() {
+                Some(old) => self.bytes -= Self::size(&old),
+                None => break,
+            }
+        }
+    }
+
+    /// Every event, the queue's memory given back.
+    fn take(&mut self) -> Vec<e::FilesystemEvent> {
+        self.bytes = 0;
+        std::mem::take(&mut self.events).into()
+    }
+}
+
 struct Watcher {
     sandbox_id: String,
+    /// Its sandbox's tenant (from the token the server took).
+    tenant: String,
     token: String,
-    events: Mutex<VecDeque<e::FilesystemEvent>>,
+    events: Mutex<Queue>,
     ended: Mutex<Option<ConnectError>>,
     polled: Mutex<Instant>,
     task: tokio::task::AbortHandle,
 }
 
 impl Watchers {
-    pub fn new(max: usize, max_events: usize, idle: Duration) -> Watchers {
+    pub fn new(limits: WatcherLimits) -> Watchers {
         Watchers {
             map: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
-            max,
-            max_events,
-            idle,
+            limits,
         }
     }
 
     /// Drops watchers nobody polls any more.
     fn sweep(&self) {
         let mut m = self.map.lock().expect("watchers");
+        let before = m.len();
         m.retain(|_, w| {
-            let keep = w.polled.lock().expect("watcher").elapsed() < self.idle;
+            let keep = w.polled.lock().expect("watcher").elapsed() < self.limits.idle;
             if !keep {
                 w.task.abort();
             }
             keep
         });
+        if m.len() < before {
+            drop(m);
+            give_back();
+        }
+    }
+
+    /// Refused when a new watcher of `sandbox` (of `tenant`) would pass a
+    /// limit, saying which.
+    fn room(&self, tenant: &str, sandbox: &str) -> Result<(), ConnectError> {
+        let m = self.map.lock().expect("watchers");
+        let l = &self.limits;
+        let of_tenant = m.values().filter(|w| w.tenant == tenant).count();
+        let of_sandbox = m.values().filter(|w| w.sandbox_id == sandbox).count();
+        let full = |what: String| Err(ConnectError::new(Code::ResourceExhausted, what));
+        if m.len() >= l.max {
+            return full(format!("{} watchers are open; remove one first", l.max));
+        }
+        if of_tenant >= l.per_tenant {
+            return full(format!(
+                "the tenant has {of_tenant} watchers open, its most (--e2b-watchers-per-tenant); remove one first"
+            ));
+        }
+        if of_sandbox >= l.per_sandbox {
+            return full(format!(
+                "the sandbox has {of_sandbox} watchers open, its most (--e2b-watchers-per-sandbox); remove one first"
+            ));
+        }
+        Ok(())
     }
 
     /// A watcher of this sandbox made with this token; another's is not
@@ -361,27 +449,24 @@ async fn create_watcher(ctx: &Ctx, body: Body) -> Result<Response, ConnectError>
     let r: e::CreateWatcherRequest = connect::from_json(&unary_body(body).await?)?;
     let watchers = &ctx.e.watchers;
     watchers.sweep();
-    if watchers.map.lock().expect("watchers").len() >= watchers.max {
-        return Err(ConnectError::new(
-            Code::ResourceExhausted,
-            format!("{} watchers are open; remove one first", watchers.max),
-        ));
-    }
+    // The tenant, from the token: the server checks the token before any
+    // call (and the watch below) succeeds; unread, it counts as its own.
+    let tenant = tenant_of(&ctx.token).unwrap_or_else(|| ctx.token.clone());
+    watchers.room(&tenant, &ctx.sandbox_id)?;
     let root = watch_request(ctx.path(&r.path), r.include_entry)?;
     let mut s = open_watch(ctx, &root, r.recursive).await?;
     let id = format!("w{}", watchers.next.fetch_add(1, Ordering::Relaxed));
     let (tx, rx) = tokio::sync::oneshot::channel::<Arc<Watcher>>();
-    let max_events = watchers.max_events;
+    let limits = watchers.limits;
     let task = tokio::spawn(async move {
         let Ok(w) = rx.await else { return };
         loop {
             match s.message().await {
                 Ok(Some(ev)) => {
-                    let mut q = w.events.lock().expect("watcher");
-                    if q.len() >= max_events {
-                        q.pop_front();
-                    }
-                    q.push_back(event(&root, ev));
+                    w.events
+                        .lock()
+                        .expect("watcher")
+                        .push(event(&root, ev), &limits);
                 }
                 Ok(None) => {
                     *w.ended.lock().expect("watcher") =
@@ -397,17 +482,29 @@ async fn create_watcher(ctx: &Ctx, body: Body) -> Result<Response, ConnectError>
     });
     let w = Arc::new(Watcher {
         sandbox_id: ctx.sandbox_id.clone(),
+        tenant,
         token: ctx.token.clone(),
-        events: Mutex::new(VecDeque::new()),
+        events: Mutex::new(Queue::default()),
         ended: Mutex::new(None),
         polled: Mutex::new(Instant::now()),
         task: task.abort_handle(),
     });
-    watchers
-        .map
-        .lock()
-        .expect("watchers")
-        .insert(id.clone(), w.clone());
+    {
+        // Checked again with the slot taken: two creates at once.
+        let mut m = watchers.map.lock().expect("watchers");
+        let l = &watchers.limits;
+        let over = m.len() >= l.max
+            || m.values().filter(|x| x.tenant == w.tenant).count() >= l.per_tenant
+            || m.values().filter(|x| x.sandbox_id == w.sandbox_id).count() >= l.per_sandbox;
+        if over {
+            w.task.abort();
+            return Err(ConnectError::new(
+                Code::ResourceExhausted,
+                "too many watchers open; remove one first",
+            ));
+        }
+        m.insert(id.clone(), w.clone());
+    }
     let _ = tx.send(w);
     Ok(connect::unary(&e::CreateWatcherResponse { watcher_id: id }))
 }
@@ -416,7 +513,7 @@ async fn watcher_events(ctx: &Ctx, body: Body) -> Result<Response, ConnectError>
     let r: e::GetWatcherEventsRequest = connect::from_json(&unary_body(body).await?)?;
     let w = ctx.e.watchers.get(ctx, &r.watcher_id)?;
     *w.polled.lock().expect("watcher") = Instant::now();
-    let events: Vec<_> = w.events.lock().expect("watcher").drain(..).collect();
+    let events = w.events.lock().expect("watcher").take();
     if events.is_empty()
         && let Some(err) = w.ended.lock().expect("watcher").clone()
     {
@@ -429,10 +526,36 @@ async fn remove_watcher(ctx: &Ctx, body: Body) -> Result<Response, ConnectError>
     let r: e::RemoveWatcherRequest = connect::from_json(&unary_body(body).await?)?;
     let watchers = &ctx.e.watchers;
     watchers.get(ctx, &r.watcher_id)?;
-    if let Some(w) = watchers.map.lock().expect("watchers").remove(&r.watcher_id) {
+    let removed = watchers.map.lock().expect("watchers").remove(&r.watcher_id);
+    if let Some(w) = removed {
         w.task.abort();
+        drop(w);
+        give_back();
     }
     Ok(connect::unary(&e::RemoveWatcherResponse {}))
+}
+
+/// The tenant a sandbox token names (`tsb_` and a JWT whose `tid` is the
+/// tenant), read without its signature: only after the server took it.
+fn tenant_of(token: &str) -> Option<String> {
+    use base64::Engine;
+    let payload = token.strip_prefix("tsb_")?.split('.').nth(1)?;
+    let raw = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(payload)
+        .ok()?;
+    let v: serde_json::Value = serde_json::from_slice(&raw).ok()?;
+    Some(v.get("tid")?.as_str()?.to_string())
+}
+
+/// Returns freed heap to the system: a removed watcher's queue may have
+/// been large, and glibc keeps freed memory otherwise.
+fn give_back() {
+    #[cfg(target_env = "gnu")]
+    // SAFETY: malloc_trim only releases free memory at the heap's top
+    // and in free chunks; it touches nothing in use.
+    unsafe {
+        libc::malloc_trim(0);
+    }
 }
 
 #[cfg(test)]
@@ -466,5 +589,43 @@ mod tests {
         );
         assert_eq!(ev.name, "a/b.txt");
         assert_eq!(ev.r#type, e::EventType::Create as i32);
+    }
+
+    #[test]
+    fn a_queue_keeps_its_newest_events_within_its_bytes() {
+        let ev = |i: usize| e::FilesystemEvent {
+            name: format!("{i:0100}"),
+            r#type: e::EventType::Create as i32,
+            ..Default::default()
+        };
+        let one = Queue::size(&ev(0));
+        assert!(one > 132, "{one}");
+        let l = WatcherLimits {
+            max_events: 100,
+            max_bytes: 10 * one,
+            ..Default::default()
+        };
+        let mut q = Queue::default();
+        for i in 0..50 {
+            q.push(ev(i), &l);
+        }
+        assert_eq!((q.events.len(), q.bytes), (10, 10 * one));
+        let got = q.take();
+        assert_eq!(got[0].name, format!("{:0100}", 40));
+        assert_eq!((q.events.len(), q.bytes), (0, 0));
+    }
+
+    #[test]
+    fn the_tenant_is_read_from_a_sandbox_token() {
+        use base64::Engine;
+        let b = |s: &str| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(s);
+        let t = format!(
+            "tsb_{}.{}.sig",
+            b("{}"),
+            b(r#"{"sub":"sbx_a","tid":"ten_b"}"#)
+        );
+        assert_eq!(tenant_of(&t).as_deref(), Some("ten_b"));
+        assert_eq!(tenant_of("tsb_x"), None);
+        assert_eq!(tenant_of("other"), None);
     }
 }

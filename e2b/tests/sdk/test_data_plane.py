@@ -406,3 +406,53 @@ def test_snapshot_create_from_it_fork_list_delete(sbx):
                 f.kill()
     assert Sandbox.delete_snapshot(info.snapshot_id) is True
     assert Sandbox.delete_snapshot(info.snapshot_id) is False
+
+
+def test_polling_watchers_are_bounded_per_sandbox_tenant_and_bytes(sbx):
+    # Unread events live in the control plane: a watcher keeps at most
+    # 256 KiB of them (the newest), a sandbox 16 watchers, a tenant 64;
+    # another tenant still gets one (issue 30: 20 unpolled watchers took
+    # the process to 1 GiB, and one tenant could take all 1,024 slots).
+    d = f"/home/user/wb-{uuid.uuid4().hex[:6]}"
+    sbx.files.make_dir(d)
+    w = sbx.files.watch_dir(d)
+    long = "n" * 200
+    sbx.commands.run(f"for i in $(seq 3000); do : > {d}/{long}$i; done", timeout=120)
+    time.sleep(5)
+    events = w.get_new_events()
+    # 200-byte names and 32 bytes of overhead each: at most 1,130 kept.
+    assert 0 < len(events) <= 1130, len(events)
+    assert any(ev.name == f"{long}3000" for ev in events), "the newest are kept"
+    w.stop()
+
+    others = [Sandbox.create(timeout=120) for _ in range(3)]
+    held = []
+    try:
+        for s in [sbx] + others:
+            for _ in range(16):
+                held.append(s.files.watch_dir("/home/user"))
+        with pytest.raises(Exception, match="the tenant has 64 watchers"):
+            others[0].files.watch_dir("/home/user")
+        alt = os.environ.get("E2B_ALT_API_KEY")
+        if alt:
+            theirs = Sandbox.create(timeout=120, api_key=alt)
+            try:
+                theirs.files.watch_dir("/home/user").stop()
+            finally:
+                theirs.kill()
+        for h in held[:17]:
+            h.stop()
+        held = held[17:]
+        # The sandbox's own 17th is refused though its tenant has room.
+        for _ in range(16):
+            held.append(sbx.files.watch_dir("/home/user"))
+        with pytest.raises(Exception, match="the sandbox has 16 watchers"):
+            sbx.files.watch_dir("/home/user")
+    finally:
+        for h in held:
+            try:
+                h.stop()
+            except Exception:
+                pass
+        for s in others:
+            s.kill()
