@@ -117,9 +117,12 @@ async fn host_restarted(
 ) -> Result<Option<FollowUp>> {
     let policy = restart_policy_of(row)?;
     let (message, then) = match (before, policy) {
-        // Being started again already (an earlier registration's follow-up,
-        // or its owner's start): that start's result will say.
-        (SandboxState::Starting, _) => return Ok(None),
+        // A start was asked: its command died with the worker (or never
+        // reached it), so it is asked again. A start already under way
+        // answers that the sandbox runs (starts are idempotent).
+        (SandboxState::Starting, _) => {
+            return Ok(Some(FollowUp::Start(row.state_message.clone())));
+        }
         (SandboxState::Running, RestartPolicy::Always) => (
             format!("{RESTARTED}; starting it again with its workspace (restart policy always)"),
             Some(FollowUp::Start(format!(
