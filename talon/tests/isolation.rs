@@ -2,7 +2,8 @@
 //! create names `gvisor` and runs under gVisor's kernel, the sandbox says
 //! its level, a preview reaches a port in it; MICROVM is refused as offered by no worker, an unknown level
 //! as invalid, and a level no connected worker offers names itself.
-//! Needs root and the pinned runsc (scripts/install-runsc.sh).
+//! The file API leaves device nodes alone under both runtimes. Needs
+//! root and the pinned runsc (scripts/install-runsc.sh).
 
 mod common;
 use common::*;
@@ -93,6 +94,55 @@ async fn a_create_picks_its_isolation_and_an_unoffered_level_is_refused() {
     assert!(e.message().contains("microvm"), "{e}");
     let e = c.sandboxes.create_sandbox(create(99)).await.unwrap_err();
     assert_eq!(e.code(), Code::InvalidArgument, "{e}");
+    // The file API never replaces, moves or removes a device node, under
+    // either runtime (gVisor's /dev nodes are no mounts: a rename over
+    // /dev/null made it a regular file).
+    let mut fs = files(s.channel().await, bearer(&t.developer));
+    for id in [&g.sandbox_id, &d.sandbox_id] {
+        use pb::write_file_request::Message as W;
+        let msg = |m| pb::WriteFileRequest {
+            sandbox_id: id.clone(),
+            message: Some(m),
+        };
+        let header = W::Header(pb::WriteFileHeader {
+            path: "/dev/null".into(),
+            ..Default::default()
+        });
+        let msgs = vec![
+            msg(header),
+            msg(W::Data(b"x".to_vec())),
+            msg(W::Finish(pb::WriteFileFinish { size: 1 })),
+        ];
+        let e = fs.write_file(tokio_stream::iter(msgs)).await.unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{id}: {e}");
+        let e = fs
+            .move_path(pb::MovePathRequest {
+                sandbox_id: id.clone(),
+                source_path: "/workspace/p.txt".into(),
+                destination_path: "/dev/full".into(),
+                overwrite: true,
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{id}: {e}");
+        let e = fs
+            .remove_path(pb::RemovePathRequest {
+                sandbox_id: id.clone(),
+                path: "/dev/zero".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), Code::InvalidArgument, "{id}: {e}");
+        let (out, code) = proc_sh(
+            &mut procs,
+            id,
+            "test -c /dev/null && test -c /dev/full && test -c /dev/zero && echo devices",
+        )
+        .await;
+        assert_eq!((out.as_str(), code), ("devices\n", 0), "{id}");
+    }
     for id in [g.sandbox_id, d.sandbox_id] {
         c.sandboxes
             .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: id })

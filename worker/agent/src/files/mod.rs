@@ -413,6 +413,23 @@ impl Files {
         })
     }
 
+    /// Refused when `leaf` in `dir` is a device node: the file API never
+    /// replaces, moves or removes one (under gVisor /dev's nodes are not
+    /// mounts, so a rename over /dev/null would succeed).
+    pub(crate) fn not_a_device(dir: RawFd, leaf: &CStr, shown: &str) -> Result<(), Status> {
+        // SAFETY: zeroed stat is a valid out-parameter.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstatat relative to a dirfd we hold, not following.
+        let r = unsafe { libc::fstatat(dir, leaf.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
+        let kind = st.st_mode & libc::S_IFMT;
+        if r == 0 && (kind == libc::S_IFCHR || kind == libc::S_IFBLK) {
+            return Err(Status::invalid_argument(format!(
+                "{shown} is a device: the file API writes, moves and removes files, directories and links only"
+            )));
+        }
+        Ok(())
+    }
+
     pub fn begin_write(&self, h: &pb::WriteFileHeader) -> Result<Writer, Status> {
         let t = self.target(&h.path)?;
         let leaf = t
@@ -432,6 +449,7 @@ impl Files {
                 &t.shown,
             ));
         }
+        Self::not_a_device(parent.as_raw_fd(), &leaf, &t.shown)?;
         let tmp = cstr(&format!(
             "{TEMP_PREFIX}{}-{}",
             std::process::id(),
@@ -549,6 +567,8 @@ impl Files {
             }
             Self::dir_only_check(&b, bp.as_raw_fd())?;
         }
+        Self::not_a_device(ap.as_raw_fd(), al, &a.shown)?;
+        Self::not_a_device(bp.as_raw_fd(), bl, &b.shown)?;
         let flags: libc::c_uint = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
         // SAFETY: renameat2 between two dirfds we hold.
         let r = unsafe {
@@ -578,6 +598,7 @@ impl Files {
             Self::dir_only_check(&t, parent.as_raw_fd())?;
         }
         let info = Self::info_at(parent.as_raw_fd(), Some(&leaf), &t.shown)?;
+        Self::not_a_device(parent.as_raw_fd(), &leaf, &t.shown)?;
         if info.r#type == pb::FileType::Directory as i32 {
             if recursive {
                 remove_tree(parent.as_raw_fd(), &leaf, &t.shown)

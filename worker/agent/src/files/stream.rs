@@ -84,6 +84,7 @@ impl Writer {
         f.sync_all().map_err(|e| status(e, &self.shown))?;
         drop(f);
         let p = self.parent.as_raw_fd();
+        Files::not_a_device(p, &self.leaf, &self.shown)?;
         // SAFETY: *at calls relative to the parent dirfd we hold.
         let r = unsafe {
             if self.no_overwrite {
