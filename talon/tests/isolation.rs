@@ -143,6 +143,13 @@ async fn a_create_picks_its_isolation_and_an_unoffered_level_is_refused() {
         .await;
         assert_eq!((out.as_str(), code), ("devices\n", 0), "{id}");
     }
+    // A workload swapping a directory of its workspace and a symlink to
+    // / by plain renames, while the API writes into that directory by
+    // a workspace path (as root): nothing lands in /etc, under either
+    // runtime (under gVisor the agent walks paths itself).
+    for id in [&g.sandbox_id, &d.sandbox_id] {
+        swap_race(&mut procs, &fs, id).await;
+    }
     for id in [g.sandbox_id, d.sandbox_id] {
         c.sandboxes
             .delete_sandbox(pb::DeleteSandboxRequest { sandbox_id: id })
@@ -162,4 +169,67 @@ async fn a_create_picks_its_isolation_and_an_unoffered_level_is_refused() {
         .unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
     assert!(e.message().contains("offers gvisor"), "{e}");
+}
+
+async fn swap_race(procs: &mut Procs, fs: &Fs, id: &str) {
+    use pb::write_file_request::Message as W;
+    // `d/etc/pwn`: through the link (to /) it would be /etc/pwn.
+    let swapper = "mkdir -p /workspace/d/etc; end=$(($(date +%s) + 12)); \
+        while [ $(date +%s) -lt $end ]; do \
+          mv /workspace/d /workspace/d.real; ln -s / /workspace/d.link; \
+          mv /workspace/d.link /workspace/d; mv /workspace/d /workspace/d.link; \
+          mv /workspace/d.real /workspace/d; rm -f /workspace/d.link; \
+        done";
+    let race = proc_sh(procs, id, swapper);
+    let writes = async {
+        let mut tasks = Vec::new();
+        for t in 0..4 {
+            let mut fs = fs.clone();
+            let id = id.to_string();
+            tasks.push(tokio::spawn(async move {
+                let (mut ok, mut refused) = (0, 0);
+                for i in 0..150 {
+                    let msg = |m| pb::WriteFileRequest {
+                        sandbox_id: id.clone(),
+                        message: Some(m),
+                    };
+                    let msgs = vec![
+                        msg(W::Header(pb::WriteFileHeader {
+                            path: format!("d/etc/pwn-{t}-{i}"),
+                            ..Default::default()
+                        })),
+                        msg(W::Data(b"x".to_vec())),
+                        msg(W::Finish(pb::WriteFileFinish { size: 1 })),
+                    ];
+                    match fs.write_file(tokio_stream::iter(msgs)).await {
+                        Ok(_) => ok += 1,
+                        Err(_) => refused += 1,
+                    }
+                }
+                (ok, refused)
+            }));
+        }
+        let mut all = (0, 0);
+        for t in tasks {
+            let (a, b) = t.await.unwrap();
+            all = (all.0 + a, all.1 + b);
+        }
+        all
+    };
+    let ((_, code), (ok, refused)) = tokio::join!(race, writes);
+    assert_eq!(code, 0, "{id}: the swapper failed");
+    let (out, code) = proc_sh(
+        procs,
+        id,
+        "ls /etc | grep -c '^pwn-' || true; ls /workspace/d/etc /workspace/d.real/etc 2>/dev/null | grep -c '^pwn-' || true",
+    )
+    .await;
+    assert_eq!(code, 0);
+    let counts: Vec<&str> = out.lines().collect();
+    println!("{id}: {ok} writes landed, {refused} refused during the swaps: {counts:?}");
+    assert_eq!(
+        counts.first(),
+        Some(&"0"),
+        "{id}: API writes landed in /etc"
+    );
 }

@@ -93,6 +93,9 @@ pub fn status(e: std::io::Error, path: &str) -> Status {
             Status::permission_denied(format!("{path}: permission denied"))
         }
         Some(libc::EEXIST) => Status::already_exists(format!("{path}: already exists")),
+        Some(libc::EAGAIN) => Status::aborted(format!(
+            "{path}: changed while it was resolved (renamed meanwhile); retry"
+        )),
         Some(libc::ENOTDIR) => Status::failed_precondition(format!("{path}: not a directory")),
         Some(libc::EISDIR) => Status::failed_precondition(format!("{path}: is a directory")),
         Some(libc::ENOTEMPTY) => {

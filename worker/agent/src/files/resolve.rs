@@ -8,7 +8,8 @@
 //! text is resolved again by these same rules (an absolute one from the
 //! root), so a magic link of /proc is never followed either. The last
 //! component is opened with O_NOFOLLOW, so a symlink swapped in after the
-//! check is refused, not followed.
+//! check is refused, not followed; and every name opened is checked again
+//! on its held parent to name what was opened (`held_open`).
 
 use std::collections::VecDeque;
 use std::ffi::{CStr, CString};
@@ -43,6 +44,26 @@ fn lstat_at(dir: RawFd, name: &CStr) -> io::Result<libc::stat> {
         return Err(io::Error::last_os_error());
     }
     Ok(st)
+}
+
+/// `openat` of one name, then re-checked on the held parent: the name
+/// must still name what was opened (same device and inode). A workload
+/// swapping a directory and a symlink by plain renames while the walk
+/// runs (gVisor's own lookups were seen to follow one) cannot then hand
+/// the walk what the link points to: the name never names that inode.
+/// EAGAIN when it changed.
+fn held_open(dir: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+    let fd = openat(dir, name, flags, mode)?;
+    // SAFETY: zeroed stat is a valid out-parameter; fstat on our fd.
+    let mut got: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut got) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let now = lstat_at(dir, name)?;
+    if (got.st_dev, got.st_ino) != (now.st_dev, now.st_ino) {
+        return Err(err(libc::EAGAIN));
+    }
+    Ok(fd)
 }
 
 fn is(st: &libc::stat, kind: libc::mode_t) -> bool {
@@ -119,11 +140,11 @@ pub fn openat2(
             None
         };
         if last && !st.as_ref().is_some_and(|s| is(s, libc::S_IFLNK)) {
-            return openat(top(&stack), &n, flags | libc::O_NOFOLLOW, mode);
+            return held_open(top(&stack), &n, flags | libc::O_NOFOLLOW, mode);
         }
         if last && flags & libc::O_NOFOLLOW != 0 {
             // The link itself (O_PATH) or ELOOP, as the kernel answers.
-            return openat(top(&stack), &n, flags, mode);
+            return held_open(top(&stack), &n, flags, mode);
         }
         if last && flags & (libc::O_CREAT | libc::O_EXCL) == libc::O_CREAT | libc::O_EXCL {
             return Err(err(libc::EEXIST));
@@ -131,7 +152,12 @@ pub fn openat2(
         let fd = if last {
             None
         } else {
-            Some(openat(top(&stack), &n, libc::O_PATH | libc::O_NOFOLLOW, 0)?)
+            Some(held_open(
+                top(&stack),
+                &n,
+                libc::O_PATH | libc::O_NOFOLLOW,
+                0,
+            )?)
         };
         let link = match &fd {
             None => true,
