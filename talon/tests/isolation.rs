@@ -174,7 +174,7 @@ async fn a_create_picks_its_isolation_and_an_unoffered_level_is_refused() {
 async fn swap_race(procs: &mut Procs, fs: &Fs, id: &str) {
     use pb::write_file_request::Message as W;
     // `d/etc/pwn`: through the link (to /) it would be /etc/pwn.
-    let swapper = "mkdir -p /workspace/d/etc; end=$(($(date +%s) + 12)); \
+    let swapper = "mkdir -p /workspace/d/etc; chown -R user /workspace/d; end=$(($(date +%s) + 12)); \
         while [ $(date +%s) -lt $end ]; do \
           mv /workspace/d /workspace/d.real; ln -s / /workspace/d.link; \
           mv /workspace/d.link /workspace/d; mv /workspace/d /workspace/d.link; \
@@ -194,9 +194,20 @@ async fn swap_race(procs: &mut Procs, fs: &Fs, id: &str) {
                         message: Some(m),
                     };
                     let msgs = vec![
-                        msg(W::Header(pb::WriteFileHeader {
-                            path: format!("d/etc/pwn-{t}-{i}"),
-                            ..Default::default()
+                        // Half by a workspace path as root, half by an
+                        // absolute one as the sandbox's `user` (in-root
+                        // resolution follows links: /etc is root's).
+                        msg(W::Header(if i % 2 == 0 {
+                            pb::WriteFileHeader {
+                                path: format!("d/etc/pwn-{t}-{i}"),
+                                ..Default::default()
+                            }
+                        } else {
+                            pb::WriteFileHeader {
+                                path: format!("/workspace/d/etc/pwn-{t}-{i}"),
+                                user: "user".into(),
+                                ..Default::default()
+                            }
                         })),
                         msg(W::Data(b"x".to_vec())),
                         msg(W::Finish(pb::WriteFileFinish { size: 1 })),
