@@ -163,7 +163,7 @@ async fn sandboxes_run_through_a_minute_long_database_outage() {
     for (i, (sb, pid)) in kept.iter().enumerate() {
         let id = &sb.sandbox_id;
         let mut now = get(&mut admin, id).await;
-        for _ in 0..300 {
+        for _ in 0..600 {
             if now.state == pb::SandboxState::Running as i32
                 && (i > 0 || now.generation > sb.generation)
             {
@@ -173,6 +173,9 @@ async fn sandboxes_run_through_a_minute_long_database_outage() {
             now = get(&mut admin, id).await;
         }
         assert_eq!(now.state, pb::SandboxState::Running as i32, "{now:?}");
+        if i == 0 {
+            assert!(now.generation > sb.generation, "not moved: {now:?}");
+        }
         let (o, _) = proc_sh(&mut procs, id, "cat /workspace/keep.txt 2>&1").await;
         if i == 0 {
             // It chose to move: its worker stopped it when its lease

@@ -32,6 +32,14 @@ pub struct Lease {
     inner: Mutex<State>,
     /// What fencing stopped, for the next session to report.
     reports: Mutex<Vec<wpb::SandboxStatus>>,
+    /// Reports sent while the lease was lapsed: the control plane may
+    /// not have stored them (its database was what kept the lease from
+    /// being renewed), so they are sent once more after the next renewal,
+    /// which says the database is back. A report of a generation already
+    /// moved on is refused there as stale.
+    unconfirmed: Mutex<Vec<wpb::SandboxStatus>>,
+    /// Those, due again (sent once more, then forgotten).
+    again: Mutex<Vec<wpb::SandboxStatus>>,
     /// Woken when the applied scope widens: a beat reports it at once.
     pub scope_changed: tokio::sync::Notify,
 }
@@ -139,6 +147,10 @@ impl Lease {
             && sent + valid_for > Instant::now()
         {
             self.extend(sent + valid_for);
+            // The database took this renewal: what it may have missed of
+            // the fence's reports goes again.
+            let due = std::mem::take(&mut *self.unconfirmed.lock().expect("unconfirmed"));
+            self.again.lock().expect("again").extend(due);
         }
     }
 
@@ -181,9 +193,16 @@ impl Lease {
         self.inner.lock().expect("lease").fencing = false;
     }
 
-    /// The reports not sent yet.
+    /// The reports not sent yet (kept to be sent once more after the
+    /// next renewal: see `unconfirmed`).
     pub fn take_reports(&self) -> Vec<wpb::SandboxStatus> {
-        std::mem::take(&mut *self.reports.lock().expect("reports"))
+        let mut taken = std::mem::take(&mut *self.reports.lock().expect("reports"));
+        self.unconfirmed
+            .lock()
+            .expect("unconfirmed")
+            .extend(taken.iter().cloned());
+        taken.append(&mut self.again.lock().expect("again"));
+        taken
     }
 
     /// Whether the worker must fence now: its lease lapsed (noticed now or
@@ -246,6 +265,27 @@ mod tests {
     /// The scope the control plane can know is never wider than the one
     /// applied: wider at once (once the keeper is told), narrower only
     /// once a beat saying so is renewed.
+    #[test]
+    fn fenced_reports_go_once_more_after_the_next_renewal() {
+        let l = Lease::default();
+        let st = |id: &str| wpb::SandboxStatus {
+            sandbox_id: id.into(),
+            fenced: true,
+            ..Default::default()
+        };
+        l.report(vec![st("sbx_a")]);
+        assert_eq!(l.take_reports().len(), 1);
+        assert!(l.take_reports().is_empty(), "not again before a renewal");
+        let (seq, _) = l.beat();
+        l.renewed(seq, Duration::from_secs(5), wpb::FenceScope::None);
+        let again = l.take_reports();
+        assert_eq!(again.len(), 1, "once more after the renewal");
+        assert_eq!(again[0].sandbox_id, "sbx_a");
+        let (seq, _) = l.beat();
+        l.renewed(seq, Duration::from_secs(5), wpb::FenceScope::None);
+        assert!(l.take_reports().is_empty(), "and then no more");
+    }
+
     #[test]
     fn a_scope_widens_at_once_and_narrows_only_once_reported() {
         use wpb::FenceScope::{Movable, None, Shared};
