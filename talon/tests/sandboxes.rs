@@ -631,8 +631,14 @@ async fn metadata_and_idempotent_creates() {
     let ids: std::collections::BTreeSet<String> =
         firsts.into_iter().map(|r| r.unwrap().sandbox_id).collect();
     assert_eq!(ids.len(), 1, "{ids:?}");
-    let retry = create(&dev, with(&[], "job-42")).await.unwrap();
+    let retry = create(&dev, with(&[("try", "x")], "job-42")).await.unwrap();
     assert_eq!(Some(&retry.sandbox_id), ids.first());
+    // The key with another request is refused (409), never answered with
+    // the sandbox the first request made (issue 29).
+    assert_eq!(
+        code(create(&dev, with(&[], "job-42")).await),
+        Code::AlreadyExists
+    );
     assert_eq!(list(&dev, &[("try", "x")]).await.unwrap().len(), 1);
     // The key is the tenant's own: another tenant's create makes its own.
     let dev2 = s.as_(&other.developer).await;
