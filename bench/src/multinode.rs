@@ -357,6 +357,9 @@ async fn failover(
     let mut times = Vec::new();
     for _ in 0..runs {
         until_workers(&format!("127.0.0.1:{ops}"), 2).await?;
+        // A worker's sandboxes move only once it applies the fence scope
+        // its peer allows (issue 29): a power-off before that moves none.
+        until_armed(&url, &key, 2).await?;
         let mut sbxs = Vec::new();
         for _ in 0..4 {
             sbxs.push(c.create(CreateOptions::default()).await?.info);
@@ -419,6 +422,40 @@ async fn failover(
         remove_containers(talon, &dir.path().join(format!("host-{n}")));
     }
     Ok(())
+}
+
+/// Waits until `n` workers are ACTIVE and apply the SHARED fence scope
+/// (see docs/operations.md, Failover).
+async fn until_armed(url: &str, key: &str, n: usize) -> anyhow::Result<()> {
+    let ch = tonic::transport::Endpoint::from_shared(url.to_string())?
+        .connect()
+        .await?;
+    let mut admin = pb::admin_service_client::AdminServiceClient::new(ch);
+    let t0 = Instant::now();
+    loop {
+        let mut req = tonic::Request::new(pb::ListWorkersRequest {});
+        req.metadata_mut()
+            .insert("authorization", format!("Bearer {key}").parse()?);
+        let armed = admin
+            .list_workers(req)
+            .await?
+            .into_inner()
+            .workers
+            .iter()
+            .filter(|w| {
+                w.state == pb::WorkerState::Active as i32
+                    && w.failover_scope == pb::FailoverScope::Shared as i32
+            })
+            .count();
+        if armed >= n {
+            return Ok(());
+        }
+        anyhow::ensure!(
+            t0.elapsed() < Duration::from_secs(60),
+            "never {n} workers applying the shared fence scope"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 /// Waits until the server at `ops` has `n` workers connected.
