@@ -35,8 +35,12 @@ def test_create_takes_metadata_and_an_idempotency_key(sbx):
     a = Sandbox.create(idempotency_key=key, memory_mib=128, on_timeout="kill", allow_internet_access=False,
                        idle_timeout=90, auto_resume=True)
     try:
-        b = Sandbox.create(idempotency_key=key, memory_mib=128)
+        b = Sandbox.create(idempotency_key=key, memory_mib=128, on_timeout="kill", allow_internet_access=False,
+                           idle_timeout=90, auto_resume=True)
         assert a.sandbox_id == b.sandbox_id
+        # The key with another request is refused, never answered with a's sandbox.
+        with pytest.raises(errors.AlreadyExistsError):
+            Sandbox.create(idempotency_key=key, memory_mib=256)
         raw = a.get_info().raw
         pol = raw["networkPolicy"]
         assert pol["mode"] == "EGRESS_MODE_SEALED" and raw["timeoutAction"] == "TIMEOUT_ACTION_DELETE"

@@ -34,8 +34,10 @@ describe("the E2B-shaped surface", { skip: !live && "needs TALON_URL and TALON_A
     const key = `ts-${randomUUID()}`;
     const a = await Sandbox.create({ idempotencyKey: key, memoryMib: 128, onTimeout: "kill", allowInternetAccess: false });
     try {
-      const b = await Sandbox.create({ idempotencyKey: key, memoryMib: 128 });
+      const b = await Sandbox.create({ idempotencyKey: key, memoryMib: 128, onTimeout: "kill", allowInternetAccess: false });
       assert.equal(b.sandboxId, a.sandboxId);
+      // The key with another request is refused, never answered with a's sandbox.
+      await assert.rejects(Sandbox.create({ idempotencyKey: key, memoryMib: 256 }), /idempotency key/);
       const raw = (await a.getInfo()).raw;
       assert.deepEqual([raw.networkPolicy?.mode, raw.timeoutAction], ["EGRESS_MODE_SEALED", "TIMEOUT_ACTION_DELETE"]);
     } finally {
