@@ -46,9 +46,13 @@ func TestCreateOptionsAndList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Kill(context.Background(), a.ID())
-	b, err := c.Create(ctx, talon.CreateOptions{IdempotencyKey: key, MemoryMiB: 128})
+	b, err := c.Create(ctx, talon.CreateOptions{IdempotencyKey: key, MemoryMiB: 128, OnTimeout: "kill", AllowInternetAccess: &closed})
 	if err != nil || b.ID() != a.ID() {
-		t.Fatalf("%v: %s != %s", err, b.ID(), a.ID())
+		t.Fatalf("%v: %v != %s", err, b, a.ID())
+	}
+	// The key with another request is refused, never answered with a's sandbox.
+	if _, err := c.Create(ctx, talon.CreateOptions{IdempotencyKey: key, MemoryMiB: 256}); err == nil || !strings.Contains(err.Error(), "idempotency key") {
+		t.Fatalf("another request under the key: %v", err)
 	}
 	if m := string(*a.Info.Raw.NetworkPolicy.Mode); m != "EGRESS_MODE_SEALED" || string(*a.Info.Raw.TimeoutAction) != "TIMEOUT_ACTION_DELETE" {
 		t.Fatalf("policy %s", m)
