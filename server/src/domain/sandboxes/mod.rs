@@ -18,6 +18,7 @@ mod control;
 mod idle;
 mod lifecycle;
 mod metrics;
+mod moves;
 mod ops;
 mod quota;
 mod reads;
@@ -29,11 +30,12 @@ pub use control::{apply_status, orphans, reconcile, require_worker, secrets_chan
 pub use idle::{apply_event, ensure_running};
 pub use lifecycle::{Edge, fence};
 pub use metrics::{Metrics, metrics};
+pub use moves::reassign;
+pub(crate) use moves::{move_to, restart_in_place};
 pub use ops::{
-    create, delete, enforce_timeouts, pause, reassign, resume, set_timeout, start, stop,
+    create, delete, enforce_timeouts, pause, resume, set_timeout, start, stop,
     update_network_policy, wait_until_running,
 };
-pub(crate) use ops::{move_to, restart_in_place};
 pub use quota::{Holdings, holdings};
 pub use reads::{Lagged, ListQuery, access_token, find, get, get_cached, list, watch};
 pub use record::{
