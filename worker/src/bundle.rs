@@ -18,129 +18,7 @@ use std::path::{Path, PathBuf};
 /// Container uid/gid 0..SIZE map to host uid_base..uid_base+SIZE.
 pub const ID_RANGE: u32 = 65536;
 
-/// The paths of one sandbox on the host.
-#[derive(Clone, Debug)]
-pub struct Layout {
-    pub dir: PathBuf,
-    /// The disk image on shared storage (the `shared` backend), else None:
-    /// it is in `dir`.
-    pub shared_image: Option<PathBuf>,
-}
-
-impl Layout {
-    pub fn bundle(&self) -> PathBuf {
-        self.dir.join("bundle")
-    }
-    pub fn rootfs(&self) -> PathBuf {
-        self.dir.join("bundle/rootfs")
-    }
-    /// The sandbox's disk image (see `disk`) and where it is mounted:
-    /// every directory the sandbox writes is on it.
-    pub fn disk_image(&self) -> PathBuf {
-        self.shared_image
-            .clone()
-            .unwrap_or_else(|| self.dir.join("disk.img"))
-    }
-    pub fn disk(&self) -> PathBuf {
-        self.dir.join("disk")
-    }
-    pub fn workspace(&self) -> PathBuf {
-        self.disk().join("workspace")
-    }
-    /// The agent's socket: in the sandbox's own directory, which only the
-    /// worker writes and no sandbox sees (see `agent_socket`).
-    pub fn agent_socket(&self) -> PathBuf {
-        self.dir.join("agent.sock")
-    }
-    /// A gVisor sandbox's agent socket is bound here instead, by the
-    /// sandbox (see `agent_socket`): a directory of the sandbox's root,
-    /// bound into it at `AGENT_DIR`.
-    pub fn agent_dir(&self) -> PathBuf {
-        self.dir.join("agent")
-    }
-    /// A gVisor sandbox's network namespace, made before runsc starts (its
-    /// netstack takes the links it finds then) and bound here.
-    pub fn netns(&self) -> PathBuf {
-        self.dir.join("netns")
-    }
-    pub fn agent_uds(&self) -> PathBuf {
-        self.agent_dir().join("agent.sock")
-    }
-    /// The agent's process logs, kept outside the root so that they are
-    /// written the same way whatever the image.
-    pub fn logs(&self) -> PathBuf {
-        self.disk().join("logs")
-    }
-    pub fn etc(&self) -> PathBuf {
-        self.disk().join("etc")
-    }
-    /// The `host` image's /home, where the unprivileged `user` lives.
-    pub fn home(&self) -> PathBuf {
-        self.disk().join("home")
-    }
-    /// Where volume `volume_id` is mounted for the sandbox (bound into it
-    /// at its path): under the sandbox's directory, so that fencing and
-    /// the fence keeper unmount it with the rest.
-    pub fn volume(&self, volume_id: &str) -> PathBuf {
-        self.dir.join("volumes").join(volume_id)
-    }
-    /// Secret files: a small tmpfs of their own, never the disk.
-    pub fn secrets(&self) -> PathBuf {
-        self.dir.join("secrets")
-    }
-    /// The overlay's upper and work directories (imported images).
-    pub fn upper(&self) -> PathBuf {
-        self.disk().join("upper")
-    }
-    pub fn work(&self) -> PathBuf {
-        self.disk().join("work")
-    }
-    /// Directories owned by the sandbox's root and bound read-write, for
-    /// a root of this kind at this isolation level. An overlay root keeps
-    /// /tmp in its upper directory, except under gVisor: runsc mounts its
-    /// own tmpfs (the sentry's memory) on an empty /tmp that is no mount
-    /// of the bundle, where a full /tmp meant the sandbox's memory cgroup
-    /// killing the sentry instead of ENOSPC; so /tmp is a private
-    /// directory on the sandbox's disk there, as for the other roots.
-    pub fn private_dirs(
-        &self,
-        root: RootKind,
-        isolation: crate::runtime::Isolation,
-    ) -> Vec<(PathBuf, &'static str)> {
-        let mut v = vec![(self.workspace(), "/workspace")];
-        match root {
-            RootKind::Host => v.extend([
-                (self.disk().join("tmp"), "/tmp"),
-                (self.disk().join("root"), "/root"),
-                (self.home(), "/home"),
-                (self.disk().join("var"), "/var"),
-                (self.etc(), "/etc"),
-            ]),
-            RootKind::ReadOnlyImage => v.extend([
-                (self.disk().join("tmp"), "/tmp"),
-                (self.disk().join("root"), "/root"),
-            ]),
-
-            RootKind::Overlay if isolation == crate::runtime::Isolation::Gvisor => {
-                v.push((self.disk().join("tmp"), "/tmp"))
-            }
-            RootKind::Overlay => {}
-        }
-        v.push((self.logs(), "/var/log/talon"));
-        v
-    }
-}
-
-/// What the sandbox's root is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum RootKind {
-    /// An empty read-only root with the host's /usr bound in.
-    Host,
-    /// An imported image's layers under a writable upper directory.
-    Overlay,
-    /// An imported image, flattened and bound read-only.
-    ReadOnlyImage,
-}
+pub use crate::layout::{Layout, RootKind};
 
 /// The files of /etc a sandbox gets from the worker, not its image.
 pub const WORKER_ETC: &[&str] = &["hosts", "hostname", "resolv.conf"];
@@ -332,7 +210,7 @@ pub fn host_ca_env(
 
 /// Open files per sandbox process: 65536, or less if the worker itself
 /// may not have that many (a user namespace cannot raise a hard limit).
-fn nofile_limit() -> u64 {
+pub fn nofile_limit() -> u64 {
     let mut r = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
@@ -472,14 +350,23 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
                 .ambient(HashSet::new())
                 .build()?,
         )
-        .rlimits(vec![{
+        // A container inherits its open-file limit from the runtime's
+        // process (`runtime`): runc sets a spec's from outside, which over
+        // a namespace another uid owns (see `ns::new_userns`) needs
+        // CAP_SYS_RESOURCE, and a host's root may lack it. gVisor's kernel
+        // takes it from here.
+        .rlimits(if gvisor {
             let n = nofile_limit();
-            PosixRlimitBuilder::default()
-                .typ(PosixRlimitType::RlimitNofile)
-                .hard(n)
-                .soft(n)
-                .build()?
-        }])
+            vec![
+                PosixRlimitBuilder::default()
+                    .typ(PosixRlimitType::RlimitNofile)
+                    .hard(n)
+                    .soft(n)
+                    .build()?,
+            ]
+        } else {
+            Vec::new()
+        })
         .build()?;
 
     let map = |base: u32| {
@@ -504,6 +391,12 @@ pub fn spec(b: &BundleSpec) -> anyhow::Result<Spec> {
         LinuxNamespaceType::Network if gvisor => LinuxNamespaceBuilder::default()
             .typ(t)
             .path(b.layout.netns())
+            .build(),
+        // A container joins the one its own uid owns (gVisor's kernel
+        // keeps its own counters).
+        LinuxNamespaceType::User if !gvisor => LinuxNamespaceBuilder::default()
+            .typ(t)
+            .path(b.layout.userns())
             .build(),
         t => LinuxNamespaceBuilder::default().typ(t).build(),
     })

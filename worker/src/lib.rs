@@ -16,6 +16,7 @@ pub mod host;
 pub mod image;
 pub mod image_api;
 pub mod keeper;
+pub mod layout;
 pub mod lease;
 pub mod load;
 pub mod net;

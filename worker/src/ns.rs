@@ -4,6 +4,7 @@
 //! ends, so the rest of the worker never leaves its own namespaces.
 
 pub use rustix::thread::LinkNameSpaceType as Kind;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
 /// Runs `f` on a new thread inside the `kind` namespace of process `pid`
 /// (`ns` is its name under /proc/PID/ns: "net", "uts").
@@ -63,4 +64,106 @@ pub async fn new_netns(path: std::path::PathBuf) -> anyhow::Result<()> {
         })?;
     rx.await
         .map_err(|_| anyhow::anyhow!("the new-netns thread panicked"))?
+}
+
+/// A sandbox's user namespace, owned by its base host uid and kept alive
+/// by a bind mount at `path` (replaced if one is there), for the runtime
+/// to join (`linux.namespaces[user].path`). Per-user kernel counters
+/// (inotify instances and watches, POSIX message queue bytes, pending
+/// signals) are charged up the namespace tree to each namespace's owner:
+/// one that host root owned, as a runtime makes it, charged every sandbox
+/// to root's budget, so one sandbox could exhaust it for the host and for
+/// every other sandbox. Owned by the sandbox's own uid, whom no host
+/// process runs as, each sandbox has a budget of its own.
+pub async fn new_userns(path: std::path::PathBuf, base: u32, size: u32) -> anyhow::Result<()> {
+    tokio::task::spawn_blocking(move || {
+        if crate::rootfs::mounts_under(&path).contains(&path) {
+            rustix::mount::unmount(&path, rustix::mount::UnmountFlags::DETACH)?;
+        }
+        let fd = userns(base, size, Some(base))?;
+        std::fs::File::create(&path)?;
+        rustix::mount::mount_bind(format!("/proc/self/fd/{}", fd.as_raw_fd()), &path)?;
+        anyhow::Ok(())
+    })
+    .await?
+}
+
+/// A user namespace mapping ids 0..size to base..base+size, held by an fd.
+/// A forked child creates it and waits; the child only makes raw system
+/// calls, so forking from the multi-threaded worker is safe. With an
+/// `owner`, the child takes that host uid and gid (no groups) before it
+/// creates the namespace, which that uid then owns: see `new_userns`.
+pub fn userns(base: u32, size: u32, owner: Option<u32>) -> std::io::Result<OwnedFd> {
+    let mut ready = [0i32; 2];
+    let mut hold = [0i32; 2];
+    // SAFETY: pipe2 fills the arrays with new fds.
+    unsafe {
+        if libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if libc::pipe2(hold.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            let e = std::io::Error::last_os_error();
+            libc::close(ready[0]);
+            libc::close(ready[1]);
+            return Err(e);
+        }
+    }
+    // SAFETY: these fds are ours alone from here on.
+    let (ready_r, ready_w, hold_r, hold_w) = unsafe {
+        (
+            OwnedFd::from_raw_fd(ready[0]),
+            OwnedFd::from_raw_fd(ready[1]),
+            OwnedFd::from_raw_fd(hold[0]),
+            OwnedFd::from_raw_fd(hold[1]),
+        )
+    };
+    // SAFETY: the child only calls async-signal-safe functions and _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    if pid == 0 {
+        // SAFETY: raw system calls on fds inherited from the parent.
+        unsafe {
+            let dropped = match owner {
+                None => true,
+                Some(o) => {
+                    libc::setgroups(0, std::ptr::null()) == 0
+                        && libc::setresgid(o, o, o) == 0
+                        && libc::setresuid(o, o, o) == 0
+                }
+            };
+            let ok = dropped && libc::unshare(libc::CLONE_NEWUSER) == 0;
+            let b = [u8::from(ok)];
+            libc::write(ready_w.as_raw_fd(), b.as_ptr().cast(), 1);
+            libc::close(hold_w.as_raw_fd());
+            let mut x = [0u8; 1];
+            libc::read(hold_r.as_raw_fd(), x.as_mut_ptr().cast(), 1);
+            libc::_exit(0);
+        }
+    }
+    drop(ready_w);
+    drop(hold_r);
+    let reap = |pid| {
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    };
+    let mut b = [0u8; 1];
+    let n = rustix::io::read(&ready_r, &mut b).unwrap_or(0);
+    let made = (|| {
+        if n != 1 || b[0] != 1 {
+            return Err(std::io::Error::other(
+                "could not create a user namespace for the sandbox's id mapping",
+            ));
+        }
+        let map = format!("0 {base} {size}");
+        std::fs::write(format!("/proc/{pid}/uid_map"), &map)?;
+        std::fs::write(format!("/proc/{pid}/gid_map"), &map)?;
+        Ok(OwnedFd::from(std::fs::File::open(format!(
+            "/proc/{pid}/ns/user"
+        ))?))
+    })();
+    drop(hold_w);
+    reap(pid);
+    made
 }

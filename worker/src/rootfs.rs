@@ -14,7 +14,7 @@
 //!   (see `ImageStore::flat`), bound read-only; only /workspace, /tmp and
 //!   /root are writable.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -56,76 +56,6 @@ struct MountAttr {
     attr_clr: u64,
     propagation: u64,
     userns_fd: u64,
-}
-
-/// A user namespace mapping ids 0..size to base..base+size, held by an fd.
-/// A forked child creates it and waits; the child only makes raw system
-/// calls, so forking from the multi-threaded worker is safe.
-pub fn userns(base: u32, size: u32) -> std::io::Result<OwnedFd> {
-    let mut ready = [0i32; 2];
-    let mut hold = [0i32; 2];
-    // SAFETY: pipe2 fills the arrays with new fds.
-    unsafe {
-        if libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::pipe2(hold.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            let e = std::io::Error::last_os_error();
-            libc::close(ready[0]);
-            libc::close(ready[1]);
-            return Err(e);
-        }
-    }
-    // SAFETY: these fds are ours alone from here on.
-    let (ready_r, ready_w, hold_r, hold_w) = unsafe {
-        (
-            OwnedFd::from_raw_fd(ready[0]),
-            OwnedFd::from_raw_fd(ready[1]),
-            OwnedFd::from_raw_fd(hold[0]),
-            OwnedFd::from_raw_fd(hold[1]),
-        )
-    };
-    // SAFETY: the child only calls async-signal-safe functions and _exit.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    if pid == 0 {
-        // SAFETY: raw system calls on fds inherited from the parent.
-        unsafe {
-            let ok = libc::unshare(libc::CLONE_NEWUSER) == 0;
-            let b = [u8::from(ok)];
-            libc::write(ready_w.as_raw_fd(), b.as_ptr().cast(), 1);
-            libc::close(hold_w.as_raw_fd());
-            let mut x = [0u8; 1];
-            libc::read(hold_r.as_raw_fd(), x.as_mut_ptr().cast(), 1);
-            libc::_exit(0);
-        }
-    }
-    drop(ready_w);
-    drop(hold_r);
-    let reap = |pid| {
-        // SAFETY: waiting for our own child.
-        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
-    };
-    let mut b = [0u8; 1];
-    let n = rustix::io::read(&ready_r, &mut b).unwrap_or(0);
-    let made = (|| {
-        if n != 1 || b[0] != 1 {
-            return Err(std::io::Error::other(
-                "could not create a user namespace for the sandbox's id mapping",
-            ));
-        }
-        let map = format!("0 {base} {size}");
-        std::fs::write(format!("/proc/{pid}/uid_map"), &map)?;
-        std::fs::write(format!("/proc/{pid}/gid_map"), &map)?;
-        Ok(OwnedFd::from(std::fs::File::open(format!(
-            "/proc/{pid}/ns/user"
-        ))?))
-    })();
-    drop(hold_w);
-    reap(pid);
-    made
 }
 
 /// A detached clone of `dir` whose ids are shifted through `userns`.
@@ -189,7 +119,7 @@ pub fn mount_overlay(
     size: u32,
 ) -> anyhow::Result<()> {
     anyhow::ensure!(!lowers.is_empty(), "an image has at least one layer");
-    let ns = userns(base, size)?;
+    let ns = crate::ns::userns(base, size, None)?;
     let fds = lowers
         .iter()
         .rev()
@@ -238,7 +168,7 @@ pub fn mount_shifted(
     size: u32,
     extra: u64,
 ) -> anyhow::Result<()> {
-    let ns = userns(base, size)?;
+    let ns = crate::ns::userns(base, size, None)?;
     let fd = idmapped(dir, &ns, extra | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOSUID)?;
     rustix::mount::move_mount(
         &fd,

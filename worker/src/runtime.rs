@@ -197,22 +197,38 @@ impl OciCli {
                 .mode(0o600)
                 .open(log)?;
             c.stdout(Stdio::null()).stderr(Stdio::null());
-            if let Some(fd) = fd {
-                let raw = fd.as_raw_fd();
-                // SAFETY: between fork and exec only dup2 and fcntl, which are
-                // async-signal-safe, on an fd the parent keeps open throughout.
-                unsafe {
-                    c.pre_exec(move || {
-                        if raw == crate::agent_socket::AGENT_FD {
-                            if libc::fcntl(raw, libc::F_SETFD, 0) != 0 {
-                                return Err(std::io::Error::last_os_error());
-                            }
-                        } else if libc::dup2(raw, crate::agent_socket::AGENT_FD) < 0 {
-                            return Err(std::io::Error::last_os_error());
-                        }
-                        Ok(())
-                    });
+            let raw = fd.map(|fd| fd.as_raw_fd());
+            // A container inherits its open-file limit from the runtime
+            // (see `bundle::spec`); gVisor's kernel takes the spec's.
+            let nofile = (self.isolation == Isolation::Container).then(|| {
+                let n = crate::bundle::nofile_limit();
+                libc::rlimit {
+                    rlim_cur: n,
+                    rlim_max: n,
                 }
+            });
+            // SAFETY: between fork and exec only setrlimit, dup2 and fcntl,
+            // which are async-signal-safe, on an fd the parent keeps open
+            // throughout.
+            unsafe {
+                c.pre_exec(move || {
+                    if let Some(r) = &nofile
+                        && libc::setrlimit(libc::RLIMIT_NOFILE, r) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    let failed = match raw {
+                        None => false,
+                        Some(raw) if raw == crate::agent_socket::AGENT_FD => {
+                            libc::fcntl(raw, libc::F_SETFD, 0) != 0
+                        }
+                        Some(raw) => libc::dup2(raw, crate::agent_socket::AGENT_FD) < 0,
+                    };
+                    if failed {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                    Ok(())
+                });
             }
             let status = c.status().await?;
             if !status.success() {

@@ -500,3 +500,110 @@ async fn escape_a_create_after_its_delete_builds_nothing() {
     assert_eq!(env.host.held_records().len(), 1);
     env.host.delete(&id, 2).await.unwrap();
 }
+
+/// Per-user kernel counters (inotify instances, POSIX message queue
+/// bytes) are charged up the user-namespace tree to each namespace's
+/// owner. A sandbox whose namespace host root owns shares root's budget
+/// with every root process and every other such sandbox: one that fills
+/// it left host root's `inotify_init1` and `mq_open` failing and a
+/// neighbour's file watch refused. Each sandbox fills its own here, under
+/// every level, and the host and a neighbour still get theirs.
+#[tokio::test(flavor = "multi_thread")]
+async fn escape_host_wide_kernel_counters_are_per_sandbox() {
+    for level in common::levels() {
+        let env = level.host(Default::default());
+        let spec = level.spec("host", (1000, 256, 64));
+        let mut hog = common::create(&env, &spec).await.unwrap();
+        let mut neighbour = common::create(&env, &spec).await.unwrap();
+        let fill = r#"
+import ctypes, os, time
+libc = ctypes.CDLL(None, use_errno=True)
+n = 0
+while n < 4096 and libc.inotify_init1(0) >= 0:
+    n += 1
+e = ctypes.get_errno()
+q = 0
+while q < 4096 and libc.mq_open(("/hog%d" % q).encode(), os.O_CREAT | os.O_RDWR, 0o600, None) >= 0:
+    q += 1
+print("full", n, e, q, ctypes.get_errno(), flush=True)
+time.sleep(60)
+"#;
+        let mut st = hog
+            .agent
+            .start_process(pb::StartProcessRequest {
+                command: vec!["python3".into(), "-c".into(), fill.into()],
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut out = Vec::new();
+        while !String::from_utf8_lossy(&out).contains('\n') {
+            let m = tokio::time::timeout(Duration::from_secs(30), st.message())
+                .await
+                .unwrap_or_else(|_| panic!("{level}: the hog never filled its counters"))
+                .unwrap()
+                .unwrap_or_else(|| panic!("{level}: the hog ended: {out:?}"));
+            if let Some(pb::process_event::Event::Output(o)) = m.event.and_then(|e| e.event) {
+                out.extend(o.data);
+            }
+        }
+        let line = String::from_utf8_lossy(&out).into_owned();
+        assert!(line.starts_with("full"), "{level}: {line}");
+        // Host root.
+        // SAFETY: plain system calls on fds and names of our own.
+        unsafe {
+            let fd = libc::inotify_init1(libc::IN_CLOEXEC);
+            assert!(
+                fd >= 0,
+                "{level}: host root's inotify_init1 after the hog ({line}): {}",
+                std::io::Error::last_os_error()
+            );
+            libc::close(fd);
+            let name = c"/talon-escape-counters";
+            let q = libc::mq_open(
+                name.as_ptr(),
+                libc::O_CREAT | libc::O_RDWR | libc::O_CLOEXEC,
+                0o600,
+                std::ptr::null_mut::<libc::mq_attr>(),
+            );
+            assert!(
+                q >= 0,
+                "{level}: host root's mq_open after the hog ({line}): {}",
+                std::io::Error::last_os_error()
+            );
+            libc::mq_close(q);
+            libc::mq_unlink(name.as_ptr());
+        }
+        // A neighbour: its own processes and the file API's watch.
+        let (o, err, code) = neighbour
+            .sh("python3 -c 'import ctypes, os; l = ctypes.CDLL(None, use_errno=True); print(l.inotify_init1(0) >= 0, l.mq_open(b\"/n\", os.O_CREAT | os.O_RDWR, 0o600, None) >= 0 or ctypes.get_errno() == 38)'")
+            .await;
+        assert_eq!((o.as_str(), code), ("True True\n", 0), "{level}: {err}");
+        // The open-file limit reaches the sandbox however the runtime
+        // sets it (a container inherits it from the runtime's process).
+        let (o, _, _) = neighbour
+            .sh("python3 -c 'import resource; print(*resource.getrlimit(resource.RLIMIT_NOFILE))'")
+            .await;
+        let n = talon_worker::bundle::nofile_limit();
+        assert_eq!(o, format!("{n} {n}\n"), "{level}");
+        let mut w = neighbour
+            .agent
+            .watch_dir(pb::WatchDirRequest {
+                path: "/workspace".into(),
+                ..Default::default()
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{level}: a neighbour's watch: {e:?}"))
+            .into_inner();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        neighbour.sh("echo x > /workspace/seen").await;
+        let ev = tokio::time::timeout(Duration::from_secs(10), w.message())
+            .await
+            .unwrap_or_else(|_| panic!("{level}: a neighbour's watch saw nothing"))
+            .unwrap_or_else(|e| panic!("{level}: a neighbour's watch: {e:?}"))
+            .unwrap();
+        assert_eq!(ev.path, "/workspace/seen", "{level}");
+        drop(st);
+    }
+}

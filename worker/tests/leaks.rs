@@ -182,8 +182,8 @@ async fn fifty_create_delete_cycles_leave_nothing_behind() {
     );
     assert_eq!(
         (during.mounts, during.loops),
-        (before.mounts + 1, before.loops + 1),
-        "a host-image sandbox mounts its disk here, and nothing else"
+        (before.mounts + 2, before.loops + 1),
+        "a host-image sandbox mounts its disk and binds its user namespace here, and nothing else"
     );
 
     assert_eq!(during.links, before.links + 1, "a sandbox has its link");

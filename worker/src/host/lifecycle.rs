@@ -248,6 +248,9 @@ impl SandboxHost {
                     (None, layout.agent_uds())
                 }
             };
+            if h.isolation == Isolation::Container {
+                crate::ns::new_userns(layout.userns(), uid, bundle::ID_RANGE).await?;
+            }
             // gVisor's netstack takes the links it finds at its start: the
             // namespace and its link are made first.
             if h.isolation == Isolation::Gvisor {
