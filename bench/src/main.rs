@@ -12,6 +12,7 @@ mod multinode;
 mod platform;
 mod probes;
 mod sdks;
+mod snapshots;
 mod stats;
 mod talon;
 

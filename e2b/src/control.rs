@@ -5,10 +5,7 @@
 use crate::credential::api_key;
 use crate::error::ApiError;
 use crate::ids;
-use crate::model::{
-    Detail, Fork, Forked, Lifecycle, Metric, NewSandbox, NewSnapshot, Sandbox, SnapshotInfo,
-    Timeout,
-};
+use crate::model::{Detail, Lifecycle, Metric, NewSandbox, Sandbox, Timeout};
 use crate::{E2b, network};
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
@@ -27,7 +24,7 @@ const STOCK_TEMPLATES: &[&str] = &["base", "code-interpreter-v1"];
 type Result<T> = std::result::Result<T, ApiError>;
 
 /// A request to the server made with the caller's credential.
-fn req<T>(key: &str, msg: T) -> Result<tonic::Request<T>> {
+pub(crate) fn req<T>(key: &str, msg: T) -> Result<tonic::Request<T>> {
     let mut r = tonic::Request::new(msg);
     let v = format!("Bearer {key}").parse().map_err(|_| {
         ApiError::new(
@@ -39,14 +36,14 @@ fn req<T>(key: &str, msg: T) -> Result<tonic::Request<T>> {
     Ok(r)
 }
 
-fn json<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<T> {
+pub(crate) fn json<T: serde::de::DeserializeOwned + Default>(body: &Bytes) -> Result<T> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(T::default());
     }
     serde_json::from_slice(body).map_err(|e| ApiError::bad_request(format!("request body: {e}")))
 }
 
-fn secs(d: u64) -> prost_types::Duration {
+pub(crate) fn secs(d: u64) -> prost_types::Duration {
     prost_types::Duration {
         seconds: d as i64,
         nanos: 0,
@@ -54,13 +51,13 @@ fn secs(d: u64) -> prost_types::Duration {
 }
 
 impl E2b {
-    fn sandboxes(&self) -> SandboxServiceClient<tonic::transport::Channel> {
+    pub(crate) fn sandboxes(&self) -> SandboxServiceClient<tonic::transport::Channel> {
         SandboxServiceClient::new(self.channel.clone())
     }
 
     /// A sandbox the caller may see, by its E2B id; deleted and failed
     /// ones are not found, as in E2B.
-    async fn sandbox(&self, key: &str, e2b_id: &str) -> Result<pb::Sandbox> {
+    pub(crate) async fn sandbox(&self, key: &str, e2b_id: &str) -> Result<pb::Sandbox> {
         let id = ids::to_talon(e2b_id).ok_or_else(|| ApiError::not_found("sandbox"))?;
         let s = self
             .sandboxes()
@@ -89,7 +86,7 @@ impl E2b {
     /// The answer of create and connect, with the sandbox's access token
     /// for the data plane; a caller who may not use the data plane (a
     /// viewer) gets none, and its data-plane calls are refused.
-    async fn created(&self, key: &str, s: &pb::Sandbox) -> Result<Sandbox> {
+    pub(crate) async fn created(&self, key: &str, s: &pb::Sandbox) -> Result<Sandbox> {
         let token = self
             .sandboxes()
             .create_sandbox_access_token(req(
@@ -262,7 +259,7 @@ fn metadata_filter(q: &HashMap<String, String>) -> HashMap<String, String> {
         .unwrap_or_default()
 }
 
-fn query(raw: &Option<String>) -> HashMap<String, String> {
+pub(crate) fn query(raw: &Option<String>) -> HashMap<String, String> {
     form_urlencoded::parse(raw.as_deref().unwrap_or("").as_bytes())
         .into_owned()
         .collect()
@@ -312,7 +309,7 @@ fn refuse_unsupported(q: &HashMap<String, String>) -> Result<()> {
 }
 
 /// A list's `limit`: 1 to `max`, `default` (at most `max`) when absent.
-fn page_limit(q: &HashMap<String, String>, default: i32, max: i32) -> Result<i32> {
+pub(crate) fn page_limit(q: &HashMap<String, String>, default: i32, max: i32) -> Result<i32> {
     match q.get("limit") {
         Some(l) => l
             .parse::<i32>()
@@ -325,7 +322,7 @@ fn page_limit(q: &HashMap<String, String>, default: i32, max: i32) -> Result<i32
 
 /// One page as E2B answers it: the items, the next page's token (when
 /// there is one) in `x-next-token`.
-fn paged<T: serde::Serialize>(items: Vec<T>, next: &str) -> Response {
+pub(crate) fn paged<T: serde::Serialize>(items: Vec<T>, next: &str) -> Response {
     let mut resp = axum::Json(items).into_response();
     if !next.is_empty()
         && let Ok(v) = http::HeaderValue::from_str(next)
@@ -649,139 +646,8 @@ pub async fn update_network(
 }
 
 /// Whether an E2B template id is a Talon snapshot's id.
-fn is_snapshot(template: &str) -> bool {
+pub(crate) fn is_snapshot(template: &str) -> bool {
     template.starts_with("snp_")
-}
-
-fn snapshot_info(s: &pb::Snapshot) -> SnapshotInfo {
-    SnapshotInfo {
-        snapshot_id: s.snapshot_id.clone(),
-        names: vec![s.name.clone()],
-    }
-}
-
-/// `POST /sandboxes/{id}/snapshots`: CreateSnapshot; 201 `SnapshotInfo`.
-/// A memory snapshot (E2B's `mode="full"`) is refused with 400.
-pub async fn create_snapshot(
-    State(e): State<Arc<E2b>>,
-    h: HeaderMap,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Result<Response> {
-    let key = api_key(&h)?;
-    let n: NewSnapshot = json(&body)?;
-    let s = e.sandbox(&key, &id).await?;
-    let snap = e
-        .sandboxes()
-        .create_snapshot(req(
-            &key,
-            pb::CreateSnapshotRequest {
-                sandbox_id: s.sandbox_id,
-                name: n.name.unwrap_or_default(),
-                memory: n.memory.unwrap_or(false),
-            },
-        )?)
-        .await?
-        .into_inner()
-        .snapshot
-        .unwrap_or_default();
-    Ok((StatusCode::CREATED, axum::Json(snapshot_info(&snap))).into_response())
-}
-
-/// `GET /snapshots?sandboxID=&limit=&nextToken=`: one page, newest first,
-/// the next page's token in `x-next-token`. A `name` filter is refused
-/// (501) rather than ignored.
-pub async fn list_snapshots(
-    State(e): State<Arc<E2b>>,
-    h: HeaderMap,
-    RawQuery(raw): RawQuery,
-) -> Result<Response> {
-    let key = api_key(&h)?;
-    let q = query(&raw);
-    if q.contains_key("name") {
-        return Err(ApiError::unsupported("the name filter of snapshots"));
-    }
-    let limit = page_limit(&q, 100, e.config.max_list_limit)?;
-    let sandbox_id = match q.get("sandboxID") {
-        Some(id) => ids::to_talon(id).ok_or_else(|| ApiError::not_found("sandbox"))?,
-        None => String::new(),
-    };
-    let r = e
-        .sandboxes()
-        .list_snapshots(req(
-            &key,
-            pb::ListSnapshotsRequest {
-                page_size: limit,
-                page_token: q.get("nextToken").cloned().unwrap_or_default(),
-                sandbox_id,
-            },
-        )?)
-        .await?
-        .into_inner();
-    let items: Vec<SnapshotInfo> = r.snapshots.iter().map(snapshot_info).collect();
-    Ok(paged(items, &r.next_page_token))
-}
-
-/// `DELETE /templates/{id}`: how the SDKs delete a snapshot (204; 404
-/// when there is none). Other templates are Talon's images, which only a
-/// platform admin deletes, through Talon's own API: 501.
-pub async fn delete_template(
-    State(e): State<Arc<E2b>>,
-    h: HeaderMap,
-    Path(id): Path<String>,
-) -> Result<Response> {
-    let key = api_key(&h)?;
-    if !is_snapshot(&id) {
-        return Err(ApiError::unsupported("templates (but snapshots)"));
-    }
-    e.sandboxes()
-        .delete_snapshot(req(&key, pb::DeleteSnapshotRequest { snapshot_id: id })?)
-        .await?;
-    Ok(StatusCode::NO_CONTENT.into_response())
-}
-
-/// `POST /sandboxes/{id}/fork`: ForkSandbox, then each fork's timeout
-/// when one is given; 201 with one item per fork.
-pub async fn fork(
-    State(e): State<Arc<E2b>>,
-    h: HeaderMap,
-    Path(id): Path<String>,
-    body: Bytes,
-) -> Result<Response> {
-    let key = api_key(&h)?;
-    let f: Fork = json(&body)?;
-    let s = e.sandbox(&key, &id).await?;
-    let forks = e
-        .sandboxes()
-        .fork_sandbox(req(
-            &key,
-            pb::ForkSandboxRequest {
-                sandbox_id: s.sandbox_id,
-                count: f.count.unwrap_or(1),
-            },
-        )?)
-        .await?
-        .into_inner()
-        .sandboxes;
-    let mut out = Vec::with_capacity(forks.len());
-    for s in &forks {
-        if let Some(t) = f.timeout {
-            e.sandboxes()
-                .set_sandbox_timeout(req(
-                    &key,
-                    pb::SetSandboxTimeoutRequest {
-                        sandbox_id: s.sandbox_id.clone(),
-                        timeout: Some(secs(t)),
-                        ..Default::default()
-                    },
-                )?)
-                .await?;
-        }
-        out.push(Forked {
-            sandbox: e.created(&key, s).await?,
-        });
-    }
-    Ok((StatusCode::CREATED, axum::Json(out)).into_response())
 }
 
 /// What E2B has and Talon does not yet: 501, naming it.

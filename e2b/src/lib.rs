@@ -21,6 +21,7 @@ mod error;
 mod ids;
 mod model;
 mod network;
+mod snapshots;
 pub mod tls;
 
 use axum::Router;
@@ -128,12 +129,15 @@ pub fn router(e: Arc<E2b>) -> Router {
         .route("/sandboxes/{id}/resume", post(control::resume))
         .route("/sandboxes/{id}/metrics", get(control::metrics))
         .route("/sandboxes/{id}/network", put(control::update_network))
-        .route("/sandboxes/{id}/snapshots", post(control::create_snapshot))
-        .route("/sandboxes/{id}/fork", post(control::fork))
-        .route("/snapshots", get(control::list_snapshots))
+        .route(
+            "/sandboxes/{id}/snapshots",
+            post(snapshots::create_snapshot),
+        )
+        .route("/sandboxes/{id}/fork", post(snapshots::fork))
+        .route("/snapshots", get(snapshots::list_snapshots))
         .route(
             "/templates/{id}",
-            axum::routing::delete(control::delete_template),
+            axum::routing::delete(snapshots::delete_template),
         )
         .route_layer(axum::middleware::from_fn_with_state(
             e.clone(),
