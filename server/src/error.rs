@@ -58,28 +58,6 @@ impl Error {
     }
 }
 
-impl From<Error> for tonic::Status {
-    fn from(e: Error) -> Self {
-        match e {
-            Error::Db(err) => {
-                // Never leak SQL to callers; the log has it.
-                tracing::error!(error = %err, "database error");
-                tonic::Status::internal("internal error")
-            }
-            Error::Internal(msg) => {
-                tracing::error!(error = %msg, "internal error");
-                tonic::Status::internal("internal error")
-            }
-            Error::DeadlineExceeded { message, sandbox } => tonic::Status::with_details(
-                Code::DeadlineExceeded,
-                message,
-                crate::api::convert::state_detail(&sandbox).into(),
-            ),
-            other => tonic::Status::new(other.code(), other.to_string()),
-        }
-    }
-}
-
 impl From<argon2::password_hash::Error> for Error {
     fn from(e: argon2::password_hash::Error) -> Self {
         Error::Internal(format!("password hashing: {e}"))

@@ -362,6 +362,30 @@ pub fn ttl_secs(
     }
 }
 
+/// A domain error as the gRPC status a caller sees: here, in the transport
+/// layer, so that the domain's error never reaches up into `api`.
+impl From<Error> for tonic::Status {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Db(err) => {
+                // Never leak SQL to callers; the log has it.
+                tracing::error!(error = %err, "database error");
+                tonic::Status::internal("internal error")
+            }
+            Error::Internal(msg) => {
+                tracing::error!(error = %msg, "internal error");
+                tonic::Status::internal("internal error")
+            }
+            Error::DeadlineExceeded { message, sandbox } => tonic::Status::with_details(
+                tonic::Code::DeadlineExceeded,
+                message,
+                state_detail(&sandbox).into(),
+            ),
+            other => tonic::Status::new(other.code(), other.to_string()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
