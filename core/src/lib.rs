@@ -3,6 +3,7 @@
 //! wire header names and message limits, `google.rpc.Status`, time
 //! helpers, and listener limits.
 
+pub mod cookies;
 pub mod e2b_files;
 pub mod egress;
 pub mod ids;

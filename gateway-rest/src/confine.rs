@@ -196,38 +196,7 @@ fn confine_cookie(value: &str, prefix: &str) -> Option<String> {
     Some(out.join("; "))
 }
 
-/// Removes the gateway's own cookies from what a sandbox's server is
-/// sent: every preview cookie, not only this preview's (on the gateway's
-/// host, path-mode previews' cookies all have Path=/ and go with a visit
-/// to any of them: another sandbox's server would read their tokens), and
-/// the browser session, which is for the API only.
-pub fn strip_credentials(h: &mut HeaderMap) {
-    strip_cookies(h, |k| {
-        k == crate::session::COOKIE
-            || k.starts_with("__Host-talon-preview-")
-            || k.starts_with("talon-preview-")
-    });
-}
-
-/// Removes the cookies `drop` names from the Cookie headers, keeping the
-/// others.
-fn strip_cookies(h: &mut HeaderMap, drop: impl Fn(&str) -> bool) {
-    let kept: Vec<String> = h
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .map(str::trim)
-        .filter(|kv| !kv.is_empty() && kv.split_once('=').is_none_or(|(k, _)| !drop(k.trim())))
-        .map(String::from)
-        .collect();
-    h.remove(header::COOKIE);
-    if !kept.is_empty()
-        && let Ok(v) = HeaderValue::from_str(&kept.join("; "))
-    {
-        h.insert(header::COOKIE, v);
-    }
-}
+pub use talon_core::cookies::strip_credentials;
 
 #[cfg(test)]
 mod tests {
@@ -384,27 +353,5 @@ mod tests {
         let mut h = HeaderMap::new();
         every_answer(&mut h);
         assert_eq!(h[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
-    }
-
-    #[test]
-    fn no_preview_token_or_session_reaches_a_sandbox() {
-        // A visitor who opened another sandbox's path preview carries its
-        // cookie (Path=/ on the gateway's host) to this one: it used to be
-        // forwarded, and that sandbox's server could use the token.
-        let mut h = HeaderMap::new();
-        h.insert(
-            header::COOKIE,
-            HeaderValue::from_static(
-                "a=1; __Host-talon-preview-sbx_a-80=tok; talon-preview-sbx_a-80=tok; \
-                 __Host-talon-preview-sbx_victim-3000=theirs; talon-preview-sbx_victim-3000=theirs",
-            ),
-        );
-        h.append(
-            header::COOKIE,
-            HeaderValue::from_str(&format!("{}=sess; b=2", crate::session::COOKIE)).unwrap(),
-        );
-        strip_credentials(&mut h);
-        assert_eq!(h[header::COOKIE], "a=1; b=2");
-        assert_eq!(h.get_all(header::COOKIE).iter().count(), 1);
     }
 }

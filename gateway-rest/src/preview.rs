@@ -22,8 +22,6 @@ use http::{HeaderMap, HeaderValue, StatusCode, header};
 use std::net::SocketAddr;
 use tonic::Status;
 
-pub use crate::tunnel::open_tunnel;
-
 /// Where a preview request goes.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Target {
@@ -104,7 +102,12 @@ pub fn target(
 
 /// The cookie that keeps a preview token for one sandbox and port.
 pub fn cookie_name(t: &Target) -> String {
-    format!("__Host-talon-preview-{}-{}", t.sandbox, t.port)
+    format!(
+        "{}{}-{}",
+        talon_core::cookies::PREVIEW_PREFIX,
+        t.sandbox,
+        t.port
+    )
 }
 
 /// Its plain-HTTP twin: a client other than a browser never sends a
@@ -113,7 +116,12 @@ pub fn cookie_name(t: &Target) -> String {
 /// count as secure; path mode's opaque-origin pages need the `Secure`,
 /// `SameSite=None` one). Bound to one sandbox and port like the other.
 pub fn plain_cookie_name(t: &Target) -> String {
-    format!("talon-preview-{}-{}", t.sandbox, t.port)
+    format!(
+        "{}{}-{}",
+        talon_core::cookies::PLAIN_PREVIEW_PREFIX,
+        t.sandbox,
+        t.port
+    )
 }
 
 /// The query without its `token` parameter, and that token.

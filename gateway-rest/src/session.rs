@@ -21,7 +21,7 @@ use http::{HeaderMap, HeaderValue, Method, header};
 use sha2::Digest;
 use tonic::Status;
 
-pub const COOKIE: &str = "__Host-talon-session";
+pub const COOKIE: &str = talon_core::cookies::SESSION;
 pub const CSRF_HEADER: &str = "x-csrf-token";
 const CREATE: &str = "talon.v1.AuthService.CreateBrowserSession";
 const DELETE: &str = "talon.v1.AuthService.DeleteBrowserSession";

@@ -4,6 +4,8 @@
 
 #![allow(clippy::all, clippy::pedantic, missing_docs)]
 
+pub mod tunnel;
+
 pub mod google {
     pub mod api {
         tonic::include_proto!("google.api");

@@ -41,7 +41,7 @@ pub async fn forward(ctx: Ctx, port: u16, mut req: http::Request<Body>) -> Respo
         let no = plain(StatusCode::UNAUTHORIZED, "invalid access token");
         return super::refuse(req.into_body(), no).await;
     };
-    let io = match talon_gateway::preview::open_tunnel(
+    let io = match talon_proto::tunnel::open_tunnel(
         ctx.channel(),
         &ctx.sandbox_id,
         port,
@@ -69,7 +69,7 @@ pub async fn forward(ctx: Ctx, port: u16, mut req: http::Request<Body>) -> Respo
     // Browsers send a host's cookies to every port of it: a visitor's
     // Talon session (or preview tokens) from the REST gateway on the same
     // host would come along, and they are no sandbox's to read.
-    talon_gateway::confine::strip_credentials(h);
+    talon_core::cookies::strip_credentials(h);
     if let Ok(v) = HeaderValue::from_str(&format!("localhost:{port}")) {
         h.insert(header::HOST, v);
     }
