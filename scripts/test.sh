@@ -46,6 +46,10 @@ if [ -z "${TALON_TEST_POSTGRES_URL:-}" ] && [ "$(id -u)" = 0 ] && command -v pg_
   export TALON_TEST_POSTGRES_URL=postgres://postgres:talon-test@127.0.0.1:5432/postgres
 fi
 
+step "structure: file lengths, crate edges, layering (scripts/structure.py)"
+python3 scripts/test_structure.py 2>&1 | tail -1
+./scripts/structure.py
+
 step "buf lint"
 (cd proto && "$BUF" lint)
 
