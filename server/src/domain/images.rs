@@ -127,6 +127,12 @@ pub async fn prewarm(
             disk_mib: r.disk_mib,
             max_pids: r.max_pids,
         }),
+        // As the worker's own pool: open until a claim applies the
+        // sandbox's policy.
+        network_policy: Some(talon_proto::v1::NetworkPolicy {
+            mode: talon_proto::v1::EgressMode::Open as i32,
+            ..Default::default()
+        }),
         ..Default::default()
     };
     // The worker answers when its pool is full or this has passed.

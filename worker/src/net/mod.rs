@@ -57,13 +57,9 @@ impl Default for NetOptions {
     }
 }
 
-/// A sandbox's egress policy: the one model (`talon_core::egress`), `open`
-/// unless set, as the contract says.
+/// A sandbox's egress policy: the one model (`talon_core::egress`).
 pub use talon_core::egress::EgressPolicy as Egress;
 
-/// A policy from the contract, validated: an unknown mode or a malformed
-/// rule is an error (the command is refused), never `open`. Unset is
-/// `open`, as the contract says.
 /// A sandbox's network namespace: its init's, or (gVisor) one the worker
 /// made before the sandbox started and keeps at a path (`ns::new_netns`).
 #[derive(Clone, Debug)]
@@ -81,8 +77,15 @@ impl NetNs {
     }
 }
 
+/// A policy from the server, validated: an unknown mode or a malformed
+/// rule is an error (the command is refused), never `open`; and so is
+/// none at all. The server resolves a create's unset policy (the
+/// contract's default) and always sends the result: a spec that arrives
+/// without one is a defect, and the worker fails closed on it.
 pub fn egress_from_proto(p: Option<&pb::NetworkPolicy>) -> anyhow::Result<Egress> {
-    let Some(p) = p else { return Ok(Egress::Open) };
+    let Some(p) = p else {
+        anyhow::bail!("egress policy: none was sent (the server names one for every sandbox)")
+    };
     Egress::try_from(talon_core::egress::PolicyParts {
         mode: p.mode,
         cidrs: p.allow_cidrs.clone(),
@@ -411,7 +414,10 @@ mod tests {
     /// read as open (it used to be).
     #[test]
     fn an_unknown_or_malformed_policy_is_refused() {
-        assert_eq!(egress_from_proto(None).unwrap(), Egress::Open);
+        assert!(
+            egress_from_proto(None).is_err(),
+            "an absent policy fails closed"
+        );
         let p = |mode: i32, cidrs: &[&str]| pb::NetworkPolicy {
             mode,
             allow_cidrs: cidrs.iter().map(|s| s.to_string()).collect(),

@@ -135,6 +135,10 @@ pub fn spec(image: &str, limits: (i64, i64, i64)) -> wpb::SandboxSpec {
             max_pids: limits.2,
             disk_mib: 0,
         }),
+        network_policy: Some(pb::NetworkPolicy {
+            mode: pb::EgressMode::Open as i32,
+            ..Default::default()
+        }),
         ..Default::default()
     }
 }
