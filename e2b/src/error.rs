@@ -64,6 +64,7 @@ impl From<tonic::Status> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        talon_core::listen::trace::failed(self.status, &self.message);
         let body = serde_json::json!({"code": self.status.as_u16(), "message": self.message});
         let mut r = (self.status, axum::Json(body)).into_response();
         // Capacity refusals are worth a retry; the SDKs honour Retry-After.

@@ -178,6 +178,16 @@ pub fn sandbox_router(e: Arc<E2b>) -> Router {
         .with_state(e)
 }
 
+/// `app` with each request served in its span, its failures logged there
+/// (`talon_core::listen::trace`).
+fn traced(app: Router, edge: &'static str) -> Router {
+    app.layer(axum::middleware::from_fn(
+        move |req: axum::extract::Request, next: axum::middleware::Next| {
+            talon_core::listen::trace::traced(edge, req, |r| next.run(r))
+        },
+    ))
+}
+
 /// Serves the control plane on `listener` until `shutdown` turns true.
 pub async fn serve(
     e: Arc<E2b>,
@@ -185,7 +195,7 @@ pub async fn serve(
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let config = e.config.clone();
-    serve_app(router(e), &config, listener, shutdown).await
+    serve_app(traced(router(e), "e2b"), &config, listener, shutdown).await
 }
 
 /// Serves the sandbox data plane (`E2B_SANDBOX_URL`) on `listener`.
@@ -195,7 +205,13 @@ pub async fn serve_sandbox(
     shutdown: tokio::sync::watch::Receiver<bool>,
 ) -> anyhow::Result<()> {
     let config = e.config.clone();
-    serve_app(sandbox_router(e), &config, listener, shutdown).await
+    serve_app(
+        traced(sandbox_router(e), "e2b-sandbox"),
+        &config,
+        listener,
+        shutdown,
+    )
+    .await
 }
 
 async fn serve_app(

@@ -70,6 +70,7 @@ pub fn response(pool: &DescriptorPool, s: &Status) -> Response {
         .and_then(|v| v.to_str().ok()?.parse::<u16>().ok())
         .and_then(|n| http::StatusCode::from_u16(n).ok());
     let status = unread.unwrap_or_else(|| http_status(s.code()));
+    talon_core::listen::trace::failed(status, s.message());
     let mut r = (status, axum::Json(body(pool, s))).into_response();
     crate::copy_metadata(s.metadata(), r.headers_mut());
     if unread.is_some() {

@@ -162,7 +162,14 @@ pub async fn serve(
         .enable_connect_protocol();
     let builder = Arc::new(builder);
     let (header_timeout, bodies) = (gw.config.header_timeout, gw.config.bodies);
-    let app = axum::Router::new().fallback(handle).with_state(gw);
+    let app = axum::Router::new()
+        .fallback(handle)
+        .with_state(gw)
+        .layer(axum::middleware::from_fn(
+            |req: axum::extract::Request, next: axum::middleware::Next| {
+                talon_core::listen::trace::traced("rest", req, |r| next.run(r))
+            },
+        ));
     loop {
         let (io, peer) = tokio::select! {
             r = admission.accept(&listener) => r?,

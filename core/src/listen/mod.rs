@@ -36,6 +36,7 @@ pub mod body;
 pub mod checked;
 mod conn;
 pub mod framing;
+pub mod trace;
 
 pub use body::{BodyLimits, Paced, Tracked, track};
 pub use checked::CheckedCredentials;

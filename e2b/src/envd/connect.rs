@@ -109,6 +109,7 @@ pub fn http_status(c: Code) -> StatusCode {
 
 impl IntoResponse for ConnectError {
     fn into_response(self) -> Response {
+        talon_core::listen::trace::failed(http_status(self.code), &self.message);
         (http_status(self.code), axum::Json(self.json())).into_response()
     }
 }

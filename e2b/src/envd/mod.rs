@@ -145,7 +145,9 @@ fn basic_user(h: &HeaderMap) -> Result<String, ConnectError> {
 /// A plain (non-Connect) error as envd and E2B's proxy write it:
 /// `{"code": status, "message": …}`.
 pub(crate) fn plain(status: StatusCode, message: impl Into<String>) -> Response {
-    let body = serde_json::json!({"code": status.as_u16(), "message": message.into()});
+    let message = message.into();
+    talon_core::listen::trace::failed(status, &message);
+    let body = serde_json::json!({"code": status.as_u16(), "message": message});
     (status, axum::Json(body)).into_response()
 }
 
