@@ -9,7 +9,10 @@ say about it stays true as features land.
   docs/architecture.md (a new edge is a decision, written there first);
 - nothing under server/src/domain/ nor server/src/error.rs names
   `crate::api` (the domain never reaches up into the transport layer);
-- every crate's folder has a row in the README's layout table.
+- every crate's folder has a row in the README's layout table;
+- every dependency a crate declares is named in its sources (one used
+  only by generated code is listed under
+  `[package.metadata.cargo-machete] ignored`, as cargo-machete reads it).
 
 Usage: scripts/structure.py [ROOT]. Exits 1 and names each violation.
 Its own tests: scripts/test_structure.py.
@@ -131,6 +134,40 @@ def readme_gaps(actual, readme):
     return out
 
 
+def unused_dependencies(metadata, sources):
+    """sources: {crate: text of its own .rs files}. Declared, never named."""
+    out = []
+    for p in sorted(metadata["packages"], key=lambda p: p["name"]):
+        text = sources.get(p["name"], "")
+        ignored = set(((p.get("metadata") or {}).get("cargo-machete") or {}).get("ignored", []))
+        for d in p["dependencies"]:
+            if d["name"] in ignored or d.get("kind") == "build":
+                continue
+            lib = (d.get("rename") or d["name"]).replace("-", "_")
+            if not re.search(r"\b" + re.escape(lib) + r"\b", text):
+                kind = "dev-dependency" if d.get("kind") == "dev" else "dependency"
+                out.append(f"{p['name']}: {kind} {d['name']} is never used (remove it)")
+    return out
+
+
+def crate_sources(root, metadata):
+    """Each crate's own .rs files (not a crate nested in its folder)."""
+    dirs = {p["name"]: os.path.dirname(p["manifest_path"]) for p in metadata["packages"]}
+    out = {}
+    for name, d in dirs.items():
+        nested = [o for o in dirs.values() if o != d and o.startswith(d + os.sep)]
+        parts = []
+        for base, subdirs, files in os.walk(d):
+            subdirs[:] = [s for s in subdirs if s != "target" and not s.startswith(".")
+                          and os.path.join(base, s) not in nested]
+            for f in files:
+                if f.endswith(".rs"):
+                    with open(os.path.join(base, f), encoding="utf-8", errors="replace") as fh:
+                        parts.append(fh.read())
+        out[name] = "\n".join(parts)
+    return out
+
+
 def check(root):
     tracked = subprocess.run(
         ["git", "ls-files", "-z"], cwd=root, check=True, capture_output=True
@@ -157,6 +194,7 @@ def check(root):
         + api_imports(files)
         + edge_differences(actual, table)
         + readme_gaps(actual, readme)
+        + unused_dependencies(metadata, crate_sources(root, metadata))
     )
 
 

@@ -122,5 +122,25 @@ class Edges(unittest.TestCase):
         )
 
 
+class Dependencies(unittest.TestCase):
+    def test_a_declared_dependency_never_named_fails(self):
+        m = metadata({"talon-core": ("core/", [])})
+        m["packages"][0]["dependencies"] += [
+            {"name": "serde-json", "kind": None},
+            {"name": "tempfile", "kind": "dev"},
+            {"name": "tonic-prost", "kind": None},
+            {"name": "prost-build", "kind": "build"},
+        ]
+        m["packages"][0]["metadata"] = {"cargo-machete": {"ignored": ["tonic-prost"]}}
+        got = structure.unused_dependencies(m, {"talon-core": "use tokio::io; serde_json::json!({});"})
+        self.assertEqual(
+            got,
+            [
+                "talon-core: dev-dependency talon-server is never used (remove it)",
+                "talon-core: dev-dependency tempfile is never used (remove it)",
+            ],
+        )
+
+
 if __name__ == "__main__":
     unittest.main()
