@@ -50,9 +50,10 @@ impl Layout {
         self.dir.join("netns")
     }
     /// A container's user namespace, owned by the sandbox's base uid and
-    /// bound here for the runtime to join (see `ns::new_userns`).
+    /// bound here for the runtime to join (see `ns::new_userns`), in a
+    /// directory only root may enter: a namespace file is readable by all.
     pub fn userns(&self) -> PathBuf {
-        self.dir.join("userns")
+        self.dir.join("ns").join("user")
     }
     pub fn agent_uds(&self) -> PathBuf {
         self.agent_dir().join("agent.sock")

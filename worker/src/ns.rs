@@ -81,6 +81,9 @@ pub async fn new_userns(path: std::path::PathBuf, base: u32, size: u32) -> anyho
             rustix::mount::unmount(&path, rustix::mount::UnmountFlags::DETACH)?;
         }
         let fd = userns(base, size, Some(base))?;
+        if let Some(dir) = path.parent() {
+            crate::private_dir(dir)?;
+        }
         std::fs::File::create(&path)?;
         rustix::mount::mount_bind(format!("/proc/self/fd/{}", fd.as_raw_fd()), &path)?;
         anyhow::Ok(())
