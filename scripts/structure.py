@@ -10,6 +10,9 @@ say about it stays true as features land.
 - nothing under server/src/domain/ nor server/src/error.rs names
   `crate::api` (the domain never reaches up into the transport layer);
 - every crate's folder has a row in the README's layout table;
+- a crate whose src/ has no `unsafe` says `#![forbid(unsafe_code)]`
+  (and where there is some, clippy's undocumented_unsafe_blocks, set
+  for the workspace, wants a SAFETY comment on each block);
 - every dependency a crate declares is named in its sources (one used
   only by generated code is listed under
   `[package.metadata.cargo-machete] ignored`, as cargo-machete reads it).
@@ -150,14 +153,28 @@ def unused_dependencies(metadata, sources):
     return out
 
 
-def crate_sources(root, metadata):
+UNSAFE = re.compile(r"\bunsafe\s*(\{|fn\b|impl\b|extern\b)")
+
+
+def unforbidden(roots):
+    """roots: {crate: text of its src/}. Crates without unsafe that do not
+    forbid it."""
+    out = []
+    for crate, text in sorted(roots.items()):
+        code = "\n".join(line.split("//", 1)[0] for line in text.splitlines())
+        if not UNSAFE.search(code) and "#![forbid(unsafe_code)]" not in text:
+            out.append(f"{crate}: no unsafe in src/, so say #![forbid(unsafe_code)] at its root")
+    return out
+
+
+def crate_sources(root, metadata, only_src=False):
     """Each crate's own .rs files (not a crate nested in its folder)."""
     dirs = {p["name"]: os.path.dirname(p["manifest_path"]) for p in metadata["packages"]}
     out = {}
     for name, d in dirs.items():
         nested = [o for o in dirs.values() if o != d and o.startswith(d + os.sep)]
         parts = []
-        for base, subdirs, files in os.walk(d):
+        for base, subdirs, files in os.walk(os.path.join(d, "src") if only_src else d):
             subdirs[:] = [s for s in subdirs if s != "target" and not s.startswith(".")
                           and os.path.join(base, s) not in nested]
             for f in files:
@@ -195,6 +212,7 @@ def check(root):
         + edge_differences(actual, table)
         + readme_gaps(actual, readme)
         + unused_dependencies(metadata, crate_sources(root, metadata))
+        + unforbidden(crate_sources(root, metadata, only_src=True))
     )
 
 

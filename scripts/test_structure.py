@@ -142,5 +142,17 @@ class Dependencies(unittest.TestCase):
         )
 
 
+class Unsafe(unittest.TestCase):
+    def test_a_crate_without_unsafe_must_forbid_it(self):
+        got = structure.unforbidden(
+            {
+                "a": "fn main() {}\n// unsafe { in a comment }\n",
+                "b": "#![forbid(unsafe_code)]\nfn main() {}\n",
+                "c": "fn f() { let x = unsafe { g() }; }\n",
+            }
+        )
+        self.assertEqual(got, ["a: no unsafe in src/, so say #![forbid(unsafe_code)] at its root"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -16,6 +16,8 @@
 //!
 //! It also serves `/openapi.json`, generated from the same protos.
 
+#![forbid(unsafe_code)]
+
 pub mod aliases;
 mod calls;
 pub mod cdp;

@@ -2,6 +2,7 @@
 //! servers for the public `talon.v1` services and the internal worker and
 //! agent protocols. Generated at build time from `proto/`.
 
+#![forbid(unsafe_code)]
 #![allow(clippy::all, clippy::pedantic, missing_docs)]
 
 pub mod tunnel;

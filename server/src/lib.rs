@@ -2,6 +2,8 @@
 //! sandbox state machine, placement and the worker sessions, served over
 //! gRPC (with reflection, health and grpc-web) on one port.
 
+#![forbid(unsafe_code)]
+
 pub mod api;
 pub mod app;
 pub mod audit;

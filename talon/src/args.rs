@@ -579,6 +579,7 @@ pub enum ImageCommand {
 pub fn default_data_dir() -> PathBuf {
     // Root runs the platform as a system service; its sandboxes' mapped
     // users must be able to traverse the path, which /root forbids.
+    // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } == 0 {
         return PathBuf::from("/var/lib/talon");
     }

@@ -368,7 +368,7 @@ fn strays(s: &Server, now: &[pb::Sandbox], kept: &HashSet<String>) -> Vec<String
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn kill_9_at_random_points_leaves_everything_consistent() {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     ensure_agent_built();
     // TALON_CRASH_SEED replays a printed seed's choices (not its timing).
     let seed = match std::env::var("TALON_CRASH_SEED") {

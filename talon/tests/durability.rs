@@ -274,7 +274,7 @@ async fn all_there(c: &mut Clients, kept: &[Kept], when: &str) {
 }
 
 async fn survives(stop: impl FnOnce(&mut Server)) {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     let mut s = up().await;
     let mut admin = s.admin().await;
     let kept = twenty(&s, &mut admin).await;
@@ -380,7 +380,7 @@ fn power_cycle(s: &mut Server) {
 /// one with `never`, and a paused one, are STOPPED and start on request.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_reboot_brings_every_sandbox_back_as_its_policy_says() {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     let mut s = up().await;
     let mut c = s.admin().await;
     let mut procs = procs_client(c.channel.clone(), bearer(&c.token));

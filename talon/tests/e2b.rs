@@ -50,11 +50,7 @@ impl E2bApi {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_e2b_control_plane() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     let s = Server::up().await;
     let t = tenant(&s, "e2b").await;
     let other = tenant(&s, "e2b-other").await;

@@ -25,11 +25,7 @@ async fn sandbox_with(s: &Server, key: &str, body: Value) -> String {
 /// stayed there).
 #[tokio::test(flavor = "multi_thread")]
 async fn json_client_streams_hold_one_message_at_a_time() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::up().await;
     let key = s.boot.api_key.clone();
@@ -127,11 +123,7 @@ async fn json_client_streams_hold_one_message_at_a_time() {
 /// slow connections are closed, and then the gateway answers again.
 #[tokio::test(flavor = "multi_thread")]
 async fn connection_floods_leave_the_platform_answering() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::up_with(&[
         "--http-max-connections",
@@ -262,11 +254,7 @@ async fn a_request_with_two_framings_is_refused() {
 #[tokio::test(flavor = "multi_thread")]
 async fn files_under_the_data_directory_are_their_owners_alone() {
     use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::up().await;
     let key = s.boot.api_key.clone();
@@ -408,11 +396,7 @@ async fn files_under_the_data_directory_are_their_owners_alone() {
 /// with a 500 or accepted.
 #[tokio::test(flavor = "multi_thread")]
 async fn user_errors_are_4xx_with_a_reason_and_invalid_values_are_refused() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::up().await;
     let key = s.boot.api_key.clone();
@@ -655,11 +639,7 @@ async fn follow_a_flood(s: &Server, secs: f64) -> (usize, f64) {
 /// limit (0) both are many times more, so the test sees a regression.
 #[tokio::test(flavor = "multi_thread")]
 async fn an_output_flood_costs_the_host_a_bounded_share() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     const RATE: usize = 2 << 20;
     let secs = 3.0;

@@ -82,11 +82,7 @@ async fn create(c: &mut Clients, image: &str) -> Result<pb::Sandbox, tonic::Stat
 
 #[tokio::test(flavor = "multi_thread")]
 async fn images_are_imported_listed_used_and_deleted() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let rootfs = talon_worker::testing::debian_rootfs();
     let s = Server::up().await;

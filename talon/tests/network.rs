@@ -34,7 +34,7 @@ async fn sh(c: &reqwest::Client, key: &str, base: &str, id: &str, script: &str) 
 
 #[tokio::test(flavor = "multi_thread")]
 async fn policies_by_name_reach_the_sandbox_at_run_time() {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     let _cleanup = Cleanup;
     let s = Server::up_with(&[
         "--network",

@@ -73,7 +73,7 @@ async fn ticker_pid(p: &mut Procs, id: &str) -> Option<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn sandboxes_run_through_a_minute_long_database_outage() {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     ensure_agent_built();
     let Some((url, _admin_db, _name)) = pg_database("outage").await else {
         return;

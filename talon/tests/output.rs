@@ -191,11 +191,7 @@ async fn by_e2b(s: &Server, token: &str, id: &str) -> Got {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_slow_reader_gets_every_byte_through_grpc_rest_and_e2b() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     // 1 MiB log files and 2 MiB of spill: 50 MiB rotates them fifty times,
     // and a reader a few MiB behind is held for.
     let s = Server::up_with(&[

@@ -76,7 +76,7 @@ fn forged(s: &Server, id: &str, tid: &str, port: u16, exp: u64) -> String {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_preview_proxy_end_to_end() {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     let s = Server::up_with(&["--preview-domain", "preview.test"]).await;
     let t = tenant(&s, "pv").await;
     let mut admin = s.admin().await;

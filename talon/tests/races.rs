@@ -17,11 +17,7 @@ use tonic::Code;
 /// sandbox directory), while a sandbox that was not deleted keeps running.
 #[tokio::test(flavor = "multi_thread")]
 async fn create_delete_races_leave_nothing_running() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::up_with(&["--reconcile-secs", "2", "--prewarm-pool-size", "2"]).await;
     let t = tenant(&s, "races").await;

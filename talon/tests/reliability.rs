@@ -52,11 +52,7 @@ async fn pid_of(p: &mut Procs, id: &str, tag: &str) -> pb::ProcessInfo {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn twenty_sandboxes_survive_a_worker_kill_and_are_readopted() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::start().await;
     let t = tenant(&s, "reliable").await;

@@ -42,11 +42,7 @@ fn b64(v: &Value) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn the_rest_gateway_end_to_end() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     let s = Server::up().await;
     let t = tenant(&s, "rest").await;
     let mut admin = s.admin().await;

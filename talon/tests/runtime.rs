@@ -33,11 +33,7 @@ async fn a_real_sandbox_under_gvisor() {
 /// The same sandbox life under each runtime adapter, picked by name, at
 /// an isolation level.
 async fn real_sandbox(runtime: &str, isolation: pb::Isolation) {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let gvisor = isolation == pb::Isolation::Gvisor;
     let runsc = talon_worker::testing::runsc()
@@ -454,11 +450,7 @@ async fn real_sandbox(runtime: &str, isolation: pb::Isolation) {
 /// timeout is frozen by the cgroup freezer (pause is the default action).
 #[tokio::test]
 async fn dead_sandboxes_fail_and_timeouts_freeze() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::up().await;
     let t = tenant(&s, "deaths").await;

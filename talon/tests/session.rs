@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 #[tokio::test(flavor = "multi_thread")]
 async fn cookie_sessions_need_the_csrf_token_and_our_origin() {
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     let s = Server::up().await;
     let t = tenant(&s, "cookie").await;
     let mut admin = s.admin().await;

@@ -17,11 +17,7 @@ const CHECK: &str = "cat /workspace/data.txt; tool; cat /run/secrets/SNAP_TOKEN;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_sandbox_forks_five_ways_and_its_snapshot_outlives_it_and_a_worker_restart() {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::start_with(None, &["--tenant-snapshot-mib", "64"]).await;
     let t = tenant(&s, "snap").await;

@@ -44,11 +44,7 @@ async fn call(
 #[tokio::test(flavor = "multi_thread")]
 async fn a_volume_outlives_its_sandboxes_and_is_mounted_by_one_at_a_time() {
     use reqwest::Method as M;
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let shared = tempfile::tempdir().unwrap();
     let shared_dir = shared.path().to_str().unwrap().to_string();

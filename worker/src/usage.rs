@@ -109,6 +109,7 @@ fn read_counters(f: &CgroupFiles) -> std::io::Result<(Duration, u64)> {
 pub fn disk_usage(path: &Path) -> std::io::Result<(u64, u64)> {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: a zeroed statvfs is a valid out-parameter.
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
     // SAFETY: `c` is a NUL-terminated path and `s` a valid out pointer.
     if unsafe { libc::statvfs(c.as_ptr(), &mut s) } != 0 {

@@ -232,6 +232,7 @@ async fn a_restarted_worker_reclaims_its_pool() {
     .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
     .and_then(|v| v["pid"].as_i64())
     .expect("the pooled container's pid") as i32;
+    // SAFETY: a signal to a pid; no memory is involved.
     unsafe { libc::kill(pid, libc::SIGKILL) };
     tokio::time::sleep(Duration::from_millis(300)).await;
 

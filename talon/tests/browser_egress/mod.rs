@@ -160,7 +160,7 @@ async fn the_browser_obeys_the_egress_policy_and_expired_urls_are_refused() {
         eprintln!("skipped: no /usr/lib/chromium/chromium on this host");
         return;
     }
-    assert_eq!(unsafe { libc::geteuid() }, 0, "needs root (CI is root)");
+    assert_eq!(euid(), 0, "needs root (CI is root)");
     ensure_agent_built();
     let dir = tempfile::tempdir().unwrap();
     let host_port = free_port();

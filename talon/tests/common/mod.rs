@@ -431,6 +431,12 @@ mod clients;
 #[allow(unused_imports)]
 pub use clients::*;
 
+/// The effective uid (many tests need root; CI is root).
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() }
+}
+
 // What a process of the platform holds, from /proc (the hostile tests'
 // bounds on memory, descriptors and cpu).
 
@@ -455,6 +461,7 @@ pub fn cpu_secs(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
     let after = &stat[stat.rfind(')').unwrap() + 2..];
     let f: Vec<&str> = after.split_whitespace().collect();
+    // SAFETY: sysconf has no preconditions.
     let ticks = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     (f[11].parse::<f64>().unwrap() + f[12].parse::<f64>().unwrap()) / ticks
 }

@@ -22,11 +22,7 @@ async fn a_gvisor_sandbox_survives_a_worker_kill_and_is_reattached() {
 }
 
 async fn survive_a_worker_kill(isolation: pb::Isolation) {
-    assert_eq!(
-        unsafe { libc::geteuid() },
-        0,
-        "this test needs root (CI runs as root)"
-    );
+    assert_eq!(euid(), 0, "this test needs root (CI runs as root)");
     ensure_agent_built();
     let s = Server::start().await;
     let t = tenant(&s, "survive").await;

@@ -185,6 +185,7 @@ mod tests {
     }
 
     fn as_a_user(ids: Ids, tag: &str) {
+        // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             eprintln!("needs root; skipped");
             return;

@@ -214,6 +214,7 @@ async fn traversal_cases(mut a: Agent) {
     assert!(!a.dir.path().join("planted.txt").exists());
     // A FIFO is refused at once instead of blocking the reader forever.
     let fifo = std::ffi::CString::new(a.ws().join("fifo").to_str().unwrap()).unwrap();
+    // SAFETY: mkfifo of a NUL-terminated path.
     assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
     let e = tokio::time::timeout(Duration::from_secs(5), read(&mut a, "fifo"))
         .await

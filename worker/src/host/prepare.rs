@@ -609,6 +609,7 @@ mod tests {
     /// not followed, ids outside the range are left.
     #[test]
     fn a_moved_disk_shifts_to_the_new_range() {
+        // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
             return;
         }

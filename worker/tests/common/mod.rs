@@ -22,6 +22,7 @@ pub fn agent_binary() -> PathBuf {
 
 pub fn require_root() {
     assert_eq!(
+        // SAFETY: geteuid has no preconditions.
         unsafe { libc::geteuid() },
         0,
         "these tests need root (CI runs as root)"

@@ -1,6 +1,8 @@
 //! Conformance adapter for the Rust SDK (gRPC): runs each case's steps
 //! and writes what it observed. The runner judges.
 
+#![forbid(unsafe_code)]
+
 use serde_json::{Map, Value, json};
 use sha2::Digest;
 use std::collections::HashMap;

@@ -39,6 +39,7 @@ fn openat(dir: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<OwnedFd>
 fn lstat_at(dir: RawFd, name: &CStr) -> io::Result<libc::stat> {
     // SAFETY: zeroed stat is a valid out-parameter; fstatat on a held dir.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat/fstatat into a local struct, on an fd we hold.
     let r = unsafe { libc::fstatat(dir, name.as_ptr(), &mut st, libc::AT_SYMLINK_NOFOLLOW) };
     if r != 0 {
         return Err(io::Error::last_os_error());
@@ -56,6 +57,7 @@ fn held_open(dir: RawFd, name: &CStr, flags: i32, mode: u32) -> io::Result<Owned
     let fd = openat(dir, name, flags, mode)?;
     // SAFETY: zeroed stat is a valid out-parameter; fstat on our fd.
     let mut got: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat/fstatat into a local struct, on an fd we hold.
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut got) } != 0 {
         return Err(io::Error::last_os_error());
     }
@@ -164,6 +166,7 @@ pub fn openat2(
             Some(fd) => {
                 // SAFETY: zeroed stat is a valid out-parameter; fstat on our fd.
                 let mut st: libc::stat = unsafe { std::mem::zeroed() };
+                // SAFETY: fstat/fstatat into a local struct, on an fd we hold.
                 if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
                     return Err(io::Error::last_os_error());
                 }
@@ -223,6 +226,7 @@ mod tests {
     fn ino(fd: &OwnedFd) -> u64 {
         // SAFETY: zeroed stat is a valid out-parameter; fstat on our fd.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: fstat/fstatat into a local struct, on an fd we hold.
         assert_eq!(unsafe { libc::fstat(fd.as_raw_fd(), &mut st) }, 0);
         st.st_ino
     }
