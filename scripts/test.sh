@@ -53,6 +53,12 @@ python3 scripts/test_structure.py 2>&1 | tail -1
 step "buf lint"
 (cd proto && "$BUF" lint)
 
+step "buf breaking: against the released contract (proto/released.binpb)"
+(cd proto && "$BUF" breaking --against released.binpb) || {
+  echo "the contract breaks its released form; if that is intended, run scripts/proto-release.sh in the same commit and say why (docs/architecture.md)" >&2
+  exit 1
+}
+
 step "deploy: the Helm chart (helm lint, helm template) and the compose file"
 ./scripts/check-deploy.sh
 
