@@ -346,6 +346,17 @@ pub fn sandbox_failed(code: i32) -> bool {
     tonic::Code::from_i32(code) == tonic::Code::FailedPrecondition
 }
 
+/// A call to a worker's data plane: the worker token as its bearer (the
+/// one place it is presented).
+pub fn worker_request<T>(msg: T, token: &str) -> tonic::Request<T> {
+    let mut r = tonic::Request::new(msg);
+    r.metadata_mut().insert(
+        "authorization",
+        format!("Bearer {token}").parse().expect("ascii token"),
+    );
+    r
+}
+
 /// A call to a worker's data plane about one sandbox: the worker token,
 /// and the sandbox and generation the worker fences it by.
 pub fn data_request<T>(
@@ -354,12 +365,8 @@ pub fn data_request<T>(
     sandbox_id: &str,
     generation: i64,
 ) -> tonic::Request<T> {
-    let mut r = tonic::Request::new(msg);
+    let mut r = worker_request(msg, token);
     let m = r.metadata_mut();
-    m.insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ascii token"),
-    );
     m.insert(
         talon_core::wire::SANDBOX_HEADER,
         sandbox_id.parse().expect("ascii id"),

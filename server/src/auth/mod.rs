@@ -107,6 +107,12 @@ pub struct Principal {
 }
 
 impl Principal {
+    /// Whether this caller sees and deletes every API key of its tenant
+    /// (an owner, or a platform admin), not only its own.
+    pub fn sees_every_key(&self) -> bool {
+        self.role == Role::Owner || self.platform_admin
+    }
+
     /// The one sandbox this caller may touch, when its credential is
     /// bound to one.
     pub fn sandbox_bound(&self) -> Option<&str> {

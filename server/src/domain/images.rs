@@ -182,14 +182,7 @@ pub async fn exists(app: &App, name: &str) -> Result<bool> {
 }
 
 fn worker_request<T>(app: &App, msg: T) -> tonic::Request<T> {
-    let mut r = tonic::Request::new(msg);
-    r.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {}", app.worker_token)
-            .parse()
-            .expect("ascii token"),
-    );
-    r
+    crate::workers::worker_request(msg, &app.worker_token)
 }
 
 fn worker_client(

@@ -324,12 +324,9 @@ async fn forget_on(app: &App, worker: &str, image: &str) -> Result<()> {
     };
     let r = match app.data_channel(&addr) {
         Ok(ch) => {
-            let mut req = tonic::Request::new(wpb::DeleteImageRequest { name: image.into() });
-            req.metadata_mut().insert(
-                "authorization",
-                format!("Bearer {}", app.worker_token)
-                    .parse()
-                    .expect("ascii token"),
+            let req = crate::workers::worker_request(
+                wpb::DeleteImageRequest { name: image.into() },
+                &app.worker_token,
             );
             WorkerImageServiceClient::new(ch)
                 .delete_image(req)

@@ -429,7 +429,7 @@ pub async fn list_api_keys(
 ) -> Result<Vec<api_key::Model>> {
     let tenant_id = scope.id();
     let mut q = api_key::Entity::find().filter(api_key::Column::TenantId.eq(tenant_id));
-    if !(p.role == Role::Owner || p.platform_admin) {
+    if !p.sees_every_key() {
         q = q.filter(api_key::Column::UserId.eq(&p.user_id));
     }
     Ok(q.order_by_asc(api_key::Column::CreatedAt)
@@ -450,7 +450,7 @@ pub async fn delete_api_key(
     let mut q = api_key::Entity::delete_many()
         .filter(api_key::Column::Id.eq(key_id))
         .filter(api_key::Column::TenantId.eq(tenant_id));
-    if !(p.role == Role::Owner || p.platform_admin) {
+    if !p.sees_every_key() {
         q = q.filter(api_key::Column::UserId.eq(&p.user_id));
     }
     if q.exec(&app.db).await?.rows_affected == 0 {
