@@ -216,7 +216,7 @@ fn main() -> anyhow::Result<()> {
         );
         let agent = service::Agent { sup, files, runs, browser, code, started: std::time::Instant::now() };
         let svc = talon_proto::talon::agent::v1::sandbox_agent_service_server::SandboxAgentServiceServer::new(agent)
-            .max_decoding_message_size(16 << 20);
+            .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES);
         let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
         let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
         tonic::transport::Server::builder()

@@ -9,6 +9,7 @@ use crate::supervisor::{Proc, Supervisor};
 use crate::users::acting_as;
 use std::pin::Pin;
 use std::sync::Arc;
+pub(crate) use talon_core::time::ms_to_timestamp as ts;
 use talon_proto::talon::agent::v1 as apb;
 use talon_proto::talon::agent::v1::sandbox_agent_service_server::SandboxAgentService;
 use talon_proto::v1 as pb;
@@ -27,13 +28,6 @@ pub struct Agent {
 }
 
 type Out<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
-
-pub(crate) fn ts(ms: i64) -> prost_types::Timestamp {
-    prost_types::Timestamp {
-        seconds: ms.div_euclid(1000),
-        nanos: (ms.rem_euclid(1000) * 1_000_000) as i32,
-    }
-}
 
 #[tonic::async_trait]
 impl SandboxAgentService for Agent {

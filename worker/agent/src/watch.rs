@@ -37,11 +37,7 @@ fn add(ino: i32, dir: &OwnedFd) -> Result<i32, Status> {
 }
 
 pub(crate) fn now() -> prost_types::Timestamp {
-    let ms = crate::supervisor::now_ms();
-    prost_types::Timestamp {
-        seconds: ms / 1000,
-        nanos: ((ms % 1000) * 1_000_000) as i32,
-    }
+    talon_core::time::ms_to_timestamp(talon_core::time::now_ms())
 }
 
 pub fn start(

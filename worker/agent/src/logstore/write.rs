@@ -8,6 +8,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::Arc;
+use talon_core::time::now_ms;
 
 pub struct LogWriter {
     store: Arc<LogStore>,
@@ -21,13 +22,6 @@ pub struct LogWriter {
     next_seq: u64,
     /// The log was removed: nothing more is written.
     gone: bool,
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 impl LogWriter {

@@ -23,6 +23,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
+pub use talon_core::time::now_ms;
 use talon_proto::v1 as pb;
 use tokio::sync::watch;
 use tonic::Status;
@@ -52,10 +53,7 @@ impl ExitInfo {
             exit_code: self.exit_code,
             signal: self.signal,
             timed_out: self.timed_out,
-            end_time: Some(prost_types::Timestamp {
-                seconds: self.end_ms.div_euclid(1000),
-                nanos: (self.end_ms.rem_euclid(1000) * 1_000_000) as i32,
-            }),
+            end_time: Some(talon_core::time::ms_to_timestamp(self.end_ms)),
         }
     }
 }
@@ -337,13 +335,6 @@ fn set_size(fd: i32, size: &pb::PtySize) -> Result<(), Status> {
         )));
     }
     Ok(())
-}
-
-pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 pub struct Supervisor {
