@@ -122,13 +122,13 @@ impl ServerConfig {
         let database_url = crate::db::sqlite_url(&data_dir);
         ServerConfig {
             data_dir,
-            grpc_listen: "127.0.0.1:7070".parse().expect("addr"),
+            grpc_listen: defaults::GRPC_LISTEN.parse().expect("addr"),
             advertise_url: None,
             server_id: String::new(),
-            ops_listen: "127.0.0.1:9090".parse().expect("addr"),
+            ops_listen: defaults::OPS_LISTEN.parse().expect("addr"),
             public_url: "http://127.0.0.1:8080".into(),
             preview_domain: None,
-            tenant_max_share: 0.5,
+            tenant_max_share: defaults::TENANT_MAX_SHARE,
             login_throttle: Default::default(),
             grpc_web_origins: Vec::new(),
             grpc_connections: talon_core::listen::Limits {
@@ -138,9 +138,9 @@ impl ServerConfig {
             request_bodies: Default::default(),
             ops_connections: Default::default(),
             database_url,
-            access_token_ttl: Duration::from_secs(15 * 60),
-            auth_cache_ttl: Duration::from_millis(2000),
-            sandbox_cache_ttl: Duration::from_millis(2000),
+            access_token_ttl: Duration::from_secs(defaults::ACCESS_TOKEN_TTL_SECS),
+            auth_cache_ttl: Duration::from_millis(defaults::AUTH_CACHE_MS),
+            sandbox_cache_ttl: Duration::from_millis(defaults::SANDBOX_CACHE_MS),
             refresh_token_ttl: Duration::from_secs(30 * 24 * 3600),
             browser_session_ttl: Duration::from_secs(8 * 3600),
             default_quota: Quota {
@@ -149,8 +149,8 @@ impl ServerConfig {
                 max_memory_mib: 32_768,
             },
             placement: crate::domain::scheduler::Placement::Usage {
-                cpu_floor_millis: 10,
-                memory_floor_mib: 32,
+                cpu_floor_millis: defaults::PLACEMENT_CPU_FLOOR_MILLIS,
+                memory_floor_mib: defaults::PLACEMENT_MEMORY_FLOOR_MIB,
             },
             platform_quota: Quota {
                 max_sandboxes: 5000,
@@ -171,24 +171,55 @@ impl ServerConfig {
             },
             default_sandbox_timeout: Duration::from_secs(15 * 60),
             max_sandbox_timeout: Duration::from_secs(24 * 3600),
-            min_idle_timeout: Duration::from_secs(10),
-            max_snapshot_bytes: 10 << 30,
-            tenant_snapshot_bytes: 50 << 30,
-            tenant_concurrent_snapshots: 4,
-            duty_lease_ttl: Duration::from_secs(10),
-            worker_lease: Duration::from_secs(20),
-            failover_grace: Duration::from_secs(10),
-            failover_cooldown: Duration::from_secs(120),
-            failover_rate: 10,
+            min_idle_timeout: Duration::from_secs(defaults::MIN_IDLE_TIMEOUT_SECS),
+            max_snapshot_bytes: defaults::MAX_SNAPSHOT_MIB << 20,
+            tenant_snapshot_bytes: defaults::TENANT_SNAPSHOT_MIB << 20,
+            tenant_concurrent_snapshots: defaults::TENANT_CONCURRENT_SNAPSHOTS,
+            duty_lease_ttl: Duration::from_secs(defaults::DUTY_LEASE_SECS),
+            worker_lease: Duration::from_secs(defaults::WORKER_LEASE_SECS),
+            failover_grace: Duration::from_secs(defaults::FAILOVER_GRACE_SECS),
+            failover_cooldown: Duration::from_secs(defaults::FAILOVER_COOLDOWN_SECS),
+            failover_rate: defaults::FAILOVER_RATE,
             failover_local: crate::domain::sandboxes::WorkerLoss::Wait,
-            volume_default_mib: 1024,
-            volume_max_mib: 64 << 10,
-            volumes_per_tenant: 100,
+            volume_default_mib: defaults::VOLUME_DEFAULT_MIB,
+            volume_max_mib: defaults::VOLUME_MAX_MIB,
+            volumes_per_tenant: defaults::VOLUMES_PER_TENANT,
             default_wait_timeout: Duration::from_secs(60),
             max_wait_timeout: Duration::from_secs(300),
             worker_command_timeout: Duration::from_secs(60),
-            heartbeat_interval: Duration::from_secs(5),
-            max_prewarm_pool_size: 32,
+            heartbeat_interval: Duration::from_secs(defaults::WORKER_HEARTBEAT_SECS),
+            max_prewarm_pool_size: defaults::MAX_PREWARM_POOL_SIZE,
         }
     }
+}
+
+/// The defaults of the settings that are also flags of `talon server` and
+/// `talon up` (talon/src/args.rs): one value for both.
+pub mod defaults {
+    pub const GRPC_LISTEN: &str = "127.0.0.1:7070";
+    pub const OPS_LISTEN: &str = "127.0.0.1:9090";
+    pub const ACCESS_TOKEN_TTL_SECS: u64 = 900;
+    pub const AUTH_CACHE_MS: u64 = 2000;
+    pub const SANDBOX_CACHE_MS: u64 = 2000;
+    pub const MIN_IDLE_TIMEOUT_SECS: u64 = 10;
+    pub const MAX_SNAPSHOT_MIB: i64 = 10240;
+    pub const TENANT_SNAPSHOT_MIB: i64 = 51200;
+    pub const TENANT_CONCURRENT_SNAPSHOTS: u32 = 4;
+    pub const DUTY_LEASE_SECS: u64 = 10;
+    pub const WORKER_HEARTBEAT_SECS: u64 = 5;
+    pub const WORKER_LEASE_SECS: u64 = 20;
+    pub const FAILOVER_GRACE_SECS: u64 = 10;
+    pub const FAILOVER_COOLDOWN_SECS: u64 = 120;
+    pub const FAILOVER_LOCAL: &str = "wait";
+    pub const FAILOVER_RATE: u32 = 10;
+    pub const VOLUME_DEFAULT_MIB: i64 = 1024;
+    pub const VOLUME_MAX_MIB: i64 = 64 << 10;
+    pub const VOLUMES_PER_TENANT: u64 = 100;
+    pub const MAX_PREWARM_POOL_SIZE: i32 = 32;
+    pub const LOGIN_MAX_FAILURES: u32 = 5;
+    pub const LOGIN_LOCKOUT_SECS: u64 = 30;
+    pub const TENANT_MAX_SHARE: f64 = 0.5;
+    pub const PLACEMENT: &str = "usage";
+    pub const PLACEMENT_CPU_FLOOR_MILLIS: i64 = 10;
+    pub const PLACEMENT_MEMORY_FLOOR_MIB: i64 = 32;
 }

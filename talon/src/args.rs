@@ -59,19 +59,21 @@ pub enum Command {
     },
 }
 
+use talon_server::config::defaults as d;
+
 #[derive(Args, Clone)]
 pub struct ServerArgs {
     /// Data directory [default: /var/lib/talon as root, else $XDG_DATA_HOME/talon or ~/.local/share/talon].
     #[arg(long, env = "TALON_DATA_DIR")]
     pub data_dir: Option<PathBuf>,
     /// gRPC, grpc-web, reflection and health.
-    #[arg(long, env = "TALON_GRPC_LISTEN", default_value = "127.0.0.1:7070")]
+    #[arg(long, env = "TALON_GRPC_LISTEN", default_value = d::GRPC_LISTEN)]
     pub grpc_listen: SocketAddr,
     /// With several servers on one database: this server's gRPC URL as the others reach it, to relay commands for the workers whose sessions it holds [default: http:// and --grpc-listen, or this host's name for an unspecified address].
     #[arg(long, env = "TALON_ADVERTISE_URL")]
     pub advertise_url: Option<String>,
     /// Health, readiness and Prometheus metrics.
-    #[arg(long, env = "TALON_OPS_LISTEN", default_value = "127.0.0.1:9090")]
+    #[arg(long, env = "TALON_OPS_LISTEN", default_value = d::OPS_LISTEN)]
     pub ops_listen: SocketAddr,
     /// The REST/JSON gateway [default with `up`: 127.0.0.1:8080; `server` runs none unless given].
     #[arg(long, env = "TALON_HTTP_LISTEN")]
@@ -92,79 +94,79 @@ pub struct ServerArgs {
     #[arg(long, env = "TALON_DATABASE_URL")]
     pub database_url: Option<String>,
     /// Lifetime of access tokens, in seconds.
-    #[arg(long, default_value_t = 900)]
+    #[arg(long, default_value_t = d::ACCESS_TOKEN_TTL_SECS)]
     pub access_token_ttl_secs: u64,
     /// How long an authenticated credential is trusted without reading the
     /// database again, in ms (0: never). Changes on this server apply at once.
-    #[arg(long, env = "TALON_AUTH_CACHE_MS", default_value_t = 2000)]
+    #[arg(long, env = "TALON_AUTH_CACHE_MS", default_value_t = d::AUTH_CACHE_MS)]
     pub auth_cache_ms: u64,
     /// How long a running sandbox's record is reused by GetSandbox and the
     /// process, PTY and file calls without reading it again, in ms (0:
     /// never). Changes on this server apply at once.
-    #[arg(long, env = "TALON_SANDBOX_CACHE_MS", default_value_t = 2000)]
+    #[arg(long, env = "TALON_SANDBOX_CACHE_MS", default_value_t = d::SANDBOX_CACHE_MS)]
     pub sandbox_cache_ms: u64,
     /// The shortest idle timeout a sandbox may ask for (`Sandbox.idle_timeout`), in seconds.
-    #[arg(long, env = "TALON_MIN_IDLE_TIMEOUT_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    #[arg(long, env = "TALON_MIN_IDLE_TIMEOUT_SECS", default_value_t = d::MIN_IDLE_TIMEOUT_SECS, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub min_idle_timeout_secs: u64,
     /// Most bytes of file content one sandbox snapshot (CreateSnapshot, ForkSandbox) may hold, in MiB.
-    #[arg(long, env = "TALON_MAX_SNAPSHOT_MIB", default_value_t = 10240, value_parser = clap::value_parser!(i64).range(1..=1 << 30))]
+    #[arg(long, env = "TALON_MAX_SNAPSHOT_MIB", default_value_t = d::MAX_SNAPSHOT_MIB, value_parser = clap::value_parser!(i64).range(1..=1 << 30))]
     pub max_snapshot_mib: i64,
     /// Most bytes of snapshots one tenant may keep, in MiB (a snapshot that would pass it is refused with RESOURCE_EXHAUSTED).
-    #[arg(long, env = "TALON_TENANT_SNAPSHOT_MIB", default_value_t = 51200, value_parser = clap::value_parser!(i64).range(1..=1 << 30))]
+    #[arg(long, env = "TALON_TENANT_SNAPSHOT_MIB", default_value_t = d::TENANT_SNAPSHOT_MIB, value_parser = clap::value_parser!(i64).range(1..=1 << 30))]
     pub tenant_snapshot_mib: i64,
     /// Most snapshots (and forks) one tenant takes at once; each reserves its bytes of the tenant's snapshot quota while it is copied (RESOURCE_EXHAUSTED past it).
-    #[arg(long, env = "TALON_TENANT_CONCURRENT_SNAPSHOTS", default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=256))]
+    #[arg(long, env = "TALON_TENANT_CONCURRENT_SNAPSHOTS", default_value_t = d::TENANT_CONCURRENT_SNAPSHOTS, value_parser = clap::value_parser!(u32).range(1..=256))]
     pub tenant_concurrent_snapshots: u32,
     /// With several servers on one database: how long the server running the once-per-platform duties (timeouts, secret expiry) holds them without renewing (every second), so how long they may pause when it dies, in seconds.
-    #[arg(long, env = "TALON_DUTY_LEASE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(3..=300))]
+    #[arg(long, env = "TALON_DUTY_LEASE_SECS", default_value_t = d::DUTY_LEASE_SECS, value_parser = clap::value_parser!(u64).range(3..=300))]
     pub duty_lease_secs: u64,
     /// How often workers send heartbeats, in seconds.
-    #[arg(long, env = "TALON_WORKER_HEARTBEAT_SECS", default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=60))]
+    #[arg(long, env = "TALON_WORKER_HEARTBEAT_SECS", default_value_t = d::WORKER_HEARTBEAT_SECS, value_parser = clap::value_parser!(u64).range(1..=60))]
     pub worker_heartbeat_secs: u64,
     /// How long a worker's lease holds past the heartbeat that renewed it, in seconds (at least three heartbeats). A worker whose lease lapses is marked lost by the autopilot and stops its own sandboxes (fencing).
-    #[arg(long, env = "TALON_WORKER_LEASE_SECS", default_value_t = 20, value_parser = clap::value_parser!(u64).range(3..=3600))]
+    #[arg(long, env = "TALON_WORKER_LEASE_SECS", default_value_t = d::WORKER_LEASE_SECS, value_parser = clap::value_parser!(u64).range(3..=3600))]
     pub worker_lease_secs: u64,
     /// How long after a worker is found lost the autopilot moves its sandboxes to other workers, in seconds (at least 1: a stopped worker's fence keeper acts half a second after its lease).
-    #[arg(long, env = "TALON_FAILOVER_GRACE_SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    #[arg(long, env = "TALON_FAILOVER_GRACE_SECS", default_value_t = d::FAILOVER_GRACE_SECS, value_parser = clap::value_parser!(u64).range(1..=3600))]
     pub failover_grace_secs: u64,
     /// How long a worker that was lost gets no sandbox placed on it, in seconds: a flapping worker causes one wave of moves.
-    #[arg(long, env = "TALON_FAILOVER_COOLDOWN_SECS", default_value_t = 120, value_parser = clap::value_parser!(u64).range(0..=86400))]
+    #[arg(long, env = "TALON_FAILOVER_COOLDOWN_SECS", default_value_t = d::FAILOVER_COOLDOWN_SECS, value_parser = clap::value_parser!(u64).range(0..=86400))]
     pub failover_cooldown_secs: u64,
     /// What happens to a live sandbox whose worker is lost when its workspace cannot move with it (the `local` backend), for sandboxes that do not choose: `wait` (it runs on where it is, reachable again when its worker is back; nothing is lost) or `move` (its worker stops it and it starts on another worker with an EMPTY workspace).
-    #[arg(long, env = "TALON_FAILOVER_LOCAL", default_value = "wait", value_parser = ["wait", "move"])]
+    #[arg(long, env = "TALON_FAILOVER_LOCAL", default_value = d::FAILOVER_LOCAL, value_parser = ["wait", "move"])]
     pub failover_local: String,
     /// Most sandboxes the autopilot moves per second.
-    #[arg(long, env = "TALON_FAILOVER_RATE", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=10000))]
+    #[arg(long, env = "TALON_FAILOVER_RATE", default_value_t = d::FAILOVER_RATE, value_parser = clap::value_parser!(u32).range(1..=10000))]
     pub failover_rate: u32,
     /// A volume's size when CreateVolume names none, in MiB.
-    #[arg(long, env = "TALON_VOLUME_DEFAULT_MIB", default_value_t = 1024, value_parser = clap::value_parser!(i64).range(16..=16 << 20))]
+    #[arg(long, env = "TALON_VOLUME_DEFAULT_MIB", default_value_t = d::VOLUME_DEFAULT_MIB, value_parser = clap::value_parser!(i64).range(16..=16 << 20))]
     pub volume_default_mib: i64,
     /// The largest volume CreateVolume makes, in MiB.
-    #[arg(long, env = "TALON_VOLUME_MAX_MIB", default_value_t = 64 << 10, value_parser = clap::value_parser!(i64).range(16..=16 << 20))]
+    #[arg(long, env = "TALON_VOLUME_MAX_MIB", default_value_t = d::VOLUME_MAX_MIB, value_parser = clap::value_parser!(i64).range(16..=16 << 20))]
     pub volume_max_mib: i64,
     /// Most volumes one tenant keeps.
-    #[arg(long, env = "TALON_VOLUMES_PER_TENANT", default_value_t = 100, value_parser = clap::value_parser!(u64).range(0..=100000))]
+    #[arg(long, env = "TALON_VOLUMES_PER_TENANT", default_value_t = d::VOLUMES_PER_TENANT, value_parser = clap::value_parser!(u64).range(0..=100000))]
     pub volumes_per_tenant: u64,
     /// Largest pool size PrewarmImage may ask of each worker.
-    #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = 32)]
+    #[arg(long, env = "TALON_MAX_PREWARM_POOL_SIZE", default_value_t = d::MAX_PREWARM_POOL_SIZE)]
     pub max_prewarm_pool_size: i32,
     /// Wrong passwords in a row after which an email is locked out of signing in (0: never).
-    #[arg(long, env = "TALON_LOGIN_MAX_FAILURES", default_value_t = 5)]
+    #[arg(long, env = "TALON_LOGIN_MAX_FAILURES", default_value_t = d::LOGIN_MAX_FAILURES)]
     pub login_max_failures: u32,
     /// The first lockout, in seconds; each further failure doubles it, up to 15 minutes.
-    #[arg(long, env = "TALON_LOGIN_LOCKOUT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=86400))]
+    #[arg(long, env = "TALON_LOGIN_LOCKOUT_SECS", default_value_t = d::LOGIN_LOCKOUT_SECS, value_parser = clap::value_parser!(u64).range(1..=86400))]
     pub login_lockout_secs: u64,
     /// Most of the connected workers' cpu, memory and sandbox slots one tenant may hold, over 0 and at most 1 (no cap); the platform tenant is not held to it.
-    #[arg(long, env = "TALON_TENANT_MAX_SHARE", default_value_t = 0.5, value_parser = parse_share)]
+    #[arg(long, env = "TALON_TENANT_MAX_SHARE", default_value_t = d::TENANT_MAX_SHARE, value_parser = parse_share)]
     pub tenant_max_share: f64,
     /// How placement counts a worker's room: `usage` (what its host reports in use, plus a floor for each sandbox placed since its last report) or `limits` (every sandbox at its limits, cpu times the overcommit).
-    #[arg(long, env = "TALON_PLACEMENT", default_value = "usage", value_parser = ["usage", "limits"])]
+    #[arg(long, env = "TALON_PLACEMENT", default_value = d::PLACEMENT, value_parser = ["usage", "limits"])]
     pub placement: String,
     /// With `usage` placement: the cpu a new or unreported sandbox counts for, in thousandths of a core.
-    #[arg(long, env = "TALON_PLACEMENT_CPU_FLOOR_MILLIS", default_value_t = 10, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, env = "TALON_PLACEMENT_CPU_FLOOR_MILLIS", default_value_t = d::PLACEMENT_CPU_FLOOR_MILLIS, value_parser = clap::value_parser!(i64).range(1..))]
     pub placement_cpu_floor_millis: i64,
     /// With `usage` placement: the memory a new or unreported sandbox counts for, in MiB.
-    #[arg(long, env = "TALON_PLACEMENT_MEMORY_FLOOR_MIB", default_value_t = 32, value_parser = clap::value_parser!(i64).range(1..))]
+    #[arg(long, env = "TALON_PLACEMENT_MEMORY_FLOOR_MIB", default_value_t = d::PLACEMENT_MEMORY_FLOOR_MIB, value_parser = clap::value_parser!(i64).range(1..))]
     pub placement_memory_floor_mib: i64,
     /// Most sandboxes the embedded worker takes (`up` only).
     #[arg(long, default_value_t = 500)]

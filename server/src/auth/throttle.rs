@@ -28,8 +28,8 @@ pub struct ThrottleConfig {
 impl Default for ThrottleConfig {
     fn default() -> Self {
         ThrottleConfig {
-            max_failures: 5,
-            lockout: Duration::from_secs(30),
+            max_failures: crate::config::defaults::LOGIN_MAX_FAILURES,
+            lockout: Duration::from_secs(crate::config::defaults::LOGIN_LOCKOUT_SECS),
             max_lockout: Duration::from_secs(900),
             forget_after: Duration::from_secs(900),
             max_entries: 100_000,
