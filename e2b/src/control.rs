@@ -26,7 +26,7 @@ type Result<T> = std::result::Result<T, ApiError>;
 /// A request to the server made with the caller's credential.
 pub(crate) fn req<T>(key: &str, msg: T) -> Result<tonic::Request<T>> {
     let mut r = tonic::Request::new(msg);
-    let v = format!("Bearer {key}").parse().map_err(|_| {
+    let v = crate::credential::bearer(key).ok_or_else(|| {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
             "the API key is not valid header text",

@@ -60,13 +60,19 @@ fn from_e2b_form(key: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
+/// A credential (an API key or a sandbox token) as the bearer of a call
+/// to the server: the one place the E2B edge builds it. None when it is
+/// not header text; the caller answers in its own protocol's shape.
+pub fn bearer(credential: &str) -> Option<tonic::metadata::MetadataValue<tonic::metadata::Ascii>> {
+    format!("Bearer {credential}").parse().ok()
+}
+
 /// Whether the server takes `credential` (an API key or a sandbox
 /// token); the request's connection counts as authenticated if it does.
 /// The refusal, or the server's absence, is the error.
 pub async fn check(e: &E2b, credential: &str, extensions: &http::Extensions) -> Result<(), Status> {
-    let bearer: tonic::metadata::MetadataValue<_> = format!("Bearer {credential}")
-        .parse()
-        .map_err(|_| Status::unauthenticated("the credential is not valid header text"))?;
+    let bearer = bearer(credential)
+        .ok_or_else(|| Status::unauthenticated("the credential is not valid header text"))?;
     e.checked
         .check(credential, || async {
             let mut req = tonic::Request::new(pb::WhoAmIRequest::default());

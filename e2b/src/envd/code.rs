@@ -200,7 +200,7 @@ pub async fn call(ctx: Ctx, method: Method, path: &str, body: Body) -> Response 
 /// no header value goes without, and the server refuses it).
 fn rq<T>(ctx: &Ctx, msg: T) -> tonic::Request<T> {
     let mut r = tonic::Request::new(msg);
-    if let Ok(v) = format!("Bearer {}", ctx.token).parse() {
+    if let Some(v) = crate::credential::bearer(&ctx.token) {
         r.metadata_mut().insert("authorization", v);
     }
     r

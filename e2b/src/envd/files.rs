@@ -98,9 +98,8 @@ fn credential(
             "missing X-Access-Token or signature",
         ));
     }
-    let v = format!("Bearer {}", ctx.token)
-        .parse()
-        .map_err(|_| plain(StatusCode::UNAUTHORIZED, "invalid X-Access-Token"))?;
+    let v = crate::credential::bearer(&ctx.token)
+        .ok_or_else(|| plain(StatusCode::UNAUTHORIZED, "invalid X-Access-Token"))?;
     Ok(("authorization", v))
 }
 

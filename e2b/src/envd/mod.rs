@@ -67,9 +67,8 @@ impl Ctx {
     /// A gRPC request carrying the sandbox's token.
     pub fn req<T>(&self, msg: T) -> Result<tonic::Request<T>, ConnectError> {
         let mut r = tonic::Request::new(msg);
-        let v = format!("Bearer {}", self.token)
-            .parse()
-            .map_err(|_| ConnectError::new(Code::Unauthenticated, "invalid X-Access-Token"))?;
+        let v = crate::credential::bearer(&self.token)
+            .ok_or_else(|| ConnectError::new(Code::Unauthenticated, "invalid X-Access-Token"))?;
         r.metadata_mut().insert("authorization", v);
         Ok(r)
     }

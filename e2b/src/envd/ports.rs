@@ -37,7 +37,7 @@ pub async fn forward(ctx: Ctx, port: u16, mut req: http::Request<Body>) -> Respo
         );
         return super::refuse(req.into_body(), no).await;
     };
-    let Ok(bearer) = format!("Bearer {token}").parse() else {
+    let Some(bearer) = crate::credential::bearer(&token) else {
         let no = plain(StatusCode::UNAUTHORIZED, "invalid access token");
         return super::refuse(req.into_body(), no).await;
     };
