@@ -131,27 +131,7 @@ except OSError as e:
     print("full", n, e.errno, flush=True)
 time.sleep(22)
 "#;
-    let mut bomb = s
-        .agent
-        .start_process(pb::StartProcessRequest {
-            command: vec!["python3".into(), "-c".into(), hold.into()],
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut out = Vec::new();
-    while !String::from_utf8_lossy(&out).contains('\n') {
-        let m = tokio::time::timeout(Duration::from_secs(20), bomb.message())
-            .await
-            .expect("the holder never filled the pids")
-            .unwrap()
-            .expect("the holder's stream ended");
-        if let Some(pb::process_event::Event::Output(o)) = m.event.unwrap().event {
-            out.extend(o.data);
-        }
-    }
-    let line = String::from_utf8_lossy(&out).into_owned();
+    let (mut bomb, line) = holding(&mut s, hold, Duration::from_secs(20)).await;
     assert!(line.starts_with("full"), "{line}");
     // Past tokio's keep-alive, so the agent has no spare blocking thread.
     tokio::time::sleep(Duration::from_secs(11)).await;
@@ -528,27 +508,7 @@ while q < 4096 and libc.mq_open(("/hog%d" % q).encode(), os.O_CREAT | os.O_RDWR,
 print("full", n, e, q, ctypes.get_errno(), flush=True)
 time.sleep(60)
 "#;
-        let mut st = hog
-            .agent
-            .start_process(pb::StartProcessRequest {
-                command: vec!["python3".into(), "-c".into(), fill.into()],
-                ..Default::default()
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let mut out = Vec::new();
-        while !String::from_utf8_lossy(&out).contains('\n') {
-            let m = tokio::time::timeout(Duration::from_secs(30), st.message())
-                .await
-                .unwrap_or_else(|_| panic!("{level}: the hog never filled its counters"))
-                .unwrap()
-                .unwrap_or_else(|| panic!("{level}: the hog ended: {out:?}"));
-            if let Some(pb::process_event::Event::Output(o)) = m.event.and_then(|e| e.event) {
-                out.extend(o.data);
-            }
-        }
-        let line = String::from_utf8_lossy(&out).into_owned();
+        let (st, line) = holding(&mut hog, fill, Duration::from_secs(30)).await;
         assert!(line.starts_with("full"), "{level}: {line}");
         // Host root.
         // SAFETY: plain system calls on fds and names of our own.
@@ -606,4 +566,35 @@ time.sleep(60)
         assert_eq!(ev.path, "/workspace/seen", "{level}");
         drop(st);
     }
+}
+
+/// Starts a Python script that takes something and holds it, and waits
+/// for the first line it prints (what it took); the process's stream, to
+/// keep it running, and that line.
+async fn holding(
+    s: &mut common::Sandbox,
+    script: &str,
+    within: Duration,
+) -> (tonic::Streaming<pb::StartProcessResponse>, String) {
+    let mut st = s
+        .agent
+        .start_process(pb::StartProcessRequest {
+            command: vec!["python3".into(), "-c".into(), script.into()],
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut out = Vec::new();
+    while !String::from_utf8_lossy(&out).contains('\n') {
+        let m = tokio::time::timeout(within, st.message())
+            .await
+            .unwrap_or_else(|_| panic!("{}: nothing printed: {out:?}", s.id))
+            .unwrap()
+            .unwrap_or_else(|| panic!("{}: the holder ended: {out:?}", s.id));
+        if let Some(pb::process_event::Event::Output(o)) = m.event.and_then(|e| e.event) {
+            out.extend(o.data);
+        }
+    }
+    (st, String::from_utf8_lossy(&out).into_owned())
 }
