@@ -275,12 +275,37 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// libcontainer says why a step failed only in its own log lines (the
+/// error it returns names the step): with `--log FILE`, as the worker
+/// runs it, its warnings and errors go to that file too, where the worker
+/// reads the tail of a failed run. Its container processes, forked from
+/// this one, write there before they exec.
+fn oci_log(args: &[String]) {
+    let Some(path) = args.windows(2).find(|w| w[0] == "--log").map(|w| &w[1]) else {
+        return;
+    };
+    let Ok(file) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+    else {
+        return;
+    };
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::sync::Mutex::new(file))
+        .with_max_level(tracing::Level::WARN)
+        .with_ansi(false)
+        .without_time()
+        .try_init();
+}
+
 fn main() -> anyhow::Result<()> {
     // `talon oci …` is the libcontainer runtime, run by the worker in a
     // child process. It must stay single-threaded: dispatch it before the
     // tokio runtime starts any thread.
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).map(String::as_str) == Some("oci") {
+        oci_log(&args);
         if let Err(e) = talon_worker::youki::main(&args[2..]) {
             eprintln!("talon oci: {e:#}");
             std::process::exit(1);
