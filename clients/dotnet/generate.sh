@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# Regenerates the .NET SDK's low-level layer, src/Talon.Sdk/Generated/,
+# from the committed OpenAPI 3.1 document with openapi-generator's C#
+# generator (pinned below, fetched from Maven Central into the repo's
+# gitignored .tools/ and checked against its SHA-256). The output is
+# checked in like the other SDKs' generated layers; running this again on
+# the same document gives the same files byte for byte.
+#
+# Options, and why:
+#   --library httpclient        System.Net.Http + Newtonsoft.Json: the only
+#                               library whose runtime needs nothing but
+#                               Json.NET (generichost wants System.Text.Json
+#                               and Microsoft.Extensions.*, restsharp
+#                               RestSharp, unityWebRequest Unity).
+#   targetFramework=netstandard2.0
+#                               what the SDK targets (the .csproj).
+#   supportsRetry=false         drops Polly (RetryConfiguration and its use
+#                               in ApiClient); failover is the SDK's own.
+#   validatable=false           drops System.ComponentModel.DataAnnotations.
+#   nonPublicApi=true           generated types are internal: the public
+#                               surface is the hand-written layer only (as
+#                               Go's internal/api and Python's _api).
+#   useDateTimeOffset=true      timestamps keep their offset (proto's are UTC).
+#   packageName=TalonGenerated  the namespaces (TalonGenerated.Api, .Client,
+#                               .Model); only those three folders are kept.
+#                               Not under Talon: C# looks a name up in the
+#                               enclosing namespaces before the file's
+#                               usings, so generated code in Talon.X would
+#                               bind its Sandbox to the SDK's Talon.Sandbox.
+#
+# Two edits after generating (the first checked, so that a generator version
+# that changes that code fails here instead of passing silently):
+#   1. `new DefaultContractResolver { NamingStrategy = new
+#      CamelCaseNamingStrategy { OverrideSpecifiedNames = false } }` becomes
+#      `new DefaultContractResolver()`: NamingStrategy is Json.NET 9+, and
+#      Debian's Json.NET (what Mono builds against here) is 6.0.8. It is the
+#      same contract: every generated member names its JSON field itself
+#      ([DataMember(Name = ...)]), and OverrideSpecifiedNames = false keeps
+#      those names, so the strategy never renamed anything. (The SDK sets
+#      its own settings on the client anyway: Wire.JsonSettings.)
+#   2. Each file starts with `#pragma warning disable`, as NSwag's output
+#      does: code we do not write is not held to warnings-as-errors (mcs
+#      warns CS0219 on an unused local in ApiClient.cs); the hand-written
+#      layer still is.
+#
+# TALON_TOOLS moves the tools cache (default: the repo's .tools/).
+set -euo pipefail
+cd "$(dirname "$0")"
+HERE=$PWD
+ROOT=$(cd ../.. && pwd)
+GEN_VERSION=7.25.0
+GEN_SHA256=41ce4f6b07f196676439d710759fa1ced7a08066d06ff1bf314681470289efae
+MVN_DEP_PLUGIN=org.apache.maven.plugins:maven-dependency-plugin:3.8.1
+DOC=$ROOT/gateway-rest/openapi/openapi.json
+TOOLS=${TALON_TOOLS:-$ROOT/.tools}
+JAR=$TOOLS/openapi-generator/openapi-generator-cli-$GEN_VERSION.jar
+OUT=$HERE/src/Talon.Sdk/Generated
+
+if [ ! -f "$JAR" ]; then
+  mvn -B -q -Dmaven.repo.local="$TOOLS/m2" "$MVN_DEP_PLUGIN:copy" \
+    -Dartifact="org.openapitools:openapi-generator-cli:$GEN_VERSION:jar" \
+    -DoutputDirectory="$TOOLS/openapi-generator"
+fi
+echo "$GEN_SHA256  $JAR" | sha256sum -c --quiet -
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+java -jar "$JAR" generate -i "$DOC" -g csharp -o "$tmp/out" \
+  --library httpclient \
+  --global-property apiTests=false,modelTests=false,apiDocs=false,modelDocs=false \
+  --additional-properties targetFramework=netstandard2.0,packageName=TalonGenerated,supportsRetry=false,validatable=false,nonPublicApi=true,useDateTimeOffset=true,hideGenerationTimestamp=true \
+  >"$tmp/log" 2>&1 || { cat "$tmp/log" >&2; exit 1; }
+
+src=$tmp/out/src/TalonGenerated
+# Edit 1 (see above); exactly four such resolvers in 7.25.0.
+n=$(grep -c 'NamingStrategy = new CamelCaseNamingStrategy' "$src/Client/ApiClient.cs" "$src/Model/AbstractOpenAPISchema.cs" | awk -F: '{s += $2} END {print s}')
+if [ "$n" != 4 ]; then
+  echo "generate.sh: expected 4 CamelCaseNamingStrategy resolvers, found $n; review edit 1" >&2
+  exit 1
+fi
+perl -0pi -e 's/new DefaultContractResolver\s*\{\s*NamingStrategy = new CamelCaseNamingStrategy\s*\{\s*OverrideSpecifiedNames = false\s*\}\s*\}/new DefaultContractResolver()/g' \
+  "$src/Client/ApiClient.cs" "$src/Model/AbstractOpenAPISchema.cs"
+if grep -rq NamingStrategy "$src"; then
+  echo "generate.sh: a NamingStrategy is left after edit 1" >&2
+  exit 1
+fi
+
+rm -rf "$OUT"
+mkdir -p "$OUT"
+for d in Api Client Model; do
+  mkdir -p "$OUT/$d"
+  for f in "$src/$d"/*.cs; do
+    # Edit 2 (see above).
+    { printf '// <auto-generated/> by clients/dotnet/generate.sh (openapi-generator %s)\n#pragma warning disable\n' "$GEN_VERSION"; cat "$f"; } >"$OUT/$d/$(basename "$f")"
+  done
+done
+echo "generated: $(find "$OUT" -name '*.cs' | wc -l) files in ${OUT#"$ROOT"/}"
