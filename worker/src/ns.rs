@@ -166,6 +166,13 @@ pub fn userns(base: u32, size: u32, owner: Option<u32>) -> std::io::Result<Owned
             "/proc/{pid}/ns/user"
         ))?))
     })();
+    // Killed, not told to end: a child another thread forked meanwhile
+    // holds a copy of our pipe's write end until its own parent lets it
+    // go, so an end-of-file could wait on that one, which could wait on
+    // ours (two sandboxes starting at once deadlocked so). The namespace
+    // lives on in the fd.
+    // SAFETY: a signal to our own child, which we reap next.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
     drop(hold_w);
     reap(pid);
     made
