@@ -92,32 +92,22 @@ pub async fn new_userns(path: std::path::PathBuf, base: u32, size: u32) -> anyho
 }
 
 /// A user namespace mapping ids 0..size to base..base+size, held by an fd.
-/// A forked child creates it and waits; the child only makes raw system
-/// calls, so forking from the multi-threaded worker is safe. With an
+/// A forked child creates it and waits until it is killed; the child only
+/// makes raw system calls, so forking from the multi-threaded worker is
+/// safe. With an
 /// `owner`, the child takes that host uid and gid (no groups) before it
 /// creates the namespace, which that uid then owns: see `new_userns`.
 pub fn userns(base: u32, size: u32, owner: Option<u32>) -> std::io::Result<OwnedFd> {
     let mut ready = [0i32; 2];
-    let mut hold = [0i32; 2];
-    // SAFETY: pipe2 fills the arrays with new fds.
-    unsafe {
-        if libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if libc::pipe2(hold.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            let e = std::io::Error::last_os_error();
-            libc::close(ready[0]);
-            libc::close(ready[1]);
-            return Err(e);
-        }
+    // SAFETY: pipe2 fills the array with new fds.
+    if unsafe { libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
     }
     // SAFETY: these fds are ours alone from here on.
-    let (ready_r, ready_w, hold_r, hold_w) = unsafe {
+    let (ready_r, ready_w) = unsafe {
         (
             OwnedFd::from_raw_fd(ready[0]),
             OwnedFd::from_raw_fd(ready[1]),
-            OwnedFd::from_raw_fd(hold[0]),
-            OwnedFd::from_raw_fd(hold[1]),
         )
     };
     // SAFETY: the child only calls async-signal-safe functions and _exit.
@@ -139,14 +129,12 @@ pub fn userns(base: u32, size: u32, owner: Option<u32>) -> std::io::Result<Owned
             let ok = dropped && libc::unshare(libc::CLONE_NEWUSER) == 0;
             let b = [u8::from(ok)];
             libc::write(ready_w.as_raw_fd(), b.as_ptr().cast(), 1);
-            libc::close(hold_w.as_raw_fd());
-            let mut x = [0u8; 1];
-            libc::read(hold_r.as_raw_fd(), x.as_mut_ptr().cast(), 1);
-            libc::_exit(0);
+            loop {
+                libc::pause();
+            }
         }
     }
     drop(ready_w);
-    drop(hold_r);
     let reap = |pid| {
         // SAFETY: waiting for our own child.
         unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
@@ -166,14 +154,13 @@ pub fn userns(base: u32, size: u32, owner: Option<u32>) -> std::io::Result<Owned
             "/proc/{pid}/ns/user"
         ))?))
     })();
-    // Killed, not told to end: a child another thread forked meanwhile
-    // holds a copy of our pipe's write end until its own parent lets it
-    // go, so an end-of-file could wait on that one, which could wait on
-    // ours (two sandboxes starting at once deadlocked so). The namespace
-    // lives on in the fd.
+    // Killed, not told to end by closing a pipe: a child another thread
+    // forked meanwhile holds a copy of every pipe until its own parent
+    // lets it go, so an end-of-file could wait on that one, which could
+    // wait on ours (two sandboxes starting at once deadlocked so). The
+    // namespace lives on in the fd.
     // SAFETY: a signal to our own child, which we reap next.
     unsafe { libc::kill(pid, libc::SIGKILL) };
-    drop(hold_w);
     reap(pid);
     made
 }
