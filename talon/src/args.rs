@@ -429,6 +429,9 @@ pub struct HostArgs {
     /// The smallest sandbox disk made, in MiB (a smaller diskMib gets this).
     #[arg(long, env = "TALON_DISK_MIN_MIB", default_value_t = 64, value_parser = clap::value_parser!(u64).range(16..))]
     pub disk_min_mib: u64,
+    /// How long a stop, a fence or a start waits, in seconds, for a sandbox's disk to be let go by every mount namespace that still holds a copy of its mount (a container being set up elsewhere holds one briefly); past it the start is refused rather than mount the disk twice.
+    #[arg(long, env = "TALON_DISK_RELEASE_WAIT_SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub disk_release_wait_secs: u64,
     /// A process's output log rotates past this many bytes, keeping the last file too (about twice this per process; a reconnect replays what is kept).
     #[arg(long, env = "TALON_PROCESS_LOG_BYTES", default_value_t = 8 << 20, value_parser = clap::value_parser!(u64).range(4096..=1 << 30))]
     pub process_log_bytes: u64,
@@ -501,6 +504,7 @@ impl HostArgs {
             disk: talon_worker::disk::DiskOptions {
                 min_mib: self.disk_min_mib,
                 bytes_per_inode: self.disk_bytes_per_inode,
+                release_wait: std::time::Duration::from_secs(self.disk_release_wait_secs),
                 ..Default::default()
             },
             agent: talon_worker::bundle::AgentOptions {

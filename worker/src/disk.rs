@@ -32,6 +32,10 @@ pub struct DiskOptions {
     pub min_mib: u64,
     /// One inode per this many bytes of disk: the inode limit.
     pub bytes_per_inode: u64,
+    /// How long an unmount or a mount waits for an earlier mount of the
+    /// same disk, held by another mount namespace, to let it go (see
+    /// `wait_released`).
+    pub release_wait: std::time::Duration,
 }
 
 impl Default for DiskOptions {
@@ -40,6 +44,7 @@ impl Default for DiskOptions {
             default_mib: 2048,
             min_mib: 64,
             bytes_per_inode: 16384,
+            release_wait: std::time::Duration::from_secs(30),
         }
     }
 }
@@ -177,6 +182,7 @@ fn copy_sparse(src: &Path, dst: &Path) -> io::Result<()> {
 }
 
 const LOOP_CTL_GET_FREE: libc::c_ulong = 0x4C82;
+const LOOP_GET_STATUS64: libc::c_ulong = 0x4C05;
 const LOOP_CONFIGURE: libc::c_ulong = 0x4C0A;
 const LO_FLAGS_AUTOCLEAR: u32 = 4;
 const LO_FLAGS_DIRECT_IO: u32 = 16;
@@ -259,7 +265,12 @@ fn attach(image: &File, name: &Path) -> io::Result<(PathBuf, OwnedFd)> {
 }
 
 /// Mounts the disk `image` at `at` (nosuid, nodev), unless something is
-/// mounted there already (a restarted worker finds it so).
+/// mounted there already (a restarted worker finds it so). Never a second
+/// live filesystem on one image: an earlier mount of it that another
+/// mount namespace still holds (see `wait_released`) is waited for, and
+/// if it stays, the mount is refused. Two ext4 instances on one file each
+/// write their own view of it: the second read a file the first had just
+/// written as zeros, and the first's late writes corrupt the second's.
 pub fn mount(image: &Path, at: &Path) -> anyhow::Result<()> {
     if crate::rootfs::mounts_under(at).iter().any(|m| m == at) {
         return Ok(());
@@ -272,6 +283,8 @@ pub fn mount(image: &Path, at: &Path) -> anyhow::Result<()> {
         .custom_flags(libc::O_CLOEXEC | libc::O_NOFOLLOW)
         .open(image)
         .map_err(|e| anyhow::anyhow!("sandbox disk {}: {e}", image.display()))?;
+    wait_released(&[identity(&file)?], image)
+        .map_err(|e| anyhow::anyhow!("{e:#}; not mounting it a second time"))?;
     let (dev, hold) = attach(&file, image)?;
     let data = c"noinit_itable,discard,errors=remount-ro";
     let r = rustix::mount::mount(
@@ -285,6 +298,110 @@ pub fn mount(image: &Path, at: &Path) -> anyhow::Result<()> {
     // filesystem is unmounted (or now, if the mount failed).
     drop(hold);
     r.map_err(|e| anyhow::anyhow!("mounting {} at {}: {e}", image.display(), at.display()))
+}
+
+/// A backing file as a loop device names it: its device (the kernel's
+/// `new_encode_dev`) and inode.
+pub type Backing = (u64, u64);
+
+fn identity(file: &File) -> io::Result<Backing> {
+    use std::os::unix::fs::MetadataExt;
+    let m = file.metadata()?;
+    let (major, minor) = (libc::major(m.dev()) as u64, libc::minor(m.dev()) as u64);
+    let dev = (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12);
+    Ok((dev, m.ino()))
+}
+
+/// What loop device `dev` (a path under /dev) is bound to, if anything.
+fn backing_of(dev: &Path) -> Option<Backing> {
+    let f = File::options()
+        .read(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NONBLOCK)
+        .open(dev)
+        .ok()?;
+    // SAFETY: all-zero is a valid loop_info64.
+    let mut info: LoopInfo64 = unsafe { std::mem::zeroed() };
+    // SAFETY: LOOP_GET_STATUS64 fills a loop_info64 we own.
+    let r = unsafe {
+        libc::ioctl(
+            f.as_raw_fd(),
+            LOOP_GET_STATUS64,
+            &mut info as *mut LoopInfo64,
+        )
+    };
+    (r == 0).then_some((info.device, info.inode))
+}
+
+/// The backing files of the loop devices that the mounts at `points`
+/// are made from (for `wait_released` after they are unmounted).
+pub fn backing_of_mounts(points: &[PathBuf]) -> Vec<Backing> {
+    let info = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    info.lines()
+        .filter(|l| {
+            l.split(' ')
+                .nth(4)
+                .is_some_and(|m| points.contains(&crate::rootfs::unescape(m)))
+        })
+        .filter_map(|l| l.split(" - ").nth(1)?.split(' ').nth(1))
+        .filter(|src| src.starts_with("/dev/loop"))
+        .filter_map(|src| backing_of(Path::new(src)))
+        .collect()
+}
+
+/// Loop devices bound to one of `files`.
+fn bound(files: &[Backing]) -> Vec<PathBuf> {
+    let Ok(dir) = std::fs::read_dir("/sys/block") else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n.to_string_lossy().starts_with("loop"))
+        .filter(|n| Path::new("/sys/block").join(n).join("loop").exists())
+        .map(|n| Path::new("/dev").join(n))
+        .filter(|d| backing_of(d).is_some_and(|b| files.contains(&b)))
+        .collect()
+}
+
+static RELEASE_WAIT_MS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(30_000);
+
+/// Sets how long `wait_released` waits (`DiskOptions::release_wait`).
+pub fn set_release_wait(d: std::time::Duration) {
+    let ms = u64::try_from(d.as_millis()).unwrap_or(u64::MAX);
+    RELEASE_WAIT_MS.store(ms, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Waits until no loop device is bound to any of `files`, that is, until
+/// every filesystem made from them is gone. An unmount in the worker's
+/// namespace returns at once while a copy of the mount lives on in
+/// another one (a container being set up elsewhere copies every host
+/// mount until it pivots into its root; a process that entered a
+/// namespace): the filesystem, its dirty data with it, goes only with
+/// the last copy. Errs (naming what holds it) after the release wait.
+pub fn wait_released(files: &[Backing], what: &Path) -> anyhow::Result<()> {
+    if files.is_empty() {
+        return Ok(());
+    }
+    let wait = std::time::Duration::from_millis(
+        RELEASE_WAIT_MS.load(std::sync::atomic::Ordering::Relaxed),
+    );
+    let start = std::time::Instant::now();
+    loop {
+        let held = bound(files);
+        if held.is_empty() {
+            return Ok(());
+        }
+        if start.elapsed() >= wait {
+            anyhow::bail!(
+                "the disk {} is still held by a mount in another namespace ({}) after {wait:?}",
+                what.display(),
+                held.iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 #[cfg(test)]

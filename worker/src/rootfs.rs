@@ -182,7 +182,7 @@ pub fn mount_shifted(
 }
 
 /// Undoes /proc/self/mountinfo's octal escapes (`\040` for a space).
-fn unescape(s: &str) -> PathBuf {
+pub(crate) fn unescape(s: &str) -> PathBuf {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -220,12 +220,16 @@ pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
 /// killed sandbox's processes and mount namespace going away): it
 /// returns only once the filesystem is written out and let go, which a
 /// fence needs before another worker mounts the same shared disk. A lazy
-/// one (MNT_DETACH) only after that.
+/// one (MNT_DETACH) only after that. Then, for the disks among them,
+/// until no other mount namespace holds them either (see
+/// `disk::wait_released`).
 pub fn unmount_under(dir: &Path) -> anyhow::Result<()> {
+    let mut disks = Vec::new();
     for round in 0..8 {
         let mut ms = mounts_under(dir);
+        disks.extend(crate::disk::backing_of_mounts(&ms));
         if ms.is_empty() {
-            return Ok(());
+            return crate::disk::wait_released(&disks, dir);
         }
         ms.sort_by_key(|m| std::cmp::Reverse(m.components().count()));
         for m in ms {

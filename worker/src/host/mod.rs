@@ -163,6 +163,7 @@ impl SandboxHost {
         traversable(&root)?;
         let sealed = seal_agent(data_dir, agent)?;
         let images = ImageStore::new(data_dir, opts.max_image_bytes)?;
+        crate::disk::set_release_wait(opts.disk.release_wait);
         let disks = crate::disk::Templates::new(data_dir.join("disk-templates"), opts.disk)?;
         let shared = match &opts.shared_disks {
             Some(dir) => Some(Arc::new(crate::shared::SharedDisks::new(dir.clone())?)),
