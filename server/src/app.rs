@@ -6,6 +6,7 @@ use crate::config::ServerConfig;
 use crate::db::entity::sandbox;
 use crate::metrics::Metrics;
 use crate::workers::WorkerHub;
+use crate::workers::calls::WorkerCalls;
 use sea_orm::DatabaseConnection;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -31,37 +32,39 @@ pub enum EventKind {
     AutoResumed,
 }
 
+/// The control plane's components, each a handle with its own API; the
+/// fields are private, so what a handler or domain function uses is named
+/// by the accessor it calls.
 pub struct App {
-    pub db: DatabaseConnection,
+    db: DatabaseConnection,
     /// The audit log's queue (its writer task stores it).
-    pub audit: crate::audit::AuditLog,
-    pub jwt: JwtKeys,
+    audit: crate::audit::AuditLog,
+    jwt: JwtKeys,
     /// Signs preview links (DATA_DIR/keys/preview.key).
-    pub preview: crate::auth::preview::PreviewKeys,
-    pub config: ServerConfig,
-    pub hub: WorkerHub,
-    pub metrics: Metrics,
-    pub events: broadcast::Sender<SandboxEvent>,
-    pub platform_tenant_id: Arc<std::sync::RwLock<String>>,
+    preview: crate::auth::preview::PreviewKeys,
+    config: ServerConfig,
+    /// The sessions of the workers connected here.
+    hub: WorkerHub,
+    /// Every call to a worker (`workers::calls`).
+    workers: Arc<dyn WorkerCalls>,
+    metrics: Metrics,
+    events: broadcast::Sender<SandboxEvent>,
+    platform_tenant_id: Arc<std::sync::RwLock<String>>,
     /// Encrypts tenant secrets at rest (DATA_DIR/keys/secrets.key).
-    pub secrets_key: [u8; 32],
-    /// Presented to workers' data planes (DATA_DIR/keys/worker.token).
-    pub worker_token: String,
+    secrets_key: [u8; 32],
     /// Presented to the other servers on the database (auth::peer_token).
-    pub peer_token: String,
-    /// One HTTP/2 channel per worker data plane, reused by every call.
-    pub data_channels: Mutex<HashMap<String, tonic::transport::Channel>>,
+    peer_token: String,
     /// Recently authenticated principals; cleared when a user or key changes.
-    pub principals: Arc<ShortCache<crate::auth::Principal>>,
+    principals: Arc<ShortCache<crate::auth::Principal>>,
     /// Running sandboxes' rows for GetSandbox and the data-plane calls;
     /// forgotten on every change to a sandbox (domain::sandboxes::publish).
-    pub running: ShortCache<sandbox::Model>,
+    running: ShortCache<sandbox::Model>,
     /// Tells the other servers on the same database what changed here.
-    pub peers: crate::peers::Peers,
+    peers: crate::peers::Peers,
     /// Failed sign-ins per email (see `auth::throttle`).
-    pub logins: crate::auth::throttle::LoginThrottle,
+    logins: crate::auth::throttle::LoginThrottle,
     /// Browsers watched for a crash, as "sandbox/pid" (domain::browser).
-    pub browser_watches: Mutex<std::collections::HashSet<String>>,
+    browser_watches: Mutex<std::collections::HashSet<String>>,
     tenant_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
@@ -81,9 +84,25 @@ impl App {
         metrics: Metrics,
         keys: Keys,
     ) -> Arc<Self> {
+        let workers = Arc::new(crate::workers::calls::Remote::new(
+            keys.worker_token.clone(),
+        ));
+        Self::with_workers(db, jwt, config, metrics, keys, workers)
+    }
+
+    /// An app whose calls to workers go through `workers` (the domain's
+    /// unit tests pass a fake).
+    pub fn with_workers(
+        db: DatabaseConnection,
+        jwt: JwtKeys,
+        config: ServerConfig,
+        metrics: Metrics,
+        keys: Keys,
+        workers: Arc<dyn WorkerCalls>,
+    ) -> Arc<Self> {
         let Keys {
             secrets_key,
-            worker_token,
+            worker_token: _,
             peer_token,
             preview,
         } = keys;
@@ -91,6 +110,7 @@ impl App {
         Arc::new(App {
             audit: crate::audit::AuditLog::start(db.clone()),
             hub: WorkerHub::new(metrics.clone()),
+            workers,
             db,
             jwt,
             preview,
@@ -99,8 +119,6 @@ impl App {
             platform_tenant_id: Arc::new(std::sync::RwLock::new(String::new())),
             secrets_key,
             peer_token,
-            worker_token,
-            data_channels: Mutex::new(HashMap::new()),
             principals: Arc::new(ShortCache::new(config.auth_cache_ttl)),
             running: ShortCache::new(config.sandbox_cache_ttl),
             peers: Default::default(),
@@ -137,29 +155,78 @@ impl App {
             .send(crate::peers::Stale::Sandbox(id.to_string()));
     }
 
-    /// The HTTP/2 channel to a worker's data plane (or a peer server),
-    /// made once and reused by every call (agent calls and image imports
-    /// alike).
-    pub fn data_channel(&self, addr: &str) -> crate::error::Result<tonic::transport::Channel> {
-        let mut cache = self.data_channels.lock().expect("lock");
-        if let Some(c) = cache.get(addr) {
-            return Ok(c.clone());
-        }
-        // A worker's data plane is host:port; a peer server's, a URL.
-        let url = if addr.contains("://") {
-            addr.to_string()
-        } else {
-            format!("http://{addr}")
-        };
-        let c = tonic::transport::Endpoint::from_shared(url)
-            .map_err(|e| crate::error::Error::Internal(format!("worker address: {e}")))?
-            .tcp_nodelay(true)
-            .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
-            .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
-            .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
-            .connect_lazy();
-        cache.insert(addr.to_string(), c.clone());
-        Ok(c)
+    pub fn db(&self) -> &DatabaseConnection {
+        &self.db
+    }
+
+    pub fn audit(&self) -> &crate::audit::AuditLog {
+        &self.audit
+    }
+
+    pub fn jwt(&self) -> &JwtKeys {
+        &self.jwt
+    }
+
+    pub fn preview(&self) -> &crate::auth::preview::PreviewKeys {
+        &self.preview
+    }
+
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The sessions of the workers connected to this server: who is
+    /// here, what each offers and holds.
+    pub fn hub(&self) -> &WorkerHub {
+        &self.hub
+    }
+
+    /// Every call to a worker goes through here.
+    pub fn workers(&self) -> &dyn WorkerCalls {
+        self.workers.as_ref()
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    pub fn events(&self) -> &broadcast::Sender<SandboxEvent> {
+        &self.events
+    }
+
+    /// The platform tenant's id (set once it exists), shared with the
+    /// authenticator.
+    pub fn platform_tenant_id(&self) -> &Arc<std::sync::RwLock<String>> {
+        &self.platform_tenant_id
+    }
+
+    pub fn secrets_key(&self) -> &[u8; 32] {
+        &self.secrets_key
+    }
+
+    pub fn peer_token(&self) -> &str {
+        &self.peer_token
+    }
+
+    /// Shared with the authenticator.
+    pub fn principals(&self) -> &Arc<ShortCache<crate::auth::Principal>> {
+        &self.principals
+    }
+
+    pub fn running(&self) -> &ShortCache<sandbox::Model> {
+        &self.running
+    }
+
+    pub fn peers(&self) -> &crate::peers::Peers {
+        &self.peers
+    }
+
+    pub fn logins(&self) -> &crate::auth::throttle::LoginThrottle {
+        &self.logins
+    }
+
+    pub fn browser_watches(&self) -> &Mutex<std::collections::HashSet<String>> {
+        &self.browser_watches
     }
 
     /// Serializes quota-checked changes within one tenant on this server.
@@ -180,13 +247,19 @@ impl App {
     /// An app on a fresh SQLite database in a temporary directory, with
     /// no worker connected: for domain tests that need a store.
     pub async fn for_tests() -> (Arc<App>, tempfile::TempDir) {
+        let workers = Arc::new(crate::workers::calls::Remote::new("worker-token".into()));
+        Self::for_tests_with(workers).await
+    }
+
+    /// `for_tests`, with its calls to workers going to `workers`.
+    pub async fn for_tests_with(workers: Arc<dyn WorkerCalls>) -> (Arc<App>, tempfile::TempDir) {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut config = ServerConfig::with_defaults(dir.path().to_path_buf());
         config.database_url = crate::db::sqlite_url(dir.path());
         let db = crate::db::connect(&config.database_url)
             .await
             .expect("database");
-        let app = App::new(
+        let app = App::with_workers(
             db,
             JwtKeys::new(b"test-secret-test-secret-test-secret", 900),
             config,
@@ -197,6 +270,7 @@ impl App {
                 peer_token: "peer-token".into(),
                 preview: crate::auth::preview::PreviewKeys::new(b"preview-secret-preview-secret"),
             },
+            workers,
         );
         (app, dir)
     }

@@ -88,8 +88,8 @@ async fn in_flight(
 }
 
 async fn ready(State(app): State<Arc<App>>) -> (StatusCode, &'static str) {
-    let stmt = sea_orm::Statement::from_string(app.db.get_database_backend(), "SELECT 1");
-    match app.db.execute(stmt).await {
+    let stmt = sea_orm::Statement::from_string(app.db().get_database_backend(), "SELECT 1");
+    match app.db().execute(stmt).await {
         Ok(_) => (StatusCode::OK, "ready\n"),
         Err(_) => (StatusCode::SERVICE_UNAVAILABLE, "database unavailable\n"),
     }
@@ -103,6 +103,6 @@ async fn metrics(
             axum::http::header::CONTENT_TYPE,
             "text/plain; version=0.0.4",
         )],
-        app.metrics.render(),
+        app.metrics().render(),
     )
 }

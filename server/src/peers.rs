@@ -142,12 +142,12 @@ impl Peers {
 /// Applies an invalidation to this server's caches only.
 pub fn apply(app: &App, s: Option<Stale>) {
     match s {
-        Some(Stale::Principals) => app.principals.clear(),
-        Some(Stale::Sandbox(id)) => app.running.forget(&id),
-        Some(Stale::Event { sandbox_id, .. }) => app.running.forget(&sandbox_id),
+        Some(Stale::Principals) => app.principals().clear(),
+        Some(Stale::Sandbox(id)) => app.running().forget(&id),
+        Some(Stale::Event { sandbox_id, .. }) => app.running().forget(&sandbox_id),
         None => {
-            app.principals.clear();
-            app.running.clear();
+            app.principals().clear();
+            app.running().clear();
         }
     }
 }
@@ -179,16 +179,16 @@ pub async fn holder(app: &App, worker_id: &str) -> crate::error::Result<Option<S
     use crate::db::entity::{server, worker};
     use sea_orm::EntityTrait;
     let Some(w) = worker::Entity::find_by_id(worker_id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
     else {
         return Ok(None);
     };
-    if w.server_id.is_empty() || w.server_id == app.config.server_id {
+    if w.server_id.is_empty() || w.server_id == app.config().server_id {
         return Ok(None);
     }
     Ok(server::Entity::find_by_id(w.server_id)
-        .one(&app.db)
+        .one(app.db())
         .await?
         .filter(|s| s.heartbeat_at >= crate::db::now_ms() - ALIVE_MS && !s.address.is_empty())
         .map(|s| s.address))
@@ -205,28 +205,26 @@ pub async fn relay(
 ) -> crate::error::Result<talon_proto::talon::worker::v1::CommandResult> {
     use crate::error::Error;
     use talon_proto::talon::worker::v1 as wpb;
-    let channel = app.data_channel(address)?;
+    let channel = app.workers().channel(address)?;
     let mut req = tonic::Request::new(wpb::RelayCommandRequest {
         worker_id: worker_id.to_string(),
         command: Some(cmd),
         timeout_ms: timeout.as_millis() as i64,
     });
     req.set_timeout(timeout + Duration::from_secs(5));
-    let bearer = format!("Bearer {}", app.peer_token)
+    let bearer = format!("Bearer {}", app.peer_token())
         .parse()
         .map_err(|_| Error::Internal("the peer token is not a header value".into()))?;
     req.metadata_mut().insert("authorization", bearer);
     let r = wpb::worker_control_service_client::WorkerControlServiceClient::new(channel)
         .relay_command(req)
         .await
-        .map_err(|s| match s.code() {
-            tonic::Code::Unavailable | tonic::Code::DeadlineExceeded => Error::Unavailable(
-                format!("worker {worker_id}'s server ({address}): {}", s.message()),
-            ),
-            _ => Error::Internal(format!(
-                "relaying a command to worker {worker_id} through {address}: {}",
-                s.message()
-            )),
+        .map_err(|s| {
+            crate::workers::calls::error(
+                worker_id,
+                s.code(),
+                &format!("relayed through its server at {address}: {}", s.message()),
+            )
         })?;
     r.into_inner()
         .result
@@ -237,21 +235,21 @@ pub async fn relay(
 /// sends this server's invalidations and applies the other servers' until
 /// the process ends.
 pub fn serve(app: Arc<App>, url: String) {
-    if app.db.get_database_backend() != sea_orm::DbBackend::Postgres {
+    if app.db().get_database_backend() != sea_orm::DbBackend::Postgres {
         return;
     }
-    let origin = app.config.server_id.clone();
+    let origin = app.config().server_id.clone();
     let beat = app.clone();
     tokio::spawn(async move {
         use crate::db::entity::server;
         use sea_orm::sea_query::OnConflict;
         use sea_orm::{EntityTrait, Set};
-        let address = advertised(&beat.config);
+        let address = advertised(beat.config());
         let mut tick = tokio::time::interval(Duration::from_secs(1));
         loop {
             tick.tick().await;
             let row = server::ActiveModel {
-                id: Set(beat.config.server_id.clone()),
+                id: Set(beat.config().server_id.clone()),
                 address: Set(address.clone()),
                 heartbeat_at: Set(crate::db::now_ms()),
             };
@@ -261,7 +259,7 @@ pub fn serve(app: Arc<App>, url: String) {
                         .update_columns([server::Column::Address, server::Column::HeartbeatAt])
                         .to_owned(),
                 )
-                .exec(&beat.db)
+                .exec(beat.db())
                 .await;
             if let Err(e) = r {
                 tracing::warn!(error = %e, "this server's heartbeat was not recorded");
@@ -269,7 +267,7 @@ pub fn serve(app: Arc<App>, url: String) {
         }
     });
     let (tx, mut rx) = mpsc::unbounded_channel::<Stale>();
-    if app.peers.outbox.set(tx).is_err() {
+    if app.peers().outbox.set(tx).is_err() {
         return;
     }
     let sender = app.clone();
@@ -281,8 +279,8 @@ pub fn serve(app: Arc<App>, url: String) {
                 "SELECT pg_notify($1, $2)",
                 [CHANNEL.into(), s.encode(&me).into()],
             );
-            if let Err(e) = sender.db.execute(stmt).await {
-                sender.metrics.cache_notify_failures.inc();
+            if let Err(e) = sender.db().execute(stmt).await {
+                sender.metrics().cache_notify_failures.inc();
                 tracing::warn!(error = %e, "other servers not told of a change (their caches expire it within their ttl)");
             }
         }
@@ -310,7 +308,7 @@ pub fn serve(app: Arc<App>, url: String) {
                     Ok(Some(n)) => match Stale::decode(n.payload()) {
                         Some((from, _)) if from == origin => {}
                         Some((_, s)) => {
-                            app.metrics.cache_invalidations_received.inc();
+                            app.metrics().cache_invalidations_received.inc();
                             let event = match &s {
                                 Some(Stale::Event {
                                     kind,
@@ -345,7 +343,7 @@ pub fn serve(app: Arc<App>, url: String) {
 async fn rebroadcast(app: &App, kind: EventKind, id: &str, message: String) {
     match crate::domain::sandboxes::find(app, id).await {
         Ok(Some(row)) => {
-            let _ = app.events.send(crate::app::SandboxEvent {
+            let _ = app.events().send(crate::app::SandboxEvent {
                 sandbox: row,
                 kind,
                 message,

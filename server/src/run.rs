@@ -184,12 +184,12 @@ pub async fn start(
         db: db.clone(),
         jwt,
         worker_token_hash: sha256_hex(&worker_token),
-        peer_token_hash: sha256_hex(&app.peer_token),
-        platform_tenant_id: app.platform_tenant_id.clone(),
-        cache: app.principals.clone(),
-        preview: app.preview.clone(),
+        peer_token_hash: sha256_hex(app.peer_token()),
+        platform_tenant_id: app.platform_tenant_id().clone(),
+        cache: app.principals().clone(),
+        preview: app.preview().clone(),
     };
-    let access = AccessLayer::new(auth, app.audit.clone(), metrics.clone());
+    let access = AccessLayer::new(auth, app.audit().clone(), metrics.clone());
 
     let (health, health_svc) = tonic_health::server::health_reporter();
     health
@@ -268,7 +268,7 @@ pub async fn start(
         .add_service(WorkerControlServiceServer::new(api::worker::WorkerApi(
             app.clone(),
         )));
-    let audit = app.audit.clone();
+    let audit = app.audit().clone();
     let grpc = tokio::spawn(async move {
         router
             .serve_with_incoming_shutdown(incoming, async move {
@@ -290,7 +290,7 @@ pub async fn start(
 
     // Other servers on the same PostgreSQL hear what changes here, and
     // this one what changes there (peers.rs).
-    crate::peers::serve(app.clone(), app.config.database_url.clone());
+    crate::peers::serve(app.clone(), app.config().database_url.clone());
 
     // The once-per-platform duties run on the server holding their lease
     // (domain::lease): with several servers on one database, one at a time.
@@ -299,14 +299,14 @@ pub async fn start(
     tokio::spawn(async move {
         use crate::domain::lease;
         let me = server_id;
-        let ttl = reaper.config.duty_lease_ttl;
+        let ttl = reaper.config().duty_lease_ttl;
         let mut held: Option<i64> = None;
         let mut autopilot = crate::domain::autopilot::Autopilot::default();
         let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
         loop {
             tokio::select! {
                 _ = tick.tick() => {
-                    let now = match lease::acquire(&reaper.db, lease::DUTIES, &me, ttl).await {
+                    let now = match lease::acquire(reaper.db(), lease::DUTIES, &me, ttl).await {
                         Ok(h) => h.map(|h| h.epoch),
                         Err(e) => {
                             tracing::warn!(error = %e, "duties lease not renewed");
@@ -318,7 +318,7 @@ pub async fn start(
                             Some(epoch) => tracing::info!(server = %me, epoch, "this server runs the duties (timeouts, secret expiry, autopilot)"),
                             None => tracing::info!(server = %me, "another server runs the duties"),
                         }
-                        reaper.metrics.duties_leader.set(i64::from(now.is_some()));
+                        reaper.metrics().duties_leader.set(i64::from(now.is_some()));
                         held = now;
                     }
                     if held.is_none() {
@@ -336,7 +336,7 @@ pub async fn start(
                 }
                 _ = async { let _ = stop.wait_for(|s| *s).await; } => {
                     if held.is_some() {
-                        let _ = lease::release(&reaper.db, lease::DUTIES, &me).await;
+                        let _ = lease::release(reaper.db(), lease::DUTIES, &me).await;
                     }
                     break;
                 }

@@ -13,6 +13,10 @@ use std::time::Duration;
 use talon_proto::talon::worker::v1 as wpb;
 use tokio::sync::{mpsc, oneshot};
 
+pub mod calls;
+#[cfg(test)]
+pub mod fake;
+
 pub type SessionTx = mpsc::Sender<std::result::Result<wpb::SessionResponse, tonic::Status>>;
 
 struct Conn {
@@ -323,57 +327,4 @@ pub fn command(sandbox_id: &str, generation: i64, action: wpb::command::Action) 
         generation,
         action: Some(action),
     }
-}
-
-/// A worker's failed command as the API's error: a refusal keeps its
-/// meaning (a stale generation is ABORTED), a failure of the host or its
-/// runtime is FAILED_PRECONDITION.
-pub fn command_error(code: i32, message: &str) -> Error {
-    match tonic::Code::from_i32(code) {
-        tonic::Code::Aborted => Error::Aborted(format!("worker: {message}")),
-        tonic::Code::NotFound => {
-            Error::FailedPrecondition(format!("the worker does not hold it: {message}"))
-        }
-        tonic::Code::InvalidArgument => Error::InvalidArgument(format!("worker: {message}")),
-        tonic::Code::Internal => Error::Internal(format!("worker: {message}")),
-        _ => Error::FailedPrecondition(format!("worker refused: {message}")),
-    }
-}
-
-/// Whether a failed command's code says the sandbox itself failed (the
-/// runtime could not do it), as opposed to the worker refusing it.
-pub fn sandbox_failed(code: i32) -> bool {
-    tonic::Code::from_i32(code) == tonic::Code::FailedPrecondition
-}
-
-/// A call to a worker's data plane: the worker token as its bearer (the
-/// one place it is presented).
-pub fn worker_request<T>(msg: T, token: &str) -> tonic::Request<T> {
-    let mut r = tonic::Request::new(msg);
-    r.metadata_mut().insert(
-        "authorization",
-        format!("Bearer {token}").parse().expect("ascii token"),
-    );
-    r
-}
-
-/// A call to a worker's data plane about one sandbox: the worker token,
-/// and the sandbox and generation the worker fences it by.
-pub fn data_request<T>(
-    msg: T,
-    token: &str,
-    sandbox_id: &str,
-    generation: i64,
-) -> tonic::Request<T> {
-    let mut r = worker_request(msg, token);
-    let m = r.metadata_mut();
-    m.insert(
-        talon_core::wire::SANDBOX_HEADER,
-        sandbox_id.parse().expect("ascii id"),
-    );
-    m.insert(
-        talon_core::wire::GENERATION_HEADER,
-        tonic::metadata::MetadataValue::from(generation),
-    );
-    r
 }

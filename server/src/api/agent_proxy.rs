@@ -35,8 +35,12 @@ pub(super) struct Route {
 }
 
 impl Route {
-    pub(super) fn request<T>(&self, msg: T, token: &str) -> Request<T> {
-        crate::workers::data_request(msg, token, &self.sandbox_id, self.generation)
+    pub(super) fn request<T>(
+        &self,
+        msg: T,
+        workers: &dyn crate::workers::calls::WorkerCalls,
+    ) -> Request<T> {
+        crate::workers::calls::sandbox_request(workers, msg, &self.sandbox_id, self.generation)
     }
 }
 
@@ -69,7 +73,7 @@ impl AgentProxy {
                     row.id
                 ))
             })?;
-        let channel = self.0.data_channel(&addr)?;
+        let channel = self.0.workers().channel(&addr)?;
         let client = SandboxAgentServiceClient::new(channel)
             .max_decoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES)
             .max_encoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES);
@@ -81,8 +85,8 @@ impl AgentProxy {
         })
     }
 
-    pub(super) fn token(&self) -> &str {
-        &self.0.worker_token
+    pub(super) fn workers(&self) -> &dyn crate::workers::calls::WorkerCalls {
+        self.0.workers()
     }
 
     /// The sandbox a signed file URL's token opens for this path,
@@ -116,7 +120,7 @@ impl AgentProxy {
                 FileOp::Read => "read",
                 FileOp::Write => "write",
             };
-            self.0.preview.verify_file_signature(
+            self.0.preview().verify_file_signature(
                 &crate::auth::sandbox_token::FileSignature {
                     sandbox_id: &row.id,
                     tenant_id: &row.tenant_id,
@@ -142,7 +146,7 @@ impl AgentProxy {
             };
             return Ok((row, claims));
         }
-        let claims = self.0.preview.verify_file(token, id, path, op)?;
+        let claims = self.0.preview().verify_file(token, id, path, op)?;
         let row = sandboxes::find(&self.0, id)
             .await?
             .filter(|r| r.tenant_id == claims.tid)
@@ -185,7 +189,7 @@ macro_rules! unary {
             .await?;
         let resp = route
             .client
-            .$method(route.request($req.into_inner(), $self.token()))
+            .$method(route.request($req.into_inner(), $self.workers()))
             .await?;
         Ok(with_resource(Response::new(resp.into_inner()), id))
     }};
@@ -196,7 +200,7 @@ macro_rules! unary {
             .await?;
         let resp = route
             .client
-            .$method(route.request($req.into_inner(), $self.token()))
+            .$method(route.request($req.into_inner(), $self.workers()))
             .await?;
         Ok(Response::new(resp.into_inner()))
     }};
@@ -210,7 +214,7 @@ macro_rules! server_stream {
             .await?;
         let resp = route
             .client
-            .$method(route.request($req.into_inner(), $self.token()))
+            .$method(route.request($req.into_inner(), $self.workers()))
             .await?;
         Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
     }};
@@ -236,7 +240,7 @@ macro_rules! client_stream {
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client
-            .$method(route.request(out, $self.token()))
+            .$method(route.request(out, $self.workers()))
             .await?;
         (id, resp)
     }};
@@ -360,7 +364,7 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
         let mut route = self.route_to(row, "read_file").await?;
         let resp = route
             .client
-            .read_file(route.request(req.into_inner(), self.token()))
+            .read_file(route.request(req.into_inner(), self.workers()))
             .await?;
         Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
     }
@@ -402,13 +406,13 @@ impl pb::filesystem_service_server::FilesystemService for AgentProxy {
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client
-            .write_file(route.request(out, self.token()))
+            .write_file(route.request(out, self.workers()))
             .await;
         // The layer audits principals' calls; a token's is audited here,
         // in the name of whoever signed the URL.
         let code = resp.as_ref().map_or_else(|s| s.code(), |_| tonic::Code::Ok);
         self.0
-            .audit
+            .audit()
             .record(crate::audit::AuditRecord::by(
                 &claims.tid,
                 &claims.act,
@@ -505,7 +509,7 @@ impl pb::agent_service_server::AgentService for AgentProxy {
         };
         let resp = route
             .client
-            .run_agent(route.request(msg, self.token()))
+            .run_agent(route.request(msg, self.workers()))
             .await?;
         Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
     }
@@ -541,9 +545,9 @@ impl gpb::preview_tunnel_service_server::PreviewTunnelService for AgentProxy {
         let id = first.sandbox_id.clone();
         let row = match (token, principal) {
             (Some(t), _) => {
-                let checked = self.0.preview.verify(&t, &id, first.port);
+                let checked = self.0.preview().verify(&t, &id, first.port);
                 self.0
-                    .metrics
+                    .metrics()
                     .preview_tokens
                     .with_label_values(&[crate::auth::preview::outcome(&checked)])
                     .inc();
@@ -562,7 +566,7 @@ impl gpb::preview_tunnel_service_server::PreviewTunnelService for AgentProxy {
         let out = tokio_stream::iter(vec![first]).chain(rest);
         let resp = route
             .client
-            .open_preview(route.request(out, self.token()))
+            .open_preview(route.request(out, self.workers()))
             .await?;
         Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
     }

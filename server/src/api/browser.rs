@@ -23,7 +23,7 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
             .await?;
         let resp = route
             .client
-            .start_browser(route.request(req.into_inner(), self.token()))
+            .start_browser(route.request(req.into_inner(), self.workers()))
             .await?
             .into_inner();
         let b = resp.browser.unwrap_or_default();
@@ -38,7 +38,7 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
                     sandbox_id: id.clone(),
                     url_ttl: None,
                 },
-                self.token(),
+                self.workers(),
             );
             tokio::spawn(async move {
                 let ended = client
@@ -67,7 +67,7 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
             .await?;
         let resp = route
             .client
-            .get_browser(route.request(req.into_inner(), self.token()))
+            .get_browser(route.request(req.into_inner(), self.workers()))
             .await?
             .into_inner();
         let b = resp.browser.unwrap_or_default();
@@ -85,7 +85,7 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
             .await?;
         let resp = route
             .client
-            .stop_browser(route.request(req.into_inner(), self.token()))
+            .stop_browser(route.request(req.into_inner(), self.workers()))
             .await?
             .into_inner();
         let b = resp.browser.unwrap_or_default();
@@ -106,7 +106,7 @@ impl pb::browser_service_server::BrowserService for AgentProxy {
             .await?;
         let resp = route
             .client
-            .take_screenshot(route.request(req.into_inner(), self.token()))
+            .take_screenshot(route.request(req.into_inner(), self.workers()))
             .await?;
         Ok(Response::new(resp.into_inner()))
     }

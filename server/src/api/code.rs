@@ -14,7 +14,7 @@ macro_rules! forward {
             .await?;
         let resp = route
             .client
-            .$method(route.request($req.into_inner(), $self.token()))
+            .$method(route.request($req.into_inner(), $self.workers()))
             .await?;
         Ok(with_resource(Response::new(resp.into_inner()), id))
     }};
@@ -62,7 +62,7 @@ impl pb::code_service_server::CodeService for AgentProxy {
         let mut route = self.route(&principal(&req)?, &id, "run_code").await?;
         let resp = route
             .client
-            .run_code(route.request(req.into_inner(), self.token()))
+            .run_code(route.request(req.into_inner(), self.workers()))
             .await?;
         Ok(with_resource(Response::new(boxed(resp.into_inner())), id))
     }

@@ -83,12 +83,12 @@ impl SandboxService for SandboxApi {
         // An unset or zero wait_timeout takes the default.
         let wait = match r.wait_timeout.as_ref().map(duration).transpose()? {
             Some(d) if !d.is_zero() => d,
-            _ => self.0.config.default_wait_timeout,
+            _ => self.0.config().default_wait_timeout,
         };
-        if wait > self.0.config.max_wait_timeout {
+        if wait > self.0.config().max_wait_timeout {
             return Err(Error::InvalidArgument(format!(
                 "wait_timeout is at most {} s",
-                self.0.config.max_wait_timeout.as_secs()
+                self.0.config().max_wait_timeout.as_secs()
             ))
             .into());
         }

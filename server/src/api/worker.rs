@@ -55,7 +55,7 @@ impl WorkerControlService for WorkerApi {
             return Err(Status::invalid_argument("timeout_ms must be 1 to 600000"));
         }
         let timeout = std::time::Duration::from_millis(r.timeout_ms as u64);
-        let result = self.0.hub.call(&r.worker_id, cmd, timeout).await?;
+        let result = self.0.hub().call(&r.worker_id, cmd, timeout).await?;
         Ok(Response::new(wpb::RelayCommandResponse {
             result: Some(result),
         }))
@@ -94,7 +94,7 @@ impl WorkerControlService for WorkerApi {
 
         let (tx, rx) = tokio::sync::mpsc::channel(256);
         let worker_id = reg.worker_id.clone();
-        let session = app.hub.attach(
+        let session = app.hub().attach(
             &worker_id,
             tx.clone(),
             cap,
@@ -117,10 +117,10 @@ impl WorkerControlService for WorkerApi {
             message: Some(wpb::session_response::Message::Ack(wpb::RegisterAck {
                 worker_id: worker_id.clone(),
                 heartbeat_interval: Some(prost_types::Duration {
-                    seconds: app.config.heartbeat_interval.as_secs() as i64,
+                    seconds: app.config().heartbeat_interval.as_secs() as i64,
                     nanos: 0,
                 }),
-                lease: Some(duration(app.config.worker_lease)),
+                lease: Some(duration(app.config().worker_lease)),
             })),
         };
         let _ = tx.send(Ok(ack)).await;
@@ -157,10 +157,10 @@ impl WorkerControlService for WorkerApi {
                 match msg.message {
                     Some(wpb::session_request::Message::Heartbeat(hb)) => {
                         if hb.used.is_some() {
-                            app.hub.set_used(&worker_id, amount(hb.used));
+                            app.hub().set_used(&worker_id, amount(hb.used));
                         }
                         if let Some(p) = hb.pool {
-                            app.metrics.pool(&worker_id, &pool, &p);
+                            app.metrics().pool(&worker_id, &pool, &p);
                             pool = p;
                         }
                         if hb.held_sent {
@@ -201,7 +201,7 @@ impl WorkerControlService for WorkerApi {
                         let scope = FenceScope::from_number(hb.fence_scope as i64);
                         if scope == stored_scope
                             && last_beat.elapsed()
-                                < (app.config.heartbeat_interval / 2)
+                                < (app.config().heartbeat_interval / 2)
                                     .min(std::time::Duration::from_secs(1))
                         {
                             continue;
@@ -216,7 +216,7 @@ impl WorkerControlService for WorkerApi {
                                     message: Some(wpb::session_response::Message::Lease(
                                         wpb::LeaseRenewed {
                                             seq: hb.seq,
-                                            valid_for: Some(duration(app.config.worker_lease)),
+                                            valid_for: Some(duration(app.config().worker_lease)),
                                             fence: r.fence,
                                             fence_scope: r.scope.number(),
                                         },
@@ -230,7 +230,7 @@ impl WorkerControlService for WorkerApi {
                         }
                     }
                     Some(wpb::session_request::Message::Result(r)) => {
-                        if !app.hub.resolve(&worker_id, r.clone()) {
+                        if !app.hub().resolve(&worker_id, r.clone()) {
                             // Nobody waits (it timed out): still apply what it says.
                             if let Some(s) = r.status {
                                 let _ = sandboxes::apply_status(&app, &worker_id, &s).await;
@@ -247,7 +247,7 @@ impl WorkerControlService for WorkerApi {
                     }
                 }
             }
-            app.hub.detach(&worker_id, session);
+            app.hub().detach(&worker_id, session);
             tracing::info!(worker = %worker_id, "worker disconnected");
         });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))

@@ -25,7 +25,7 @@ pub struct AuditQuery {
 /// One page, newest first (`limit + 1` rows, for the caller's paging).
 /// Records of calls made before this one are stored first.
 pub async fn list(app: &App, p: &Principal, q: &AuditQuery) -> Result<Vec<audit_event::Model>> {
-    app.audit.flush().await;
+    app.audit().flush().await;
     let mut s = audit_event::Entity::find();
     // Owners see their own tenant; platform admins any, or one they name.
     if !p.platform_admin {
@@ -51,6 +51,6 @@ pub async fn list(app: &App, p: &Principal, q: &AuditQuery) -> Result<Vec<audit_
     Ok(s.order_by_desc(audit_event::Column::Id)
         .offset(q.offset)
         .limit(q.limit + 1)
-        .all(&app.db)
+        .all(app.db())
         .await?)
 }

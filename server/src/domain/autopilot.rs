@@ -63,16 +63,16 @@ impl Autopilot {
     /// once their grace period is over. Runs every second on the server
     /// holding the duties lease.
     pub async fn tick(&mut self, app: &Arc<App>) -> Result<()> {
-        let now = db_now_ms(&app.db).await?;
+        let now = db_now_ms(app.db()).await?;
         self.mark_lost(app, now).await?;
-        let grace = app.config.failover_grace.as_millis() as i64;
+        let grace = app.config().failover_grace.as_millis() as i64;
         let due = worker::Entity::find()
             .filter(worker::Column::LostAt.gt(0))
             .filter(worker::Column::LostAt.lte(now - grace))
             .order_by_asc(worker::Column::LostAt)
-            .all(&app.db)
+            .all(app.db())
             .await?;
-        let mut budget = app.config.failover_rate.max(1) as u64;
+        let mut budget = app.config().failover_rate.max(1) as u64;
         let mut waiting = 0i64;
         let live: Vec<&str> = MOVED.iter().map(|s| s.as_str()).collect();
         for w in due {
@@ -97,7 +97,7 @@ impl Autopilot {
                     .filter(worker::Column::Id.eq(&w.id))
                     .filter(worker::Column::LostAt.eq(w.lost_at))
                     .filter(worker::Column::MovingSince.eq(0))
-                    .exec(&app.db)
+                    .exec(app.db())
                     .await?;
                 if res.rows_affected == 1 {
                     tracing::info!(worker = %w.id, "a lost worker came back within its grace period; its sandboxes stay");
@@ -113,11 +113,11 @@ impl Autopilot {
                     .col_expr(worker::Column::LastMovedAt, Expr::value(now))
                     .filter(worker::Column::Id.eq(&w.id))
                     .filter(worker::Column::LostAt.eq(w.lost_at))
-                    .exec(&app.db)
+                    .exec(app.db())
                     .await?;
             }
             if self.waves.insert(key) {
-                app.metrics.failover.waves.inc();
+                app.metrics().failover.waves.inc();
                 tracing::warn!(worker = %w.id, sandboxes = rows.len(), "moving the sandboxes of a lost worker");
                 audit(app, "", "autopilot.MoveLostWorker", &w.id, Code::Ok).await;
             }
@@ -129,22 +129,22 @@ impl Autopilot {
                 let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
                 match super::sandboxes::move_to(app, row, None, Some(w.lost_at)).await {
                     Ok(fresh) => {
-                        app.metrics.failover.moved.inc();
+                        app.metrics().failover.moved.inc();
                         tracing::info!(sandbox = %id, from = %w.id, to = ?fresh.worker_id, generation = fresh.generation, "sandbox moved off a lost worker");
                         audit(app, &tenant, "autopilot.MoveSandbox", &id, Code::Ok).await;
                     }
                     Err(Error::Unavailable(_)) => waiting += 1,
                     Err(e) => {
-                        app.metrics.failover.move_failures.inc();
+                        app.metrics().failover.move_failures.inc();
                         tracing::warn!(sandbox = %id, from = %w.id, error = %e, "sandbox not moved; retrying");
                     }
                 }
             }
         }
-        app.metrics.failover.waiting.set(waiting);
+        app.metrics().failover.waiting.set(waiting);
         if waiting > 0 && !self.full {
             self.full = true;
-            app.metrics.failover.no_capacity.inc();
+            app.metrics().failover.no_capacity.inc();
             tracing::warn!(
                 waiting,
                 "no worker has room for the sandboxes of lost workers; retrying every second"
@@ -162,7 +162,7 @@ impl Autopilot {
             .filter(worker::Column::LostAt.eq(0))
             .filter(worker::Column::LeaseExpiresAt.gt(0))
             .filter(worker::Column::LeaseExpiresAt.lt(now))
-            .all(&app.db)
+            .all(app.db())
             .await?;
         for w in lapsed {
             lose(app, &w.id, now).await?;
@@ -178,7 +178,7 @@ impl Autopilot {
             .col_expr(worker::Column::MovingSince, Expr::value(0i64))
             .filter(worker::Column::Id.eq(&w.id))
             .filter(worker::Column::LostAt.eq(w.lost_at))
-            .exec(&app.db)
+            .exec(app.db())
             .await?;
         if res.rows_affected == 1 && self.waves.contains(&(w.id.clone(), w.lost_at)) {
             tracing::info!(worker = %w.id, "every live sandbox of the lost worker was moved");
@@ -203,7 +203,7 @@ async fn movable(
         .filter(sandbox::Column::WorkerId.eq(&w.id))
         .filter(sandbox::Column::State.is_in(live.to_vec()))
         .order_by_asc(sandbox::Column::CreatedAt)
-        .all(&app.db)
+        .all(app.db())
         .await?;
     let mut out = Vec::new();
     for row in rows {
@@ -233,7 +233,7 @@ pub async fn recover_missing(
         .filter(sandbox::Column::WorkerId.eq(worker_id))
         .filter(sandbox::Column::State.is_in(live))
         .filter(sandbox::Column::UpdatedAt.lt(before))
-        .all(&app.db)
+        .all(app.db())
         .await?;
     for row in rows.into_iter().filter(|r| !held.contains(&r.id)) {
         let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
@@ -247,7 +247,7 @@ pub async fn recover_missing(
         };
         match moved {
             Ok(_) => {
-                app.metrics.failover.moved.inc();
+                app.metrics().failover.moved.inc();
                 audit(app, &tenant, "autopilot.MoveSandbox", &id, Code::Ok).await;
             }
             Err(e) => tracing::warn!(sandbox = %id, error = %e, "not moved"),
@@ -265,7 +265,7 @@ pub async fn recover_missing(
 pub async fn restart_fenced(app: &Arc<App>, row: sandbox::Model) -> Result<()> {
     let moving = match &row.worker_id {
         Some(w) => worker::Entity::find_by_id(w.clone())
-            .one(&app.db)
+            .one(app.db())
             .await?
             .is_some_and(|w| w.moving_since > 0),
         None => false,
@@ -286,7 +286,7 @@ pub async fn restart_fenced(app: &Arc<App>, row: sandbox::Model) -> Result<()> {
         }
         other => other,
     }?;
-    app.metrics.failover.moved.inc();
+    app.metrics().failover.moved.inc();
     tracing::info!(sandbox = %id, to = ?moved.worker_id, generation = moved.generation, "a fenced sandbox was started again");
     audit(app, &tenant, "autopilot.RestartFenced", &id, Code::Ok).await;
     Ok(())
@@ -302,10 +302,10 @@ async fn lose(app: &App, worker_id: &str, now: i64) -> Result<()> {
         .filter(worker::Column::Id.eq(worker_id))
         .filter(worker::Column::LostAt.eq(0))
         .filter(worker::Column::LeaseExpiresAt.lt(now))
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     if res.rows_affected == 1 {
-        app.metrics.failover.workers_lost.inc();
+        app.metrics().failover.workers_lost.inc();
         tracing::warn!(worker = %worker_id, "worker lost: its lease lapsed");
         audit(
             app,
@@ -320,10 +320,10 @@ async fn lose(app: &App, worker_id: &str, now: i64) -> Result<()> {
 }
 
 async fn audit(app: &App, tenant: &str, method: &str, resource: &str, code: Code) {
-    app.audit
+    app.audit()
         .record(AuditRecord::by(
             tenant,
-            &format!("autopilot:{}", app.config.server_id),
+            &format!("autopilot:{}", app.config().server_id),
             method,
             resource,
             code,

@@ -45,10 +45,10 @@ pub fn with_urls(
             b.cdp_port
         )));
     }
-    let (token, exp) = app.preview.issue_cdp(sandbox_id, tenant_id, ttl)?;
+    let (token, exp) = app.preview().issue_cdp(sandbox_id, tenant_id, ttl)?;
     let base = format!(
         "{}/cdp/{sandbox_id}/{token}",
-        app.config.public_url.trim_end_matches('/')
+        app.config().public_url.trim_end_matches('/')
     );
     // ws://127.0.0.1:9222/devtools/browser/<id> -> the same path here.
     let path = raw_ws
@@ -76,7 +76,7 @@ pub fn with_urls(
 /// when one is already watching it (every StartBrowser of a running
 /// browser would otherwise add a watcher and an event).
 pub fn begin_watch(app: &App, sandbox_id: &str, pid: i32) -> bool {
-    app.browser_watches
+    app.browser_watches()
         .lock()
         .expect("browser watches")
         .insert(format!("{sandbox_id}/{pid}"))
@@ -86,14 +86,14 @@ pub fn begin_watch(app: &App, sandbox_id: &str, pid: i32) -> bool {
 /// a crash is published as a sandbox event (WatchSandboxEvents) and
 /// counted.
 pub async fn end_watch(app: &App, sandbox_id: &str, pid: i32, ended: Option<pb::Browser>) {
-    app.browser_watches
+    app.browser_watches()
         .lock()
         .expect("browser watches")
         .remove(&format!("{sandbox_id}/{pid}"));
     let Some(b) = ended.filter(|b| b.state == pb::BrowserState::Crashed as i32) else {
         return;
     };
-    app.metrics.browser_crashes.inc();
+    app.metrics().browser_crashes.inc();
     if let Ok(Some(row)) = crate::domain::sandboxes::find(app, sandbox_id).await {
         app.emit(crate::app::SandboxEvent {
             sandbox: row,

@@ -81,7 +81,7 @@ pub async fn scope_for(app: &App, id: &str, now: i64) -> Result<FenceScope> {
         .filter(worker::Column::LeaseExpiresAt.gt(now))
         .filter(worker::Column::LostAt.eq(0))
         .filter(worker::Column::Draining.eq(false))
-        .all(&app.db)
+        .all(app.db())
         .await?;
     let shared = peers
         .iter()
@@ -102,7 +102,7 @@ pub fn moves_on_loss(app: &App, row: &sandbox::Model, w: &worker::Model) -> Resu
     Ok(fenced_at(
         FenceScope::from_number(w.fence_scope),
         WorkspaceBackend::parse(&w.workspace_backend)?,
-        worker_loss_of(row, app.config.failover_local)?,
+        worker_loss_of(row, app.config().failover_local)?,
     ))
 }
 

@@ -59,7 +59,7 @@ pub async fn list(app: &App, offset: u64, limit: u64) -> Result<(Vec<ImageView>,
             .order_by_asc(image::Column::Name)
             .offset(skip)
             .limit(take)
-            .all(&app.db)
+            .all(app.db())
             .await?
             .into_iter()
             .map(ImageView::from),
@@ -72,7 +72,7 @@ pub async fn get(app: &App, name: &str) -> Result<ImageView> {
         return Ok(builtin());
     }
     image::Entity::find_by_id(name.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .map(ImageView::from)
         .ok_or_else(|| Error::NotFound(format!("image {name:?}")))
@@ -97,7 +97,7 @@ pub async fn prewarm(
     name: &str,
     pool_size: i32,
 ) -> Result<mpsc::Receiver<PrewarmProgress>> {
-    let max = app.config.max_prewarm_pool_size;
+    let max = app.config().max_prewarm_pool_size;
     if !(0..=max).contains(&pool_size) {
         return Err(Error::InvalidArgument(format!(
             "pool_size must be between 0 (each worker's own) and {max}"
@@ -107,18 +107,18 @@ pub async fn prewarm(
         return Err(Error::NotFound(format!("image {name:?}")));
     }
     let workers: Vec<String> = app
-        .hub
+        .hub()
         .connected()
         .into_iter()
         .map(|(w, _)| w)
-        .filter(|w| app.hub.has_image(w, name))
+        .filter(|w| app.hub().has_image(w, name))
         .collect();
     if workers.is_empty() {
         return Err(Error::FailedPrecondition(format!(
             "no connected worker holds image {name:?}"
         )));
     }
-    let r = app.config.default_resources;
+    let r = app.config().default_resources;
     let spec = wpb::SandboxSpec {
         image: name.into(),
         resources: Some(talon_proto::v1::Resources {
@@ -136,7 +136,7 @@ pub async fn prewarm(
         ..Default::default()
     };
     // The worker answers when its pool is full or this has passed.
-    let timeout = app.config.worker_command_timeout;
+    let timeout = app.config().worker_command_timeout;
     let wait = timeout.saturating_sub(std::time::Duration::from_secs(5));
     let (tx, rx) = mpsc::channel(2 * workers.len());
     for w in workers {
@@ -162,7 +162,7 @@ pub async fn prewarm(
                     }),
                 })),
             };
-            let done = match app.hub.call(&w, cmd, timeout).await {
+            let done = match app.workers().command(&app, &w, cmd, timeout).await {
                 Ok(r) if r.code == 0 => progress("done", r.pool_ready, String::new()),
                 Ok(r) => progress("failed", r.pool_ready, r.message),
                 Err(e) => progress("failed", 0, e.to_string()),
@@ -176,20 +176,16 @@ pub async fn prewarm(
 pub async fn exists(app: &App, name: &str) -> Result<bool> {
     Ok(name == HOST_IMAGE
         || image::Entity::find_by_id(name.to_string())
-            .one(&app.db)
+            .one(app.db())
             .await?
             .is_some())
-}
-
-fn worker_request<T>(app: &App, msg: T) -> tonic::Request<T> {
-    crate::workers::worker_request(msg, &app.worker_token)
 }
 
 fn worker_client(
     app: &App,
     addr: &str,
 ) -> Result<WorkerImageServiceClient<tonic::transport::Channel>> {
-    Ok(WorkerImageServiceClient::new(app.data_channel(addr)?)
+    Ok(WorkerImageServiceClient::new(app.workers().channel(addr)?)
         .max_encoding_message_size(talon_core::wire::MAX_MESSAGE_BYTES))
 }
 
@@ -217,7 +213,7 @@ pub async fn import(
             "source_path must be an absolute path on the workers".into(),
         ));
     }
-    let targets = app.hub.data_planes();
+    let targets = app.hub().data_planes();
     if targets.is_empty() {
         return Err(Error::Unavailable(
             "no connected worker runs sandboxes, so none can hold an image".into(),
@@ -237,7 +233,8 @@ pub async fn import(
         let (tx, rx) = mpsc::channel::<wpb::ImportImageRequest>(8);
         tx.send(header.clone()).await.expect("fresh channel");
         let mut client = worker_client(app, addr)?;
-        let req = worker_request(app, tokio_stream::wrappers::ReceiverStream::new(rx));
+        let mut req = tonic::Request::new(tokio_stream::wrappers::ReceiverStream::new(rx));
+        app.workers().authorize(req.metadata_mut());
         let w = worker.clone();
         calls.push(tokio::spawn(
             async move { (w, client.import_image(req).await) },
@@ -280,17 +277,8 @@ pub async fn import(
             }
         }
     }
-    let failure = upload_error.or_else(|| {
-        failed.map(|(w, s)| {
-            let msg = format!("worker {w}: {}", s.message());
-            match s.code() {
-                tonic::Code::InvalidArgument => Error::InvalidArgument(msg),
-                tonic::Code::ResourceExhausted => Error::ResourceExhausted(msg),
-                tonic::Code::NotFound => Error::InvalidArgument(msg),
-                _ => Error::Unavailable(msg),
-            }
-        })
-    });
+    let failure = upload_error
+        .or_else(|| failed.map(|(w, s)| crate::workers::calls::error(&w, s.code(), s.message())));
     let digests: std::collections::HashSet<&str> =
         done.iter().map(|(_, i)| i.digest.as_str()).collect();
     let failure = failure.or_else(|| {
@@ -303,15 +291,8 @@ pub async fn import(
     if let Some(e) = failure {
         // No half-imported image: those that took it forget it again.
         for (worker, _) in &done {
-            if let Some((_, addr)) = targets.iter().find(|(w, _)| w == worker)
-                && let Ok(mut c) = worker_client(app, addr)
-            {
-                let _ = c
-                    .delete_image(worker_request(
-                        app,
-                        wpb::DeleteImageRequest { name: name.into() },
-                    ))
-                    .await;
+            if let Some((_, addr)) = targets.iter().find(|(w, _)| w == worker) {
+                let _ = app.workers().delete_image(addr, name).await;
             }
         }
         return Err(e);
@@ -333,10 +314,10 @@ pub async fn import(
                 ])
                 .to_owned(),
         )
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     for (worker, _) in &done {
-        app.hub.set_image(worker, name, true);
+        app.hub().set_image(worker, name, true);
     }
     get(app, name).await
 }
@@ -351,25 +332,14 @@ pub async fn delete(app: &App, name: &str) -> Result<()> {
         ));
     }
     let gone = image::Entity::delete_by_id(name.to_string())
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     if gone.rows_affected == 0 {
         return Err(Error::NotFound(format!("image {name:?}")));
     }
-    for (worker, addr) in app.hub.data_planes() {
-        app.hub.set_image(&worker, name, false);
-        let r = match worker_client(app, &addr) {
-            Ok(mut c) => c
-                .delete_image(worker_request(
-                    app,
-                    wpb::DeleteImageRequest { name: name.into() },
-                ))
-                .await
-                .map(|_| ())
-                .map_err(|s| s.message().to_string()),
-            Err(e) => Err(e.to_string()),
-        };
-        if let Err(e) = r {
+    for (worker, addr) in app.hub().data_planes() {
+        app.hub().set_image(&worker, name, false);
+        if let Err(e) = app.workers().delete_image(&addr, name).await {
             tracing::warn!(worker = %worker, image = %name, error = %e, "worker kept a deleted image");
         }
     }

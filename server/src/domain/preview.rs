@@ -40,14 +40,14 @@ pub async fn create_token(
         sandbox_id,
     )
     .await?;
-    let (token, exp) = app.preview.issue(&row.id, &row.tenant_id, port, ttl)?;
-    app.metrics
+    let (token, exp) = app.preview().issue(&row.id, &row.tenant_id, port, ttl)?;
+    app.metrics()
         .preview_tokens
         .with_label_values(&["signed"])
         .inc();
     let url = link(
-        &app.config.public_url,
-        app.config.preview_domain.as_deref(),
+        &app.config().public_url,
+        app.config().preview_domain.as_deref(),
         &row.id,
         port,
         &token,
@@ -128,7 +128,7 @@ pub async fn create_file_url(
         path,
         op,
     };
-    let (token, exp) = app.preview.issue_file(&grant, ttl)?;
+    let (token, exp) = app.preview().issue_file(&grant, ttl)?;
     let verb = match op {
         FileOp::Read => "read",
         FileOp::Write => "write",
@@ -143,7 +143,7 @@ pub async fn create_file_url(
     let enc = |s: &str| percent_encoding::utf8_percent_encode(s, PATH).to_string();
     let url = format!(
         "{}/v1/sandboxes/{}/files:{verb}?path={}&token={token}",
-        app.config.public_url.trim_end_matches('/'),
+        app.config().public_url.trim_end_matches('/'),
         row.id,
         enc(path)
     );

@@ -117,7 +117,7 @@ pub async fn put(
     }
     let mut nonce = [0u8; 24];
     rand::rngs::OsRng.fill_bytes(&mut nonce);
-    let ct = cipher(&app.secrets_key)
+    let ct = cipher(app.secrets_key())
         .encrypt(
             XNonce::from_slice(&nonce),
             Payload {
@@ -149,7 +149,7 @@ pub async fn put(
                 ])
                 .to_owned(),
         )
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     let row = find(app, tenant_id, name)
         .await?
@@ -169,7 +169,7 @@ async fn find(app: &App, tenant_id: &str, name: &str) -> Result<Option<secret::M
         .filter(secret::Column::TenantId.eq(tenant_id))
         .filter(secret::Column::Name.eq(name))
         .filter(live(now_ms()))
-        .one(&app.db)
+        .one(app.db())
         .await?)
 }
 
@@ -186,7 +186,7 @@ pub async fn list(
         .order_by_asc(secret::Column::Name)
         .offset(offset)
         .limit(limit)
-        .all(&app.db)
+        .all(app.db())
         .await?)
 }
 
@@ -195,7 +195,7 @@ pub async fn delete(app: &Arc<App>, scope: &TenantScope, name: &str) -> Result<(
     let res = secret::Entity::delete_many()
         .filter(secret::Column::TenantId.eq(tenant_id))
         .filter(secret::Column::Name.eq(name))
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     if res.rows_affected == 0 {
         return Err(Error::NotFound(format!("secret {name}")));
@@ -211,14 +211,14 @@ pub async fn purge_expired(app: &Arc<App>) -> Result<u64> {
     let now = now_ms();
     let expired = secret::Entity::find()
         .filter(secret::Column::ExpiresAt.lte(now))
-        .all(&app.db)
+        .all(app.db())
         .await?;
     if expired.is_empty() {
         return Ok(0);
     }
     let n = secret::Entity::delete_many()
         .filter(secret::Column::ExpiresAt.lte(now))
-        .exec(&app.db)
+        .exec(app.db())
         .await?
         .rows_affected;
     let mut by_tenant: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -286,7 +286,7 @@ pub async fn resolve(
         }
         let nonce = unb32(&row.nonce)?;
         let ct = unb32(&row.ciphertext)?;
-        let value = cipher(&app.secrets_key)
+        let value = cipher(app.secrets_key())
             .decrypt(
                 XNonce::from_slice(&nonce),
                 Payload {

@@ -26,11 +26,11 @@ pub async fn login(app: &App, email: &str, pass: &str) -> Result<Tokens> {
 pub async fn browser_session(app: &App, email: &str, pass: &str) -> Result<(String, String, u64)> {
     let u = check_password(app, email, pass).await?;
     let csrf = crate::ids::random_token(32);
-    let (token, exp) = app.jwt.issue_session(
+    let (token, exp) = app.jwt().issue_session(
         &u.id,
         &u.tenant_id,
         &u.role,
-        app.config.browser_session_ttl.as_secs(),
+        app.config().browser_session_ttl.as_secs(),
         sha256_hex(&csrf),
     )?;
     Ok((token, csrf, exp))
@@ -38,8 +38,8 @@ pub async fn browser_session(app: &App, email: &str, pass: &str) -> Result<(Stri
 
 async fn check_password(app: &App, email: &str, pass: &str) -> Result<user::Model> {
     let email = email.trim().to_ascii_lowercase();
-    if let Err(wait) = app.logins.check(&email, std::time::Instant::now()) {
-        app.metrics.logins.with_label_values(&["throttled"]).inc();
+    if let Err(wait) = app.logins().check(&email, std::time::Instant::now()) {
+        app.metrics().logins.with_label_values(&["throttled"]).inc();
         return Err(Error::ResourceExhausted(format!(
             "too many failed sign-ins for this email; try again in {} s",
             wait.as_secs().max(1)
@@ -47,7 +47,7 @@ async fn check_password(app: &App, email: &str, pass: &str) -> Result<user::Mode
     }
     let found = user::Entity::find()
         .filter(user::Column::Email.eq(&email))
-        .one(&app.db)
+        .one(app.db())
         .await?;
     let ok = match &found {
         Some(u) => password::verify(pass, &u.password_hash) && !u.disabled,
@@ -59,24 +59,24 @@ async fn check_password(app: &App, email: &str, pass: &str) -> Result<user::Mode
     };
     match found {
         Some(u) if ok => {
-            app.logins.succeeded(&email);
-            app.metrics.logins.with_label_values(&["ok"]).inc();
+            app.logins().succeeded(&email);
+            app.metrics().logins.with_label_values(&["ok"]).inc();
             Ok(u)
         }
         _ => {
-            app.logins.failed(&email, std::time::Instant::now());
-            app.metrics.logins.with_label_values(&["failed"]).inc();
+            app.logins().failed(&email, std::time::Instant::now());
+            app.metrics().logins.with_label_values(&["failed"]).inc();
             Err(Error::Unauthenticated(BAD_LOGIN.into()))
         }
     }
 }
 
 async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {
-    let (access_token, access_expires_s) = app.jwt.issue_access(&u.id, &u.tenant_id, &u.role)?;
+    let (access_token, access_expires_s) = app.jwt().issue_access(&u.id, &u.tenant_id, &u.role)?;
     let id = crate::ids::new_id("rt");
     let refresh = format!("{id}.{}", crate::ids::random_token(32));
     let now = now_ms();
-    let expires = now + app.config.refresh_token_ttl.as_millis() as i64;
+    let expires = now + app.config().refresh_token_ttl.as_millis() as i64;
     refresh_token::ActiveModel {
         id: Set(id),
         tenant_id: Set(u.tenant_id.clone()),
@@ -86,7 +86,7 @@ async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {
         expires_at: Set(expires),
         revoked_at: Set(None),
     }
-    .insert(&app.db)
+    .insert(app.db())
     .await?;
     Ok(Tokens {
         access_token,
@@ -100,7 +100,7 @@ async fn find_live(app: &App, token: &str) -> Result<refresh_token::Model> {
     let bad = || Error::Unauthenticated("invalid refresh token".into());
     let id = token.split_once('.').map(|(id, _)| id).ok_or_else(bad)?;
     let row = refresh_token::Entity::find_by_id(id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(bad)?;
     if !digest_eq(&sha256_hex(token), &row.secret_hash) {
@@ -120,13 +120,13 @@ pub async fn refresh(app: &App, token: &str) -> Result<Tokens> {
         .col_expr(refresh_token::Column::RevokedAt, Expr::value(now_ms()))
         .filter(refresh_token::Column::Id.eq(&row.id))
         .filter(refresh_token::Column::RevokedAt.is_null())
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     if revoked.rows_affected != 1 {
         return Err(Error::Unauthenticated("invalid refresh token".into()));
     }
     let u = user::Entity::find_by_id(row.user_id)
-        .one(&app.db)
+        .one(app.db())
         .await?
         .filter(|u| !u.disabled)
         .ok_or_else(|| Error::Unauthenticated("invalid refresh token".into()))?;
@@ -150,6 +150,6 @@ pub async fn logout(app: &App, p: &Principal, token: &str, all: bool) -> Result<
         }
         q = q.filter(refresh_token::Column::Id.eq(row.id));
     }
-    q.exec(&app.db).await?;
+    q.exec(app.db()).await?;
     Ok(())
 }

@@ -24,8 +24,6 @@ use sea_orm::{
 };
 use std::sync::Arc;
 use talon_proto::talon::worker::v1 as wpb;
-use talon_proto::talon::worker::v1::worker_image_service_client::WorkerImageServiceClient;
-use talon_proto::talon::worker::v1::worker_sandbox_service_client::WorkerSandboxServiceClient;
 
 /// Most sandboxes one ForkSandbox makes.
 pub const MAX_FORKS: i32 = 20;
@@ -46,7 +44,7 @@ pub async fn get(app: &App, tenant: &str, id: &str) -> Result<snapshot::Model> {
     snapshot::Entity::find_by_id(id.to_string())
         .filter(snapshot::Column::TenantId.eq(tenant))
         .filter(snapshot::Column::Pending.eq(false))
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("snapshot {id}")))
 }
@@ -71,7 +69,7 @@ pub async fn list(
         .order_by_desc(snapshot::Column::Id)
         .offset(offset)
         .limit(limit + 1)
-        .all(&app.db)
+        .all(app.db())
         .await?;
     let more = rows.len() as u64 > limit;
     rows.truncate(limit as usize);
@@ -149,28 +147,27 @@ pub async fn create(
         pending: true,
     };
     let max = reserve(app, pending.clone()).await?;
-    let req = crate::workers::data_request(
-        wpb::SnapshotSandboxRequest {
-            sandbox_id: row.id.clone(),
-            image_name: worker_image.clone(),
-            max_bytes: max,
-        },
-        &app.worker_token,
-        &row.id,
-        row.generation,
-    );
-    let done = WorkerSandboxServiceClient::new(app.data_channel(&addr)?)
-        .snapshot_sandbox(req)
+    let done = app
+        .workers()
+        .snapshot(
+            &addr,
+            row.generation,
+            wpb::SnapshotSandboxRequest {
+                sandbox_id: row.id.clone(),
+                image_name: worker_image.clone(),
+                max_bytes: max,
+            },
+        )
         .await;
     let done = match done {
-        Ok(d) => d.into_inner(),
-        Err(s) => {
+        Ok(d) => d,
+        Err(e) => {
             // The reservation goes; so does whatever the worker kept.
-            snapshot::Entity::delete_by_id(id).exec(&app.db).await?;
-            if s.code() != tonic::Code::AlreadyExists {
+            snapshot::Entity::delete_by_id(id).exec(app.db()).await?;
+            if !matches!(e, Error::AlreadyExists(_)) {
                 forget(app, &worker, &worker_image).await?;
             }
-            return Err(worker_error(app, &worker, row, max, s));
+            return Err(worker_error(app, row, max, e));
         }
     };
     let frozen = done.frozen.unwrap_or_default();
@@ -178,8 +175,8 @@ pub async fn create(
     m.size_bytes = Set(done.size_bytes);
     m.frozen_ms = Set(frozen.seconds * 1000 + i64::from(frozen.nanos) / 1_000_000);
     m.pending = Set(false);
-    let m = m.update(&app.db).await?;
-    app.hub.set_image(&worker, &worker_image, true);
+    let m = m.update(app.db()).await?;
+    app.hub().set_image(&worker, &worker_image, true);
     Ok(m)
 }
 
@@ -196,7 +193,7 @@ async fn reserve(app: &App, mut pending: snapshot::Model) -> Result<i64> {
     use sea_orm::{ConnectionTrait, DbBackend};
     let tenant = pending.tenant_id.clone();
     let _lock = app.tenant_lock(&tenant).lock_owned().await;
-    let txn = crate::db::begin_write(&app.db).await?;
+    let txn = crate::db::begin_write(app.db()).await?;
     if txn.get_database_backend() == DbBackend::Postgres {
         crate::db::entity::tenant::Entity::find_by_id(tenant.clone())
             .lock(sea_orm::sea_query::LockType::Update)
@@ -222,19 +219,19 @@ async fn reserve(app: &App, mut pending: snapshot::Model) -> Result<i64> {
         .filter(snapshot::Column::Pending.eq(true))
         .count(&txn)
         .await?;
-    if under_way >= u64::from(app.config.tenant_concurrent_snapshots) {
+    if under_way >= u64::from(app.config().tenant_concurrent_snapshots) {
         return Err(Error::ResourceExhausted(format!(
             "{under_way} snapshots of the tenant are being taken, its limit (--tenant-concurrent-snapshots); retry when one is done"
         )));
     }
-    let room = app.config.tenant_snapshot_bytes - used_bytes(&txn, &tenant).await?;
+    let room = app.config().tenant_snapshot_bytes - used_bytes(&txn, &tenant).await?;
     if room <= 0 {
         return Err(Error::ResourceExhausted(format!(
             "the tenant's snapshots hold {} MiB (taken and under way), its limit (--tenant-snapshot-mib); delete some",
-            app.config.tenant_snapshot_bytes >> 20
+            app.config().tenant_snapshot_bytes >> 20
         )));
     }
-    let max = room.min(app.config.max_snapshot_bytes);
+    let max = room.min(app.config().max_snapshot_bytes);
     pending.size_bytes = max;
     let m: snapshot::ActiveModel = pending.into();
     match m.insert(&txn).await {
@@ -253,36 +250,19 @@ async fn reserve(app: &App, mut pending: snapshot::Model) -> Result<i64> {
 }
 
 /// A worker's refusal of a snapshot, for the caller.
-fn worker_error(
-    app: &App,
-    worker: &str,
-    row: &sandbox::Model,
-    max: i64,
-    s: tonic::Status,
-) -> Error {
-    match s.code() {
-        tonic::Code::ResourceExhausted => Error::ResourceExhausted(format!(
-            "sandbox {}'s files hold more than {} MiB, {}: {}",
+fn worker_error(app: &App, row: &sandbox::Model, max: i64, e: Error) -> Error {
+    match e {
+        Error::ResourceExhausted(m) => Error::ResourceExhausted(format!(
+            "sandbox {}'s files hold more than {} MiB, {}: {m}",
             row.id,
             max >> 20,
-            if max < app.config.max_snapshot_bytes {
+            if max < app.config().max_snapshot_bytes {
                 "the room left in the tenant's snapshot quota"
             } else {
                 "the most one snapshot may hold (--max-snapshot-mib)"
             },
-            s.message()
         )),
-        tonic::Code::InvalidArgument
-        | tonic::Code::FailedPrecondition
-        | tonic::Code::NotFound
-        | tonic::Code::Aborted => {
-            Error::FailedPrecondition(format!("sandbox {}: {}", row.id, s.message()))
-        }
-        _ => Error::Unavailable(format!(
-            "worker {worker} could not snapshot sandbox {}: {}",
-            row.id,
-            s.message()
-        )),
+        e => e,
     }
 }
 
@@ -291,7 +271,7 @@ fn worker_error(
 pub async fn delete(app: &App, tenant: &str, id: &str) -> Result<snapshot::Model> {
     let row = get(app, tenant, id).await?;
     snapshot::Entity::delete_by_id(row.id.clone())
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     forget(app, &row.worker_id, &row.worker_image).await?;
     Ok(row)
@@ -303,7 +283,7 @@ pub async fn delete(app: &App, tenant: &str, id: &str) -> Result<snapshot::Model
 /// must go).
 async fn forget(app: &App, worker: &str, image: &str) -> Result<()> {
     let mut told = vec![worker.to_string()];
-    if crate::domain::workers::on_shared_backend(&app.db, worker).await? {
+    if crate::domain::workers::on_shared_backend(app.db(), worker).await? {
         for w in crate::domain::workers::shared_reachable(app).await? {
             if w != worker {
                 told.push(w);
@@ -317,25 +297,12 @@ async fn forget(app: &App, worker: &str, image: &str) -> Result<()> {
 }
 
 async fn forget_on(app: &App, worker: &str, image: &str) -> Result<()> {
-    app.hub.set_image(worker, image, false);
+    app.hub().set_image(worker, image, false);
     let Some(addr) = crate::domain::workers::data_address(app, worker).await? else {
         tracing::warn!(worker = %worker, image = %image, "the worker is away; it keeps the deleted snapshot's files");
         return Ok(());
     };
-    let r = match app.data_channel(&addr) {
-        Ok(ch) => {
-            let req = crate::workers::worker_request(
-                wpb::DeleteImageRequest { name: image.into() },
-                &app.worker_token,
-            );
-            WorkerImageServiceClient::new(ch)
-                .delete_image(req)
-                .await
-                .map(|_| ())
-                .map_err(|s| s.message().to_string())
-        }
-        Err(e) => Err(e.to_string()),
-    };
+    let r = app.workers().delete_image(&addr, image).await;
     if let Err(e) = r {
         tracing::warn!(worker = %worker, image = %image, error = %e, "the worker kept a deleted snapshot");
     }
@@ -350,7 +317,7 @@ pub const IMAGE_PREFIX: &str = "snapshot/";
 /// worker of that backend reaches it.
 pub async fn image_of(app: &App, tenant: &str, id: &str) -> Result<(String, bool)> {
     let row = get(app, tenant, id).await?;
-    let shared = crate::domain::workers::on_shared_backend(&app.db, &row.worker_id).await?;
+    let shared = crate::domain::workers::on_shared_backend(app.db(), &row.worker_id).await?;
     Ok((row.worker_image, shared))
 }
 
@@ -414,7 +381,7 @@ async fn make_forks(
         restart_policy: Some(sandboxes::restart_policy_of(row)?),
         worker_loss: match row.worker_loss.as_str() {
             "" => None,
-            _ => Some(sandboxes::worker_loss_of(row, app.config.failover_local)?),
+            _ => Some(sandboxes::worker_loss_of(row, app.config().failover_local)?),
         },
     };
     let mut made: Vec<sandbox::Model> = Vec::new();
@@ -431,7 +398,7 @@ async fn make_forks(
     if failed.is_none() {
         let waits = made
             .iter()
-            .map(|r| sandboxes::wait_until_running(app, r.clone(), app.config.max_wait_timeout));
+            .map(|r| sandboxes::wait_until_running(app, r.clone(), app.config().max_wait_timeout));
         let mut running = Vec::new();
         for r in futures::future::join_all(waits).await {
             match r {

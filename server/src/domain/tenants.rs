@@ -64,7 +64,7 @@ pub async fn scope(app: &App, p: &Principal, tenant_id: &str) -> Result<TenantSc
     }
     if p.platform_admin
         && tenant::Entity::find_by_id(tenant_id.to_string())
-            .one(&app.db)
+            .one(app.db())
             .await?
             .is_some()
     {
@@ -154,9 +154,9 @@ pub async fn create_tenant(
     platform: bool,
 ) -> Result<(tenant::Model, user::Model)> {
     validate_name(name)?;
-    let quota = quota.unwrap_or(app.config.default_quota);
+    let quota = quota.unwrap_or(app.config().default_quota);
     validate_quota(&quota)?;
-    let txn = crate::db::begin_write(&app.db).await?;
+    let txn = crate::db::begin_write(app.db()).await?;
     let t = tenant::ActiveModel {
         id: Set(crate::ids::new_id("ten")),
         name: Set(name.to_string()),
@@ -183,10 +183,10 @@ pub async fn create_tenant(
 pub async fn get_tenant(app: &App, scope: &TenantScope) -> Result<(tenant::Model, Usage)> {
     let tenant_id = scope.id();
     let t = tenant::Entity::find_by_id(tenant_id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("tenant {tenant_id}")))?;
-    let u = usage(&app.db, tenant_id).await?;
+    let u = usage(app.db(), tenant_id).await?;
     Ok((t, u))
 }
 
@@ -196,7 +196,7 @@ pub async fn list_tenants(app: &App, offset: u64, limit: u64) -> Result<Vec<tena
         .order_by_asc(tenant::Column::Id)
         .offset(offset)
         .limit(limit)
-        .all(&app.db)
+        .all(app.db())
         .await?)
 }
 
@@ -208,14 +208,14 @@ pub async fn update_quota(
     let tenant_id = scope.id();
     validate_quota(&q)?;
     let t = tenant::Entity::find_by_id(tenant_id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("tenant {tenant_id}")))?;
     let mut am: tenant::ActiveModel = t.into();
     am.max_sandboxes = Set(q.max_sandboxes);
     am.max_cpu_millis = Set(q.max_cpu_millis);
     am.max_memory_mib = Set(q.max_memory_mib);
-    am.update(&app.db).await?;
+    am.update(app.db()).await?;
     get_tenant(app, scope).await
 }
 
@@ -227,7 +227,7 @@ pub async fn create_user(
     role: Role,
 ) -> Result<user::Model> {
     let tenant_id = scope.id();
-    insert_user(&app.db, tenant_id, email, pass, role).await
+    insert_user(app.db(), tenant_id, email, pass, role).await
 }
 
 pub async fn list_users(
@@ -243,7 +243,7 @@ pub async fn list_users(
         .order_by_asc(user::Column::Id)
         .offset(offset)
         .limit(limit)
-        .all(&app.db)
+        .all(app.db())
         .await?)
 }
 
@@ -261,7 +261,7 @@ async fn find_user<C: ConnectionTrait>(
 
 pub async fn get_user(app: &App, scope: &TenantScope, user_id: &str) -> Result<user::Model> {
     let tenant_id = scope.id();
-    find_user(&app.db, tenant_id, user_id).await
+    find_user(app.db(), tenant_id, user_id).await
 }
 
 /// Active owners other than `except`.
@@ -294,7 +294,7 @@ pub async fn update_user(
     let tenant_id = scope.id();
     let lock = app.tenant_lock(tenant_id);
     let _guard = lock.lock().await;
-    let txn = crate::db::begin_write(&app.db).await?;
+    let txn = crate::db::begin_write(app.db()).await?;
     let u = find_user(&txn, tenant_id, user_id).await?;
     let was_active_owner = u.role == Role::Owner.as_str() && !u.disabled;
     let demoted = change.role.is_some_and(|r| r != Role::Owner);
@@ -341,7 +341,7 @@ pub async fn delete_user(app: &App, scope: &TenantScope, user_id: &str) -> Resul
     let tenant_id = scope.id();
     let lock = app.tenant_lock(tenant_id);
     let _guard = lock.lock().await;
-    let txn = crate::db::begin_write(&app.db).await?;
+    let txn = crate::db::begin_write(app.db()).await?;
     let u = find_user(&txn, tenant_id, user_id).await?;
     if u.role == Role::Owner.as_str()
         && !u.disabled
@@ -414,7 +414,7 @@ pub async fn create_api_key(
         expires_at: Set(expires_at),
         last_used_at: Set(None),
     }
-    .insert(&app.db)
+    .insert(app.db())
     .await?;
     Ok((row, secret))
 }
@@ -436,7 +436,7 @@ pub async fn list_api_keys(
         .order_by_asc(api_key::Column::Id)
         .offset(offset)
         .limit(limit)
-        .all(&app.db)
+        .all(app.db())
         .await?)
 }
 
@@ -453,7 +453,7 @@ pub async fn delete_api_key(
     if !p.sees_every_key() {
         q = q.filter(api_key::Column::UserId.eq(&p.user_id));
     }
-    if q.exec(&app.db).await?.rows_affected == 0 {
+    if q.exec(app.db()).await?.rows_affected == 0 {
         return Err(Error::NotFound(format!("API key {key_id}")));
     }
     app.forget_principals();
@@ -476,17 +476,17 @@ pub struct BootstrapCredentials {
 pub async fn bootstrap(app: &App) -> Result<Option<BootstrapCredentials>> {
     if let Some(t) = tenant::Entity::find()
         .filter(tenant::Column::Platform.eq(true))
-        .one(&app.db)
+        .one(app.db())
         .await?
     {
-        *app.platform_tenant_id.write().expect("lock") = t.id;
+        *app.platform_tenant_id().write().expect("lock") = t.id;
         return Ok(None);
     }
     let pass = crate::ids::random_token(15);
     let email = "admin@talon.local";
-    let quota = Some(app.config.platform_quota);
+    let quota = Some(app.config().platform_quota);
     let (t, owner) = create_tenant(app, PLATFORM_TENANT, quota, email, &pass, true).await?;
-    *app.platform_tenant_id.write().expect("lock") = t.id.clone();
+    *app.platform_tenant_id().write().expect("lock") = t.id.clone();
     let p = Principal {
         tenant_id: t.id.clone(),
         user_id: owner.id.clone(),

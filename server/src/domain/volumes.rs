@@ -102,12 +102,13 @@ pub async fn create(
 ) -> Result<volume::Model> {
     validate_name(name)?;
     let size_mib = match size_mib {
-        0 => app.config.volume_default_mib,
-        n if (16..=app.config.volume_max_mib).contains(&n) => n,
+        0 => app.config().volume_default_mib,
+        n if (16..=app.config().volume_max_mib).contains(&n) => n,
         n => {
             return Err(Error::InvalidArgument(format!(
                 "size_mib {n}: between 16 and {} (unset: {})",
-                app.config.volume_max_mib, app.config.volume_default_mib
+                app.config().volume_max_mib,
+                app.config().volume_default_mib
             )));
         }
     };
@@ -116,7 +117,7 @@ pub async fn create(
     // lock (and its row's, for other servers on PostgreSQL): concurrent
     // creates are counted together.
     let _lock = app.tenant_lock(tenant_id).lock_owned().await;
-    let txn = crate::db::begin_write(&app.db).await?;
+    let txn = crate::db::begin_write(app.db()).await?;
     if txn.get_database_backend() == sea_orm::DbBackend::Postgres {
         crate::db::entity::tenant::Entity::find_by_id(tenant_id.to_string())
             .lock(sea_orm::sea_query::LockType::Update)
@@ -127,7 +128,7 @@ pub async fn create(
         .filter(volume::Column::TenantId.eq(tenant_id))
         .count(&txn)
         .await?;
-    if held >= app.config.volumes_per_tenant {
+    if held >= app.config().volumes_per_tenant {
         return Err(Error::ResourceExhausted(format!(
             "the tenant has {held} volumes, the most it may keep (--volumes-per-tenant)"
         )));
@@ -154,7 +155,7 @@ pub async fn create(
 }
 
 pub async fn get(app: &App, scope: &TenantScope, name: &str) -> Result<volume::Model> {
-    find(&app.db, scope.id(), name).await
+    find(app.db(), scope.id(), name).await
 }
 
 async fn find(db: &impl ConnectionTrait, tenant_id: &str, name: &str) -> Result<volume::Model> {
@@ -178,7 +179,7 @@ pub async fn list(
         .order_by_asc(volume::Column::Id)
         .offset(offset)
         .limit(limit)
-        .all(&app.db)
+        .all(app.db())
         .await?)
 }
 
@@ -195,7 +196,7 @@ async fn holder(app: &App, db: &impl ConnectionTrait, v: &volume::Model) -> Resu
     else {
         return Ok(None);
     };
-    let settle = (app.config.worker_lease + app.config.failover_grace).as_millis() as i64;
+    let settle = (app.config().worker_lease + app.config().failover_grace).as_millis() as i64;
     let deleted = s.state == SandboxState::Deleted.as_str();
     Ok((!deleted || s.updated_at + settle > now_ms()).then_some(s.id))
 }
@@ -205,8 +206,8 @@ async fn holder(app: &App, db: &impl ConnectionTrait, v: &volume::Model) -> Resu
 /// storage first, so a volume is never forgotten with its image left
 /// behind.
 pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
-    let v = find(&app.db, scope.id(), name).await?;
-    if let Some(s) = holder(app, &app.db, &v).await? {
+    let v = find(app.db(), scope.id(), name).await?;
+    if let Some(s) = holder(app, app.db(), &v).await? {
         return Err(Error::FailedPrecondition(format!(
             "volume {name} is mounted by sandbox {s}; delete the sandbox first"
         )));
@@ -233,10 +234,12 @@ pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
                 },
             )),
         };
-        let r =
-            crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout).await?;
+        let r = app
+            .workers()
+            .command(app, &w, cmd, app.config().worker_command_timeout)
+            .await?;
         if r.code != 0 {
-            return Err(crate::workers::command_error(r.code, &r.message));
+            return Err(crate::workers::calls::command_error(&w, &r));
         }
     }
     // Only if nothing took it meanwhile (a create that mounted it).
@@ -244,7 +247,7 @@ pub async fn delete(app: &App, scope: &TenantScope, name: &str) -> Result<()> {
         .filter(volume::Column::Id.eq(&v.id))
         .filter(volume::Column::SandboxId.eq(&v.sandbox_id))
         .filter(volume::Column::MountedAt.eq(v.mounted_at))
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     if res.rows_affected == 0 {
         return Err(Error::Aborted(format!(
@@ -354,7 +357,7 @@ pub async fn release(app: &App, sandbox_id: &str) -> Result<()> {
     volume::Entity::update_many()
         .col_expr(volume::Column::SandboxId, Expr::value(""))
         .filter(volume::Column::SandboxId.eq(sandbox_id))
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     Ok(())
 }

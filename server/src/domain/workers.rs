@@ -75,8 +75,8 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<i64> {
     }
     let backend = WorkspaceBackend::parse(r.workspace_backend)?;
     let now = now_ms();
-    let lease_until = crate::domain::lease::db_now_ms(&app.db).await?
-        + app.config.worker_lease.as_millis() as i64;
+    let lease_until = crate::domain::lease::db_now_ms(app.db()).await?
+        + app.config().worker_lease.as_millis() as i64;
     let row = worker::ActiveModel {
         id: Set(r.worker_id.to_string()),
         hostname: Set(r.hostname.to_string()),
@@ -89,7 +89,7 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<i64> {
         registered_at: Set(now),
         last_heartbeat_at: Set(now),
         data_address: Set(r.data_address.to_string()),
-        server_id: Set(app.config.server_id.clone()),
+        server_id: Set(app.config().server_id.clone()),
         inventory: Set(String::new()),
         lease_expires_at: Set(lease_until),
         lost_at: Set(0),
@@ -120,14 +120,14 @@ pub async fn register(app: &App, r: &Registration<'_>) -> Result<i64> {
                 ])
                 .to_owned(),
         )
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     worker::Entity::update_many()
         .col_expr(worker::Column::LostAt, Expr::value(0i64))
         .filter(worker::Column::Id.eq(r.worker_id))
         .filter(worker::Column::LostAt.gt(0))
         .filter(worker::Column::MovingSince.eq(0))
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     Ok(now)
 }
@@ -163,8 +163,8 @@ pub async fn heartbeat(
     session_at: i64,
     reported: FenceScope,
 ) -> Result<Renewal> {
-    let db_now = crate::domain::lease::db_now_ms(&app.db).await?;
-    let lease_until = db_now + app.config.worker_lease.as_millis() as i64;
+    let db_now = crate::domain::lease::db_now_ms(app.db()).await?;
+    let lease_until = db_now + app.config().worker_lease.as_millis() as i64;
     let mut q = worker::Entity::update_many()
         .col_expr(worker::Column::LastHeartbeatAt, Expr::value(now_ms()))
         .col_expr(worker::Column::LeaseExpiresAt, Expr::value(lease_until))
@@ -177,7 +177,7 @@ pub async fn heartbeat(
             .finally(Expr::col(worker::Column::FenceScope))
             .into(),
         );
-    if let Some((images, levels, used)) = app.hub.inventory(worker_id) {
+    if let Some((images, levels, used)) = app.hub().inventory(worker_id) {
         let inv = Inventory {
             images,
             levels,
@@ -190,13 +190,13 @@ pub async fn heartbeat(
     }
     let res = q
         .filter(worker::Column::Id.eq(worker_id))
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     if res.rows_affected != 1 {
         return Err(Error::NotFound(format!("worker {worker_id}")));
     }
     let fence = worker::Entity::find_by_id(worker_id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .is_some_and(|w| w.moving_since > 0);
     Ok(Renewal {
@@ -221,16 +221,16 @@ pub async fn remote(
         .into_iter()
         .map(|s| s.id)
         .collect();
-    let since = now - 3 * app.config.heartbeat_interval.as_millis() as i64;
+    let since = now - 3 * app.config().heartbeat_interval.as_millis() as i64;
     Ok(worker::Entity::find()
         .filter(worker::Column::LastHeartbeatAt.gte(since))
         .all(db)
         .await?
         .into_iter()
         .filter(|w| {
-            w.server_id != app.config.server_id
+            w.server_id != app.config().server_id
                 && alive_servers.contains(&w.server_id)
-                && !app.hub.is_connected(&w.id)
+                && !app.hub().is_connected(&w.id)
         })
         .filter_map(|w| {
             let inv = serde_json::from_str::<Inventory>(&w.inventory).ok()?;
@@ -244,12 +244,12 @@ pub async fn remote(
 /// intervals), so that any server on the database reaches its sandboxes.
 /// None when neither knows it alive.
 pub async fn data_address(app: &App, worker_id: &str) -> Result<Option<String>> {
-    if let Some(a) = app.hub.data_address(worker_id) {
+    if let Some(a) = app.hub().data_address(worker_id) {
         return Ok(Some(a));
     }
-    let alive_since = now_ms() - 3 * app.config.heartbeat_interval.as_millis() as i64;
+    let alive_since = now_ms() - 3 * app.config().heartbeat_interval.as_millis() as i64;
     Ok(worker::Entity::find_by_id(worker_id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .filter(|w| w.last_heartbeat_at >= alive_since && !w.data_address.is_empty())
         .map(|w| w.data_address))
@@ -258,44 +258,25 @@ pub async fn data_address(app: &App, worker_id: &str) -> Result<Option<String>> 
 /// Whether commands reach this worker: its session is here, or another
 /// live server on the database holds it (peers.rs).
 pub async fn reachable(app: &App, worker_id: &str) -> Result<bool> {
-    Ok(app.hub.is_connected(worker_id) || crate::peers::holder(app, worker_id).await?.is_some())
-}
-
-/// Sends a command to a worker and waits for its answer: on its session
-/// when this server holds it, else relayed through the server that does.
-pub async fn call(
-    app: &App,
-    worker_id: &str,
-    cmd: talon_proto::talon::worker::v1::Command,
-    timeout: std::time::Duration,
-) -> Result<talon_proto::talon::worker::v1::CommandResult> {
-    if app.hub.is_connected(worker_id) {
-        return app.hub.call(worker_id, cmd, timeout).await;
-    }
-    match crate::peers::holder(app, worker_id).await? {
-        Some(addr) => crate::peers::relay(app, &addr, worker_id, cmd, timeout).await,
-        None => Err(Error::Unavailable(format!(
-            "worker {worker_id} is not connected"
-        ))),
-    }
+    Ok(app.hub().is_connected(worker_id) || crate::peers::holder(app, worker_id).await?.is_some())
 }
 
 /// Whether workers that held their sessions with this server before are
 /// not back yet (it has just restarted), so a create may wait for them.
 pub async fn expected_back(app: &App) -> Result<bool> {
     Ok(worker::Entity::find()
-        .filter(worker::Column::ServerId.eq(&app.config.server_id))
-        .all(&app.db)
+        .filter(worker::Column::ServerId.eq(&app.config().server_id))
+        .all(app.db())
         .await?
         .iter()
-        .any(|w| !app.hub.is_connected(&w.id)))
+        .any(|w| !app.hub().is_connected(&w.id)))
 }
 
 /// Whether any worker this server can place on (its own, or another
 /// live server's) offers an isolation level.
 pub async fn any_offers(app: &App, level: &str) -> Result<bool> {
-    Ok(app.hub.any_offers(level)
-        || remote(app, &app.db)
+    Ok(app.hub().any_offers(level)
+        || remote(app, app.db())
             .await?
             .iter()
             .any(|(_, inv)| inv.levels.iter().any(|l| l == level)))
@@ -307,7 +288,7 @@ pub async fn shared_ids(
     app: &App,
     db: &impl sea_orm::ConnectionTrait,
 ) -> Result<std::collections::HashSet<String>> {
-    let since = now_ms() - 3 * app.config.heartbeat_interval.as_millis() as i64;
+    let since = now_ms() - 3 * app.config().heartbeat_interval.as_millis() as i64;
     Ok(worker::Entity::find()
         .filter(worker::Column::WorkspaceBackend.eq(WorkspaceBackend::Shared.as_str()))
         .filter(worker::Column::LastHeartbeatAt.gte(since))
@@ -329,8 +310,8 @@ pub async fn on_shared_backend(db: &impl sea_orm::ConnectionTrait, id: &str) -> 
 /// The shared-backend workers commands reach now (this server's first).
 pub async fn shared_reachable(app: &App) -> Result<Vec<String>> {
     let mut out = Vec::new();
-    for id in shared_ids(app, &app.db).await? {
-        if app.hub.is_connected(&id) {
+    for id in shared_ids(app, app.db()).await? {
+        if app.hub().is_connected(&id) {
             out.insert(0, id);
         } else if reachable(app, &id).await? {
             out.push(id);
@@ -342,10 +323,10 @@ pub async fn shared_reachable(app: &App) -> Result<Vec<String>> {
 /// Whether a worker was found lost (its lease lapsed) longer ago than the
 /// failover grace period: by then it has stopped what it held.
 pub async fn lost_past_grace(app: &App, worker_id: &str) -> Result<bool> {
-    let now = crate::domain::lease::db_now_ms(&app.db).await?;
-    let grace = app.config.failover_grace.as_millis() as i64;
+    let now = crate::domain::lease::db_now_ms(app.db()).await?;
+    let grace = app.config().failover_grace.as_millis() as i64;
     Ok(worker::Entity::find_by_id(worker_id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .is_some_and(|w| w.lost_at > 0 && w.lost_at + grace <= now))
 }
@@ -354,7 +335,7 @@ pub async fn lost_past_grace(app: &App, worker_id: &str) -> Result<bool> {
 /// recorded: nothing of it can be assumed shared).
 pub async fn backend_of(app: &App, worker_id: &str) -> Result<WorkspaceBackend> {
     match worker::Entity::find_by_id(worker_id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
     {
         Some(w) => WorkspaceBackend::parse(&w.workspace_backend),
@@ -365,7 +346,7 @@ pub async fn backend_of(app: &App, worker_id: &str) -> Result<WorkspaceBackend> 
 /// The workers whose sessions other live servers hold: connected, as
 /// far as an operator asking this server is concerned.
 async fn held_elsewhere(app: &App) -> Result<std::collections::HashSet<String>> {
-    Ok(remote(app, &app.db)
+    Ok(remote(app, app.db())
         .await?
         .into_iter()
         .map(|(w, _)| w.id)
@@ -376,14 +357,14 @@ async fn held_elsewhere(app: &App) -> Result<std::collections::HashSet<String>> 
 pub async fn list(app: &App) -> Result<Vec<WorkerView>> {
     let rows = worker::Entity::find()
         .order_by_asc(worker::Column::Id)
-        .all(&app.db)
+        .all(app.db())
         .await?;
-    let h = holdings(&app.db, None).await?;
+    let h = holdings(app.db(), None).await?;
     let elsewhere = held_elsewhere(app).await?;
     Ok(rows
         .into_iter()
         .map(|w| WorkerView {
-            connected: app.hub.is_connected(&w.id) || elsewhere.contains(&w.id),
+            connected: app.hub().is_connected(&w.id) || elsewhere.contains(&w.id),
             allocated: h.by_worker.get(&w.id).cloned().unwrap_or_default(),
             worker: w,
         })
@@ -392,13 +373,13 @@ pub async fn list(app: &App) -> Result<Vec<WorkerView>> {
 
 pub async fn get(app: &App, id: &str) -> Result<WorkerView> {
     let w = worker::Entity::find_by_id(id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("worker {id}")))?;
-    let h = holdings(&app.db, None).await?;
+    let h = holdings(app.db(), None).await?;
     let elsewhere = held_elsewhere(app).await?;
     Ok(WorkerView {
-        connected: app.hub.is_connected(&w.id) || elsewhere.contains(&w.id),
+        connected: app.hub().is_connected(&w.id) || elsewhere.contains(&w.id),
         allocated: h.by_worker.get(&w.id).cloned().unwrap_or_default(),
         worker: w,
     })
@@ -407,11 +388,11 @@ pub async fn get(app: &App, id: &str) -> Result<WorkerView> {
 /// Drains a worker (no new sandboxes are placed there) or undrains it.
 pub async fn set_draining(app: &App, id: &str, draining: bool) -> Result<WorkerView> {
     let w = worker::Entity::find_by_id(id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("worker {id}")))?;
     let mut am: worker::ActiveModel = w.into();
     am.draining = Set(draining);
-    am.update(&app.db).await?;
+    am.update(app.db()).await?;
     get(app, id).await
 }

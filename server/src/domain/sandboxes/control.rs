@@ -10,7 +10,8 @@ use crate::db::entity::sandbox;
 use crate::domain::secrets::Missing;
 use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
-use crate::workers::{command, command_error, network_policy, reported_state, sandbox_failed};
+use crate::workers::calls::{command_error, sandbox_failed};
+use crate::workers::{command, network_policy, reported_state};
 use sea_orm::{ColumnTrait, EntityTrait, QueryFilter};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -22,7 +23,7 @@ pub(super) async fn transition(
     row: &sandbox::Model,
     edge: Edge<'_>,
 ) -> Result<sandbox::Model> {
-    let r = lifecycle::apply(&app.db, row, edge).await;
+    let r = lifecycle::apply(app.db(), row, edge).await;
     // At once, even if the write failed: the cached row may be stale.
     app.forget_sandbox(&row.id);
     let fresh = r?;
@@ -89,7 +90,7 @@ pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::Sandbox
             nanos: ((row.idle_timeout_ms % 1000) * 1_000_000) as i32,
         }),
         volumes: crate::domain::volumes::attachments(row)?,
-        move_on_worker_loss: super::worker_loss_of(row, app.config.failover_local)?
+        move_on_worker_loss: super::worker_loss_of(row, app.config().failover_local)?
             == super::WorkerLoss::Move,
     })
 }
@@ -155,7 +156,7 @@ async fn push_secrets(app: &Arc<App>, tenant_id: &str, names: &[String]) -> Resu
             SandboxState::Failed.as_str(),
         ]))
         .filter(any)
-        .all(&app.db)
+        .all(app.db())
         .await?;
     for row in rows {
         let named: Vec<String> = serde_json::from_str(&row.secret_names)?;
@@ -199,9 +200,9 @@ fn dispatch(app: &Arc<App>, row: sandbox::Model, cmd: wpb::Command) {
     };
     let app = app.clone();
     tokio::spawn(async move {
-        let timeout = app.config.worker_command_timeout;
+        let timeout = app.config().worker_command_timeout;
         let t0 = std::time::Instant::now();
-        match crate::domain::workers::call(&app, &worker, cmd, timeout).await {
+        match app.workers().command(&app, &worker, cmd, timeout).await {
             Ok(result) => {
                 let answered = t0.elapsed();
                 let status = result.status.clone();
@@ -213,7 +214,7 @@ fn dispatch(app: &Arc<App>, row: sandbox::Model, cmd: wpb::Command) {
                         status.filter(|s| s.state != talon_proto::v1::SandboxState::Deleted as i32)
                     {
                         for cmd in orphans(&app, &worker, &[s]).await {
-                            let _ = crate::domain::workers::call(&app, &worker, cmd, timeout).await;
+                            let _ = app.workers().command(&app, &worker, cmd, timeout).await;
                         }
                     }
                 }
@@ -230,7 +231,9 @@ pub(super) fn tell(app: &Arc<App>, worker: String, cmd: wpb::Command) {
     let app = app.clone();
     tokio::spawn(async move {
         let sandbox = cmd.sandbox_id.clone();
-        let r = crate::domain::workers::call(&app, &worker, cmd, app.config.worker_command_timeout)
+        let r = app
+            .workers()
+            .command(&app, &worker, cmd, app.config().worker_command_timeout)
             .await;
         match r {
             Ok(r) if r.code != 0 => {
@@ -254,7 +257,7 @@ async fn apply_result(
         Some(s) => s,
         // A refusal (a stale generation, say) changes nothing here.
         None if r.code != 0 && !sandbox_failed(r.code) => {
-            return Err(command_error(r.code, &r.message));
+            return Err(command_error(worker, &r));
         }
         None if r.code != 0 => wpb::SandboxStatus {
             sandbox_id: row.id.clone(),
@@ -280,11 +283,11 @@ pub async fn apply_status(
     let to = reported_state(s.state)
         .ok_or_else(|| Error::InvalidArgument(format!("unknown reported state {}", s.state)))?;
     let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("sandbox {}", s.sandbox_id)))?;
     if let Err(e) = lifecycle::fence(&row, worker, s.generation) {
-        app.metrics.stale_events.inc();
+        app.metrics().stale_events.inc();
         return Err(e);
     }
     if state_of(&row)? == to {
@@ -315,10 +318,12 @@ pub(super) async fn drive(
 ) -> Result<sandbox::Model> {
     let worker = require_worker(app, &row).await?;
     let cmd = command_for(&row, action);
-    let result =
-        crate::domain::workers::call(app, &worker, cmd, app.config.worker_command_timeout).await?;
+    let result = app
+        .workers()
+        .command(app, &worker, cmd, app.config().worker_command_timeout)
+        .await?;
     if result.code != 0 && result.status.is_none() {
-        return Err(command_error(result.code, &result.message));
+        return Err(command_error(&worker, &result));
     }
     apply_result(app, &worker, &row, result).await
 }
@@ -338,7 +343,7 @@ pub async fn reconcile(
     let mut todo = Vec::new();
     for s in held {
         let row = sandbox::Entity::find_by_id(s.sandbox_id.clone())
-            .one(&app.db)
+            .one(app.db())
             .await;
         // Unknown is not "gone": nothing is removed on a read error.
         let kept = row
@@ -406,7 +411,7 @@ pub async fn orphans(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Ve
         let ids: Vec<&str> = chunk.iter().map(|s| s.sandbox_id.as_str()).collect();
         match sandbox::Entity::find()
             .filter(sandbox::Column::Id.is_in(ids))
-            .all(&app.db)
+            .all(app.db())
             .await
         {
             Ok(found) => rows.extend(found.into_iter().map(|r| (r.id.clone(), r))),
@@ -417,7 +422,7 @@ pub async fn orphans(app: &App, worker: &str, held: &[wpb::SandboxStatus]) -> Ve
     let mut out = Vec::new();
     for s in held {
         if !rows.get(&s.sandbox_id).is_some_and(|r| keeps(r, worker, s)) {
-            app.metrics.orphans_removed.inc();
+            app.metrics().orphans_removed.inc();
             tracing::warn!(worker, sandbox = %s.sandbox_id, generation = s.generation, "the worker holds a sandbox the control plane does not keep; removing it");
             out.push(delete_command(s, rows.get(&s.sandbox_id)));
         }

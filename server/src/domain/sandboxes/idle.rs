@@ -48,7 +48,7 @@ pub async fn apply_event(app: &Arc<App>, worker: &str, s: &wpb::SandboxStatus) -
         && s.state == talon_proto::v1::SandboxState::Paused as i32
         && state_of(&row)? == SandboxState::Paused;
     if paused_now {
-        app.metrics.idle_pauses.inc();
+        app.metrics().idle_pauses.inc();
         tracing::info!(sandbox = %row.id, message = %s.message, "sandbox paused for being idle");
         app.emit(SandboxEvent {
             sandbox: row,
@@ -68,7 +68,7 @@ async fn fenced(app: &Arc<App>, worker: &str, s: &wpb::SandboxStatus) -> Result<
         .await?
         .ok_or_else(|| crate::error::Error::NotFound(format!("sandbox {}", s.sandbox_id)))?;
     if let Err(e) = super::fence(&row, worker, s.generation) {
-        app.metrics.stale_events.inc();
+        app.metrics().stale_events.inc();
         return Err(e);
     }
     crate::domain::autopilot::restart_fenced(app, row).await
@@ -103,7 +103,7 @@ pub async fn ensure_running(app: &App, row: sandbox::Model, call: &str) -> Resul
     if s != SandboxState::Running {
         return Err(not_running(&resumed, s));
     }
-    app.metrics.auto_resumes.inc();
+    app.metrics().auto_resumes.inc();
     tracing::info!(sandbox = %id, call, "paused sandbox resumed for a call");
     app.emit(SandboxEvent {
         sandbox: resumed.clone(),

@@ -10,7 +10,6 @@ use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
 use std::time::Duration;
 use talon_proto::talon::worker::v1 as wpb;
-use talon_proto::talon::worker::v1::worker_sandbox_service_client::WorkerSandboxServiceClient;
 
 /// One reading of a sandbox.
 #[derive(Clone, Debug)]
@@ -38,28 +37,7 @@ pub async fn metrics(app: &App, row: &sandbox::Model) -> Result<Metrics> {
     let addr = crate::domain::workers::data_address(app, &worker)
         .await?
         .ok_or_else(|| Error::Unavailable(format!("worker {worker} has no data address")))?;
-    let req = crate::workers::data_request(
-        wpb::GetSandboxUsageRequest {
-            sandbox_id: row.id.clone(),
-        },
-        &app.worker_token,
-        &row.id,
-        row.generation,
-    );
-    let u = WorkerSandboxServiceClient::new(app.data_channel(&addr)?)
-        .get_sandbox_usage(req)
-        .await
-        .map_err(|s| match s.code() {
-            tonic::Code::FailedPrecondition | tonic::Code::NotFound | tonic::Code::Aborted => {
-                Error::FailedPrecondition(format!("sandbox {}: {}", row.id, s.message()))
-            }
-            _ => Error::Unavailable(format!(
-                "worker {worker} could not read sandbox {}: {}",
-                row.id,
-                s.message()
-            )),
-        })?
-        .into_inner();
+    let u = app.workers().usage(&addr, &row.id, row.generation).await?;
     Ok(of_usage(row, &u))
 }
 

@@ -20,6 +20,8 @@ mod lifecycle;
 mod metrics;
 mod moves;
 mod ops;
+#[cfg(test)]
+mod ops_tests;
 mod quota;
 mod reads;
 mod record;
@@ -87,7 +89,7 @@ pub struct NewSandbox {
 
 async fn reload(app: &App, id: &str) -> Result<sandbox::Model> {
     sandbox::Entity::find_by_id(id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))
 }

@@ -31,7 +31,9 @@ pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<
     if let (true, Some(w)) = (live, row.worker_id.clone()) {
         if crate::domain::workers::reachable(app, &w).await? {
             let cmd = command_for(&row, wpb::command::Action::Stop(wpb::StopSandboxCommand {}));
-            let r = crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout)
+            let r = app
+                .workers()
+                .command(app, &w, cmd, app.config().worker_command_timeout)
                 .await?;
             if r.code != 0 {
                 return Err(Error::FailedPrecondition(format!(
@@ -59,10 +61,10 @@ pub(crate) async fn move_to(
     lost_at: Option<i64>,
 ) -> Result<sandbox::Model> {
     not_deleted(&row)?;
-    let h = quota::holdings(&app.db, None).await?;
+    let h = quota::holdings(app.db(), None).await?;
     let level = crate::domain::isolation::Isolation::parse(&row.isolation)?;
     let from_shared = match row.worker_id.as_deref() {
-        Some(w) => crate::domain::workers::on_shared_backend(&app.db, w).await?,
+        Some(w) => crate::domain::workers::on_shared_backend(app.db(), w).await?,
         None => false,
     };
     // A sandbox from a snapshot taken on the shared backend has its
@@ -80,7 +82,7 @@ pub(crate) async fn move_to(
     };
     let cands = candidates(
         app,
-        &app.db,
+        app.db(),
         &h,
         row.worker_id.as_deref(),
         &row.image,
@@ -102,7 +104,7 @@ pub(crate) async fn move_to(
         None => scheduler::place(
             &cands,
             &amount(row.cpu_millis, row.memory_mib),
-            app.config.placement,
+            app.config().placement,
         )
         .ok_or_else(|| Error::Unavailable("no other worker has capacity".into()))?
         .worker_id
@@ -111,7 +113,7 @@ pub(crate) async fn move_to(
     let from = row.worker_id.clone().unwrap_or_default();
     let message = move_message(app, &from, &worker, lost_at).await?;
     let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
-    if let Some(old) = row.worker_id.clone().filter(|w| app.hub.is_connected(w)) {
+    if let Some(old) = row.worker_id.clone().filter(|w| app.hub().is_connected(w)) {
         // Tell the old worker to let go, at the generation it holds; a
         // shared disk is the new worker's.
         tell(

@@ -46,7 +46,7 @@ async fn idempotent_earlier(app: &App, tenant: &str, key: &str) -> Result<Option
     let Some(row) = sandbox::Entity::find()
         .filter(sandbox::Column::TenantId.eq(tenant))
         .filter(sandbox::Column::IdempotencyKey.eq(key))
-        .one(&app.db)
+        .one(app.db())
         .await?
     else {
         return Ok(None);
@@ -60,7 +60,7 @@ async fn idempotent_earlier(app: &App, tenant: &str, key: &str) -> Result<Option
             sea_orm::sea_query::Expr::value(Option::<String>::None),
         )
         .filter(sandbox::Column::Id.eq(row.id.as_str()))
-        .exec(&app.db)
+        .exec(app.db())
         .await?;
     Ok(None)
 }
@@ -140,22 +140,22 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     }
     resolve_resources(
         &mut n,
-        app.config.default_resources,
-        app.config.max_resources,
+        app.config().default_resources,
+        app.config().max_resources,
     )?;
     validate_labels(&n.labels)?;
     validate_metadata(&n.metadata)?;
     validate_env(&n.env)?;
     let policy = n.network_policy.clone().unwrap_or_default();
     policy.validate()?;
-    let timeout = n.timeout.unwrap_or(app.config.default_sandbox_timeout);
-    if timeout.is_zero() || timeout > app.config.max_sandbox_timeout {
+    let timeout = n.timeout.unwrap_or(app.config().default_sandbox_timeout);
+    if timeout.is_zero() || timeout > app.config().max_sandbox_timeout {
         return Err(Error::InvalidArgument(format!(
             "timeout must be between 1 s and {} s",
-            app.config.max_sandbox_timeout.as_secs()
+            app.config().max_sandbox_timeout.as_secs()
         )));
     }
-    let idle_timeout_ms = super::idle::checked_timeout(&app.config, n.idle_timeout)?;
+    let idle_timeout_ms = super::idle::checked_timeout(app.config(), n.idle_timeout)?;
     // Named secrets must exist and not clash with `env`; checked before
     // anything is created, and resolved again when the spec is sent.
     let resolved = crate::domain::secrets::resolve(
@@ -172,14 +172,14 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     }
     // A server that has just started (an upgrade, a reboot) waits a moment
     // for its workers to be back rather than refuse.
-    if app.hub.starting(crate::config::STARTUP_WINDOW)
+    if app.hub().starting(crate::config::STARTUP_WINDOW)
         && crate::domain::workers::expected_back(app).await?
     {
-        app.hub.first_worker(crate::config::STARTUP_WAIT).await;
+        app.hub().first_worker(crate::config::STARTUP_WAIT).await;
     }
     // With no worker at all, the outage below answers (UNAVAILABLE, retry);
     // with workers none of which runs the level, this one does.
-    if !app.hub.connected().is_empty()
+    if !app.hub().connected().is_empty()
         && !crate::domain::workers::any_offers(app, n.isolation.name()).await?
     {
         return Err(crate::domain::isolation::none_offers(n.isolation));
@@ -190,8 +190,8 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     }
     crate::domain::volumes::check_requests(&n.volume_mounts)?;
     if shared_only
-        && !app.hub.connected().is_empty()
-        && crate::domain::workers::shared_ids(app, &app.db)
+        && !app.hub().connected().is_empty()
+        && crate::domain::workers::shared_ids(app, app.db())
             .await?
             .is_empty()
     {
@@ -206,9 +206,9 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     let cands = candidates(app, &r.txn, &r.holdings, None, &n.image, n.isolation, reach).await?;
     // No worker at all is an outage (UNAVAILABLE, retry); workers that are
     // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
-    let worker = scheduler::place(&cands, &req, app.config.placement).ok_or_else(|| {
+    let worker = scheduler::place(&cands, &req, app.config().placement).ok_or_else(|| {
         if cands.is_empty() {
-            Error::Unavailable(if app.hub.connected().is_empty() {
+            Error::Unavailable(if app.hub().connected().is_empty() {
                 "no worker is connected".to_string()
             } else if reach == Reach::SharedImage {
                 format!(
@@ -389,7 +389,11 @@ pub async fn delete(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {
             &deleted,
             wpb::command::Action::Delete(wpb::DeleteSandboxCommand::default()),
         );
-        match crate::domain::workers::call(app, &w, cmd, app.config.worker_command_timeout).await {
+        match app
+            .workers()
+            .command(app, &w, cmd, app.config().worker_command_timeout)
+            .await
+        {
             Ok(r) if r.code != 0 => {
                 tracing::warn!(sandbox = %deleted.id, error = %r.message, "worker failed to delete; it is told again when it next registers")
             }
@@ -421,10 +425,10 @@ pub async fn set_timeout(
     timeout: Duration,
     action: Option<TimeoutAction>,
 ) -> Result<sandbox::Model> {
-    if timeout.is_zero() || timeout > app.config.max_sandbox_timeout {
+    if timeout.is_zero() || timeout > app.config().max_sandbox_timeout {
         return Err(Error::InvalidArgument(format!(
             "timeout must be between 1 s and {} s",
-            app.config.max_sandbox_timeout.as_secs()
+            app.config().max_sandbox_timeout.as_secs()
         )));
     }
     not_deleted(&row)?;
@@ -435,7 +439,7 @@ pub async fn set_timeout(
         am.timeout_action = Set(a.as_str().into());
     }
     am.updated_at = Set(now_ms());
-    let row = am.update(&app.db).await?;
+    let row = am.update(app.db()).await?;
     publish(app, &row);
     Ok(row)
 }
@@ -456,7 +460,9 @@ pub async fn update_network_policy(
                 network_policy: Some(network_policy(&policy)),
             }),
         );
-        let r = crate::domain::workers::call(app, &worker, cmd, app.config.worker_command_timeout)
+        let r = app
+            .workers()
+            .command(app, &worker, cmd, app.config().worker_command_timeout)
             .await?;
         if r.code != 0 {
             return Err(Error::FailedPrecondition(format!(
@@ -468,7 +474,7 @@ pub async fn update_network_policy(
     let mut am: sandbox::ActiveModel = row.into();
     am.network_policy = Set(policy.to_stored());
     am.updated_at = Set(now_ms());
-    let row = am.update(&app.db).await?;
+    let row = am.update(app.db()).await?;
     publish(app, &row);
     Ok(row)
 }
@@ -481,7 +487,7 @@ pub async fn wait_until_running(
     row: sandbox::Model,
     timeout: Duration,
 ) -> Result<sandbox::Model> {
-    let mut rx = app.events.subscribe();
+    let mut rx = app.events().subscribe();
     let deadline = tokio::time::Instant::now() + timeout;
     let mut current = reload(app, &row.id).await?;
     loop {
@@ -530,7 +536,7 @@ pub async fn enforce_timeouts(app: &App) -> Result<()> {
         .filter(sandbox::Column::State.eq(SandboxState::Running.as_str()))
         .filter(Condition::all().add(sandbox::Column::ExpiresAt.lte(now)))
         .limit(100)
-        .all(&app.db)
+        .all(app.db())
         .await?;
     for row in due {
         let id = row.id.clone();

@@ -159,23 +159,23 @@ pub(super) async fn candidates(
     let off =
         |id: &String| drained.contains(id) || shared.as_ref().is_some_and(|s| !s.contains(id));
     let mut out: Vec<Candidate> = app
-        .hub
+        .hub()
         .connected()
         .into_iter()
         .filter(|(id, _)| {
             !off(id)
                 && Some(id.as_str()) != exclude
-                && (anywhere || app.hub.has_image(id, image))
-                && app.hub.offers(id, level.name())
+                && (anywhere || app.hub().has_image(id, image))
+                && app.hub().offers(id, level.name())
         })
         .map(|(id, capacity)| {
             let held = h.by_worker.get(&id).cloned().unwrap_or_default();
-            let used = app.hub.used(&id);
-            app.config.placement.candidate(id, capacity, held, used)
+            let used = app.hub().used(&id);
+            app.config().placement.candidate(id, capacity, held, used)
         })
         .collect();
     // Workers whose sessions other servers on the database hold: their
-    // commands are relayed (domain::workers::call).
+    // commands are relayed (workers::calls).
     for (w, inv) in crate::domain::workers::remote(app, db).await? {
         let has_image = anywhere
             || image == talon_core::image::HOST_IMAGE
@@ -198,7 +198,7 @@ pub(super) async fn candidates(
             memory_mib: m,
             sandboxes: s,
         });
-        out.push(app.config.placement.candidate(w.id, capacity, held, used));
+        out.push(app.config().placement.candidate(w.id, capacity, held, used));
     }
     // The cooldown keeps sandboxes off a worker that lost some lately, not
     // off the only workers there are.
@@ -221,7 +221,7 @@ struct Unplaceable {
 async fn unplaceable(app: &App, db: &impl ConnectionTrait) -> Result<Unplaceable> {
     use crate::db::entity::worker;
     use sea_orm::Condition;
-    let since = crate::db::now_ms() - app.config.failover_cooldown.as_millis() as i64;
+    let since = crate::db::now_ms() - app.config().failover_cooldown.as_millis() as i64;
     let mut out = Unplaceable {
         off: Default::default(),
         cooling: Default::default(),
@@ -261,7 +261,7 @@ async fn capacity(app: &App, db: &impl ConnectionTrait) -> Result<Amount> {
             };
             (w.id, cap)
         });
-    for (id, cap) in app.hub.connected().into_iter().chain(remote) {
+    for (id, cap) in app.hub().connected().into_iter().chain(remote) {
         if !drained.contains(&id) {
             total.cpu_millis += cap.cpu_millis;
             total.memory_mib += cap.memory_mib;
@@ -294,7 +294,7 @@ pub(super) async fn reserve(
     new: bool,
 ) -> Result<Reservation> {
     let lock = app.tenant_lock(tenant_id).lock_owned().await;
-    let txn = crate::db::begin_write(&app.db).await?;
+    let txn = crate::db::begin_write(app.db()).await?;
     let mut q = tenant::Entity::find_by_id(tenant_id.to_string());
     if txn.get_database_backend() == DbBackend::Postgres {
         q = q.lock(LockType::Update);
@@ -304,14 +304,14 @@ pub(super) async fn reserve(
         .await?
         .ok_or_else(|| Error::NotFound(format!("tenant {tenant_id}")))?;
     let holdings = holdings(&txn, Some(tenant_id)).await?;
-    let capacity = app.config.placement.share_of(capacity(app, &txn).await?);
+    let capacity = app.config().placement.share_of(capacity(app, &txn).await?);
     check(
         &t,
         &holdings.tenant,
         req,
         new,
         &capacity,
-        app.config.tenant_max_share,
+        app.config().tenant_max_share,
     )?;
     Ok(Reservation {
         _lock: lock,
@@ -393,7 +393,7 @@ mod tests {
     async fn a_reservation_holds_its_write() {
         let (app, _dir) = crate::app::App::for_tests().await;
         let t = "ten_res".to_string();
-        super::super::lifecycle::tests::insert_tenant(&app.db, &t, 3).await;
+        super::super::lifecycle::tests::insert_tenant(app.db(), &t, 3).await;
         let one = a(1000, 512, 1);
         for i in 0..3 {
             let r = reserve(&app, &t, &one, true).await.unwrap();
@@ -409,7 +409,7 @@ mod tests {
             let r = reserve(&app, &t, &one, false).await.unwrap();
             super::super::lifecycle::tests::insert(&r.txn, &t, "sbx_gone", "running").await;
         }
-        let h = holdings(&app.db, Some(&t)).await.unwrap();
+        let h = holdings(app.db(), Some(&t)).await.unwrap();
         assert_eq!(h.tenant.sandboxes, 3);
         assert_eq!(h.by_worker["wrk_t"].sandboxes, 3);
     }

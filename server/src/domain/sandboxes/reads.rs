@@ -16,7 +16,7 @@ pub async fn get(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Mo
     }
     sandbox::Entity::find_by_id(id.to_string())
         .filter(sandbox::Column::TenantId.eq(scope.id()))
-        .one(&app.db)
+        .one(app.db())
         .await?
         .ok_or_else(|| Error::NotFound(format!("sandbox {id}")))
 }
@@ -27,16 +27,16 @@ pub async fn get(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Mo
 /// change to a sandbox on this server forgets it.
 pub async fn get_cached(app: &App, scope: &TenantScope, id: &str) -> Result<sandbox::Model> {
     if let Some(row) = app
-        .running
+        .running()
         .get(id)
         .filter(|r| r.tenant_id == scope.id() && scope.reaches(id))
     {
         return Ok(row);
     }
-    let generation = app.running.generation();
+    let generation = app.running().generation();
     let row = get(app, scope, id).await?;
     if state_of(&row)? == SandboxState::Running {
-        app.running.put(id.to_string(), generation, &row, None);
+        app.running().put(id.to_string(), generation, &row, None);
     }
     Ok(row)
 }
@@ -48,7 +48,7 @@ pub async fn find(app: &App, id: &str) -> Result<Option<sandbox::Model>> {
         return Ok(None);
     }
     Ok(sandbox::Entity::find_by_id(id.to_string())
-        .one(&app.db)
+        .one(app.db())
         .await?)
 }
 
@@ -100,7 +100,7 @@ pub async fn list(
         let mut rows = base
             .offset(q.offset)
             .limit(q.limit + 1)
-            .all(&app.db)
+            .all(app.db())
             .await?;
         let more = rows.len() as u64 > q.limit;
         rows.truncate(q.limit as usize);
@@ -115,7 +115,7 @@ pub async fn list(
             .clone()
             .offset(scanned)
             .limit(BATCH)
-            .all(&app.db)
+            .all(app.db())
             .await?;
         let n = batch.len() as u64;
         scanned += n;
@@ -148,7 +148,7 @@ pub async fn watch(
 > {
     use tokio_stream::StreamExt;
     // Subscribe before reading, so no change between the two is lost.
-    let rx = app.events.subscribe();
+    let rx = app.events().subscribe();
     let first = match &sandbox_id {
         Some(id) => Some(crate::app::SandboxEvent {
             sandbox: get(app, scope, id).await?,
@@ -185,5 +185,5 @@ pub async fn access_token(app: &App, p: &crate::auth::Principal, id: &str) -> Re
     ) {
         return Err(Error::NotFound(format!("sandbox {id}")));
     }
-    app.preview.sandbox_token(&row.id, &row.tenant_id)
+    app.preview().sandbox_token(&row.id, &row.tenant_id)
 }

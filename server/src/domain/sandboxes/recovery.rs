@@ -81,7 +81,7 @@ pub async fn settle_stale(
         .filter(sandbox::Column::WorkerId.eq(worker))
         .filter(sandbox::Column::State.is_in(busy))
         .filter(sandbox::Column::UpdatedAt.lt(before))
-        .all(&app.db)
+        .all(app.db())
         .await?;
     let mut todo = Vec::new();
     for row in rows {

@@ -1,0 +1,234 @@
+//! Sandbox operations (`ops.rs`) against the fake workers: placement, the
+//! commands each operation sends, what the worker's answers do to the
+//! record, and what a missing worker answers. No worker, no root.
+
+use super::*;
+use crate::app::App;
+use crate::auth::{Credential, Principal, Role};
+use crate::domain::state::SandboxState;
+use crate::workers::fake::{self, FakeWorkers};
+use sea_orm::ActiveModelTrait;
+use std::sync::Arc;
+use talon_proto::talon::worker::v1 as wpb;
+
+fn caller(tenant: &str) -> Principal {
+    Principal {
+        tenant_id: tenant.into(),
+        user_id: "usr_t".into(),
+        email: "t@example.com".into(),
+        role: Role::Developer,
+        credential: Credential::AccessToken,
+        platform_admin: false,
+    }
+}
+
+type Setup = (Arc<App>, Arc<FakeWorkers>, tempfile::TempDir, Principal);
+
+/// An app with a tenant and `workers` of `capacity` connected.
+async fn setup_with(workers: &[&str], capacity: (i64, i64, i64)) -> Setup {
+    let (app, fake, dir) = App::with_fake_workers().await;
+    super::lifecycle::tests::insert_tenant(app.db(), "ten_o", 10).await;
+    for w in workers {
+        fake.connect(&app, w, capacity).await;
+    }
+    (app, fake, dir, caller("ten_o"))
+}
+
+async fn setup(workers: &[&str]) -> Setup {
+    setup_with(workers, (8000, 8192, 10)).await
+}
+
+fn small() -> NewSandbox {
+    NewSandbox {
+        cpu_millis: 500,
+        memory_mib: 256,
+        ..Default::default()
+    }
+}
+
+/// The background create applied: the row as the worker's answer left it.
+async fn settled(app: &App, id: &str, want: SandboxState) -> sandbox::Model {
+    for _ in 0..200 {
+        let row = super::reload(app, id).await.unwrap();
+        if state_of(&row).unwrap() == want {
+            return row;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("sandbox {id} never became {want}");
+}
+
+#[tokio::test]
+async fn a_create_is_placed_on_a_connected_worker_and_runs_when_it_answers() {
+    let (app, fake, _d, p) = setup(&["w1"]).await;
+    let row = create(&app, &p, small()).await.unwrap();
+    assert_eq!(row.state, "starting");
+    assert_eq!(row.worker_id.as_deref(), Some("w1"));
+    assert_eq!(row.generation, 1);
+    let row = settled(&app, &row.id, SandboxState::Running).await;
+    assert_eq!(row.worker_id.as_deref(), Some("w1"));
+    let sent = fake.commands();
+    assert_eq!(sent, vec![("w1".to_string(), "create", row.id.clone())]);
+    // The spec the worker got is the sandbox's.
+    let fake::Call::Command { cmd, .. } = &fake.calls()[0] else {
+        panic!("not a command");
+    };
+    let Some(wpb::command::Action::Create(c)) = &cmd.action else {
+        panic!("not a create");
+    };
+    let spec = c.spec.as_ref().unwrap();
+    assert_eq!(spec.image, talon_core::image::HOST_IMAGE);
+    assert_eq!(spec.resources.unwrap().cpu_millis, 500);
+    assert_eq!(cmd.generation, 1);
+    assert!(spec.network_policy.is_some(), "a create names its policy");
+}
+
+#[tokio::test]
+async fn a_create_the_worker_fails_is_failed_with_its_message() {
+    let (app, fake, _d, p) = setup(&["w1"]).await;
+    fake.script(|_, cmd| {
+        Some(Ok(fake::refused(
+            cmd,
+            tonic::Code::FailedPrecondition,
+            "the runtime broke",
+        )))
+    });
+    let row = create(&app, &p, small()).await.unwrap();
+    let row = settled(&app, &row.id, SandboxState::Failed).await;
+    assert!(row.state_message.contains("the runtime broke"), "{row:?}");
+}
+
+#[tokio::test]
+async fn with_no_worker_a_create_is_unavailable_and_nothing_is_kept() {
+    let (app, fake, _d, p) = setup(&[]).await;
+    let e = create(&app, &p, small()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unavailable, "{e}");
+    assert!(e.to_string().contains("no worker is connected"), "{e}");
+    assert!(fake.calls().is_empty());
+    let held = crate::domain::sandboxes::holdings(app.db(), Some("ten_o"))
+        .await
+        .unwrap();
+    assert_eq!(held.tenant.sandboxes, 0, "the reservation went with it");
+}
+
+#[tokio::test]
+async fn placement_spreads_a_tenant_keeps_its_fair_share_and_full_workers_are_exhausted() {
+    let (app, fake, _d, p) = setup_with(&["w1", "w2"], (8000, 8192, 2)).await;
+    let a = create(&app, &p, small()).await.unwrap();
+    let b = create(&app, &p, small()).await.unwrap();
+    assert_ne!(
+        a.worker_id, b.worker_id,
+        "the second goes to the emptier worker"
+    );
+    // Half the platform's 4 sandboxes is this tenant's share.
+    let e = create(&app, &p, small()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
+    assert!(e.to_string().contains("fair share"), "{e}");
+    // The platform's tenant has no share to keep: it fills the workers,
+    // and then there is no room.
+    crate::db::entity::tenant::ActiveModel {
+        id: sea_orm::Set("ten_p".into()),
+        name: sea_orm::Set("platform".into()),
+        platform: sea_orm::Set(true),
+        max_sandboxes: sea_orm::Set(100),
+        max_cpu_millis: sea_orm::Set(64_000),
+        max_memory_mib: sea_orm::Set(65_536),
+        created_at: sea_orm::Set(0),
+    }
+    .insert(app.db())
+    .await
+    .unwrap();
+    let admin = caller("ten_p");
+    create(&app, &admin, small()).await.unwrap();
+    create(&app, &admin, small()).await.unwrap();
+    let e = create(&app, &admin, small()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
+    assert!(e.to_string().contains("no worker has capacity"), "{e}");
+    assert_eq!(fake.commands().len(), 4, "only the placed ones were sent");
+}
+
+#[tokio::test]
+async fn stop_start_pause_resume_send_their_commands_and_apply_the_answers() {
+    let (app, fake, _d, p) = setup(&["w1"]).await;
+    let row = create(&app, &p, small()).await.unwrap();
+    let row = settled(&app, &row.id, SandboxState::Running).await;
+    let row = pause(&app, row).await.unwrap();
+    assert_eq!(row.state, "paused");
+    let row = resume(&app, row).await.unwrap();
+    assert_eq!(row.state, "running");
+    let row = stop(&app, row).await.unwrap();
+    assert_eq!(row.state, "stopped");
+    let row = start(&app, &p, row).await.unwrap();
+    assert_eq!(row.state, "running");
+    let actions: Vec<&str> = fake.commands().iter().map(|c| c.1).collect();
+    assert_eq!(actions, ["create", "pause", "resume", "stop", "start"]);
+    // A pause of a stopped sandbox is refused here, never sent.
+    let row = stop(&app, row).await.unwrap();
+    fake.clear();
+    let e = pause(&app, row).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e}");
+    assert!(fake.calls().is_empty());
+}
+
+#[tokio::test]
+async fn a_refusal_changes_nothing_and_keeps_its_meaning() {
+    let (app, fake, _d, p) = setup(&["w1"]).await;
+    let row = create(&app, &p, small()).await.unwrap();
+    let row = settled(&app, &row.id, SandboxState::Running).await;
+    fake.script(|_, cmd| match cmd.action {
+        Some(wpb::command::Action::Pause(_)) => Some(Ok(fake::refused(
+            cmd,
+            tonic::Code::Aborted,
+            "stale generation",
+        ))),
+        _ => None,
+    });
+    let e = pause(&app, row.clone()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Aborted, "{e}");
+    assert_eq!(super::reload(&app, &row.id).await.unwrap().state, "running");
+    // A worker that cannot be reached: UNAVAILABLE, the row as it was.
+    fake.script(|w, _| {
+        Some(Err(crate::error::Error::Unavailable(format!(
+            "worker {w} did not answer"
+        ))))
+    });
+    let e = pause(&app, row.clone()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unavailable, "{e}");
+    assert_eq!(super::reload(&app, &row.id).await.unwrap().state, "running");
+}
+
+#[tokio::test]
+async fn a_delete_frees_the_quota_at_once_and_tells_the_worker() {
+    let (app, fake, _d, p) = setup(&["w1"]).await;
+    let row = create(&app, &p, small()).await.unwrap();
+    let row = settled(&app, &row.id, SandboxState::Running).await;
+    let gone = delete(&app, row.clone()).await.unwrap();
+    assert_eq!(gone.state, "deleted");
+    assert_eq!(
+        fake.commands().last().unwrap(),
+        &("w1".to_string(), "delete", row.id.clone())
+    );
+    let held = crate::domain::sandboxes::holdings(app.db(), Some("ten_o"))
+        .await
+        .unwrap();
+    assert_eq!(held.tenant.sandboxes, 0);
+    // Twice is fine, and sends nothing more.
+    fake.clear();
+    delete(&app, gone).await.unwrap();
+    assert!(fake.calls().is_empty());
+}
+
+#[tokio::test]
+async fn a_delete_while_the_worker_is_away_still_deletes_the_record() {
+    let (app, fake, _d, p) = setup(&["w1"]).await;
+    let row = create(&app, &p, small()).await.unwrap();
+    let row = settled(&app, &row.id, SandboxState::Running).await;
+    app.hub().detach("w1", 1);
+    fake.clear();
+    let gone = delete(&app, row).await.unwrap();
+    assert_eq!(gone.state, "deleted");
+    assert!(
+        fake.calls().is_empty(),
+        "nothing sent to a worker that is away; it is told when it registers"
+    );
+}
