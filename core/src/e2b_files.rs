@@ -10,6 +10,34 @@ pub const DEFAULT_USER: &str = "user";
 /// What marks a presented signature in `talon-file-token`.
 const MARK: &str = "e2bsig.";
 
+/// The user a signed request is for: the one it signed (`username`),
+/// else E2B's default. A signed URL carries its user; the caller's other
+/// credentials (Basic auth) do not change whom it acts as.
+pub fn signed_user(username: &str) -> &str {
+    if username.is_empty() {
+        DEFAULT_USER
+    } else {
+        username
+    }
+}
+
+/// E2B's file signature: `v1_` and the unpadded base64 of
+/// sha256("{path}:{op}:{user}:{token}[:{expiration}]"), where `op` is
+/// `read` or `write`, `token` the sandbox's access token and `path` and
+/// `user` exactly as signed. The SDKs make it; the server checks it.
+pub fn sign(path: &str, op: &str, user: &str, token: &str, expiration: Option<u64>) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let mut text = format!("{path}:{op}:{user}:{token}");
+    if let Some(exp) = expiration {
+        text.push_str(&format!(":{exp}"));
+    }
+    format!(
+        "v1_{}",
+        base64::engine::general_purpose::STANDARD_NO_PAD.encode(sha2::Sha256::digest(text))
+    )
+}
+
 /// The home directory E2B's images give a user.
 pub fn home_of(user: &str) -> String {
     match user {
@@ -118,6 +146,21 @@ mod tests {
         ] {
             assert_eq!(Presented::decode(bad), None, "{bad}");
         }
+    }
+
+    #[test]
+    fn signatures_are_e2bs() {
+        // Vectors from Python's hashlib and base64 (as E2B's SDK signs).
+        assert_eq!(
+            sign("/home/user/a.txt", "read", "user", "tok", Some(2000)),
+            "v1_/ySlUWAAtpSz2pC7WxNS05/r5B7gnUHC4HWGCJSHtb8"
+        );
+        assert_eq!(
+            sign("a.txt", "write", "root", "tok", None),
+            "v1_zTW5ewssuLRKZWMxCDnCIW4bIY2xVSWveC/tRMmSWYc"
+        );
+        assert_eq!(signed_user(""), "user");
+        assert_eq!(signed_user("root"), "root");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use futures::{Stream, StreamExt};
 use http::{HeaderMap, HeaderValue, StatusCode};
 use std::collections::HashMap;
 use std::io::Write;
-use talon_core::e2b_files::{DEFAULT_USER, Presented, resolve};
+use talon_core::e2b_files::{DEFAULT_USER, Presented, resolve, signed_user};
 use talon_proto::v1 as pb;
 use talon_proto::v1::filesystem_service_client::FilesystemServiceClient;
 use tonic::Code;
@@ -115,16 +115,22 @@ fn query(raw: &str) -> HashMap<String, String> {
         .collect()
 }
 
-/// The user of a `/files` call: `username`, else the call's.
-fn user_of(ctx: &Ctx, q: &HashMap<String, String>) -> String {
+/// The user of a `/files` call: a signed one's is the user it signed
+/// (`username`, else E2B's default), whatever else it presents; an
+/// unsigned one's is `username`, else the call's.
+fn user_of(call_user: &str, q: &HashMap<String, String>) -> String {
+    if q.contains_key("signature") {
+        let username = q.get("username").map_or("", String::as_str);
+        return signed_user(username).to_string();
+    }
     q.get("username")
         .filter(|u| !u.is_empty())
         .cloned()
         .unwrap_or_else(|| {
-            if ctx.user.is_empty() {
+            if call_user.is_empty() {
                 DEFAULT_USER.into()
             } else {
-                ctx.user.clone()
+                call_user.to_string()
             }
         })
 }
@@ -137,7 +143,7 @@ pub async fn download(ctx: Ctx, headers: HeaderMap, raw: String) -> Response {
     let Some(path) = q.get("path").filter(|p| !p.is_empty()) else {
         return plain(StatusCode::BAD_REQUEST, "path is required");
     };
-    let user = user_of(&ctx, &q);
+    let user = user_of(&ctx.user, &q);
     let msg = pb::ReadFileRequest {
         sandbox_id: ctx.sandbox_id.clone(),
         path: resolve(path, q.get("username").map_or("", String::as_str)),
@@ -285,7 +291,7 @@ async fn write_one(
 /// with `path`. Answers the files written.
 pub async fn upload(ctx: Ctx, headers: HeaderMap, raw: String, body: Body) -> Response {
     let q = query(&raw);
-    let user = user_of(&ctx, &q);
+    let user = user_of(&ctx.user, &q);
     let signed_user = q.get("username").map_or("", String::as_str).to_string();
     let ctype = headers
         .get(http::header::CONTENT_TYPE)
@@ -434,4 +440,32 @@ async fn multipart(
         return plain(StatusCode::BAD_REQUEST, "no file part in the upload");
     }
     axum::Json(serde_json::Value::Array(written)).into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn q(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    /// A signed request acts as the user it signed, whatever Basic auth
+    /// says: one without `username` signed E2B's default user, and was
+    /// refused when the call's Basic auth named root.
+    #[test]
+    fn a_signed_request_is_its_signed_users() {
+        let signed = q(&[("path", "a"), ("signature", "v1_x")]);
+        assert_eq!(user_of("root", &signed), "user");
+        assert_eq!(user_of("", &signed), "user");
+        let signed_root = q(&[("signature", "v1_x"), ("username", "root")]);
+        assert_eq!(user_of("alice", &signed_root), "root");
+        // Unsigned: `username`, else the call's, else the default.
+        assert_eq!(user_of("root", &q(&[])), "root");
+        assert_eq!(user_of("", &q(&[])), "user");
+        assert_eq!(user_of("root", &q(&[("username", "bob")])), "bob");
+    }
 }

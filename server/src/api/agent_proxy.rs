@@ -105,11 +105,7 @@ impl AgentProxy {
         let not_found = || Error::NotFound(format!("sandbox {id}"));
         if let Some(sig) = talon_core::e2b_files::Presented::decode(token) {
             let row = sandboxes::find(&self.0, id).await?.ok_or_else(not_found)?;
-            let signed_user = if sig.user.is_empty() {
-                talon_core::e2b_files::DEFAULT_USER
-            } else {
-                sig.user.as_str()
-            };
+            let signed_user = talon_core::e2b_files::signed_user(&sig.user);
             if path != talon_core::e2b_files::resolve(&sig.path, &sig.user) || user != signed_user {
                 return Err(Error::PermissionDenied(
                     "the file signature is for another path or user".into(),

@@ -17,7 +17,6 @@ use super::preview::PreviewKeys;
 use crate::error::{Error, Result};
 use jsonwebtoken::{Algorithm, Header, Validation};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 pub const PREFIX: &str = "tsb_";
 pub const ISSUER: &str = "talon-sandbox";
@@ -66,26 +65,16 @@ impl PreviewKeys {
         Ok(c)
     }
 
-    /// Checks an E2B-style file signature: `v1_` + unpadded base64 of
-    /// sha256("{path}:{read|write}:{user}:{token}[:{expiration}]"), made
-    /// with this sandbox's token. `now` is unix seconds.
+    /// Checks an E2B-style file signature (`talon_core::e2b_files::sign`)
+    /// made with this sandbox's token. `now` is unix seconds.
     pub fn verify_file_signature(&self, s: &FileSignature<'_>, now: u64) -> Result<()> {
-        use base64::Engine;
         if s.expiration.is_some_and(|exp| exp < now) {
             return Err(Error::Unauthenticated(
                 "the signed file URL has expired".into(),
             ));
         }
         let token = self.sandbox_token(s.sandbox_id, s.tenant_id)?;
-        let mut text = format!("{}:{}:{}:{token}", s.path, s.op, s.user);
-        if let Some(exp) = s.expiration {
-            text.push_str(&format!(":{exp}"));
-        }
-        let want = format!(
-            "v1_{}",
-            base64::engine::general_purpose::STANDARD_NO_PAD
-                .encode(Sha256::digest(text.as_bytes()))
-        );
+        let want = talon_core::e2b_files::sign(s.path, s.op, s.user, &token, s.expiration);
         if super::digest_eq(&want, s.signature) {
             Ok(())
         } else {
@@ -146,19 +135,10 @@ mod tests {
 
     #[test]
     fn file_signatures_cover_path_operation_user_and_expiry() {
-        use base64::Engine;
         let k = PreviewKeys::new(KEY);
         let token = k.sandbox_token("sbx_a", "ten_a").unwrap();
         let sign = |path: &str, op: &str, user: &str, exp: Option<u64>| {
-            let mut text = format!("{path}:{op}:{user}:{token}");
-            if let Some(e) = exp {
-                text.push_str(&format!(":{e}"));
-            }
-            format!(
-                "v1_{}",
-                base64::engine::general_purpose::STANDARD_NO_PAD
-                    .encode(Sha256::digest(text.as_bytes()))
-            )
+            talon_core::e2b_files::sign(path, op, user, &token, exp)
         };
         let sig = sign("/home/user/a.txt", "read", "user", Some(2000));
         let base = FileSignature {
