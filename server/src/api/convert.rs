@@ -349,17 +349,16 @@ pub fn worker_to_pb(
     }
 }
 
-/// A link's `ttl`, in whole seconds rounded up; negative is refused.
+/// A link's `ttl`, in whole seconds rounded up, read by the one duration
+/// parser (`duration`: negative is refused); its range is the link's
+/// (`domain::preview::ttl_within`: 1 s to the link's most).
 pub fn ttl_secs(
     d: Option<prost_types::Duration>,
 ) -> std::result::Result<Option<u64>, tonic::Status> {
-    match d {
-        Some(d) if d.seconds < 0 || d.nanos < 0 => {
-            Err(tonic::Status::invalid_argument("ttl must be positive"))
-        }
-        Some(d) => Ok(Some(d.seconds as u64 + u64::from(d.nanos > 0))),
-        None => Ok(None),
-    }
+    Ok(d.as_ref()
+        .map(duration)
+        .transpose()?
+        .map(|t| t.as_secs() + u64::from(t.subsec_nanos() > 0)))
 }
 
 /// A domain error as the gRPC status a caller sees: here, in the transport
@@ -389,6 +388,24 @@ impl From<Error> for tonic::Status {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_ttl_is_read_by_the_one_parser_and_rounded_up() {
+        let d = |seconds, nanos| Some(prost_types::Duration { seconds, nanos });
+        assert_eq!(ttl_secs(None).unwrap(), None);
+        assert_eq!(ttl_secs(d(60, 0)).unwrap(), Some(60));
+        assert_eq!(ttl_secs(d(60, 1)).unwrap(), Some(61));
+        assert_eq!(
+            ttl_secs(d(0, 0)).unwrap(),
+            Some(0),
+            "its range is the link's"
+        );
+        for bad in [d(-1, 0), d(0, -1)] {
+            let e = ttl_secs(bad).unwrap_err();
+            assert_eq!(e.code(), tonic::Code::InvalidArgument);
+            assert!(e.message().contains("must not be negative"), "{e}");
+        }
+    }
 
     #[test]
     fn policy_round_trip_and_rules_only_for_allowlist() {
