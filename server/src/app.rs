@@ -253,9 +253,18 @@ impl App {
 
     /// `for_tests`, with its calls to workers going to `workers`.
     pub async fn for_tests_with(workers: Arc<dyn WorkerCalls>) -> (Arc<App>, tempfile::TempDir) {
+        Self::for_tests_configured(workers, |_| {}).await
+    }
+
+    /// `for_tests_with`, its configuration changed by `edit`.
+    pub async fn for_tests_configured(
+        workers: Arc<dyn WorkerCalls>,
+        edit: impl FnOnce(&mut ServerConfig),
+    ) -> (Arc<App>, tempfile::TempDir) {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut config = ServerConfig::with_defaults(dir.path().to_path_buf());
         config.database_url = crate::db::sqlite_url(dir.path());
+        edit(&mut config);
         let db = crate::db::connect(&config.database_url)
             .await
             .expect("database");

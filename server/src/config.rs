@@ -19,6 +19,11 @@ pub struct ServerConfig {
     /// it (relayed worker commands); None: `http://` + `grpc_listen`, or
     /// this host's name when that is unspecified.
     pub advertise_url: Option<String>,
+    /// A worker of this server's own is on its way (`talon up`'s
+    /// embedded worker): a create made before it connects waits for it
+    /// (up to `STARTUP_WAIT`) rather than answer that no worker is
+    /// connected.
+    pub expects_worker: bool,
     /// This server's name among those sharing the database
     /// (DATA_DIR/keys/server.id, made once); set at start.
     pub server_id: String,
@@ -124,6 +129,7 @@ impl ServerConfig {
             data_dir,
             grpc_listen: defaults::GRPC_LISTEN.parse().expect("addr"),
             advertise_url: None,
+            expects_worker: false,
             server_id: String::new(),
             ops_listen: defaults::OPS_LISTEN.parse().expect("addr"),
             public_url: "http://127.0.0.1:8080".into(),

@@ -170,7 +170,8 @@ async fn start_e2b(
 }
 
 async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
-    let config = server_config(&args);
+    let mut config = server_config(&args);
+    config.expects_worker = embedded_worker;
     let stop = shutdown_signal();
     let started = talon_server::run::start(config.clone(), stop.clone()).await?;
     let http = args

@@ -262,8 +262,13 @@ pub async fn reachable(app: &App, worker_id: &str) -> Result<bool> {
 }
 
 /// Whether workers that held their sessions with this server before are
-/// not back yet (it has just restarted), so a create may wait for them.
+/// not back yet (it has just restarted), or its own embedded worker has
+/// not connected yet (`talon up` has just started), so a create may wait
+/// for them.
 pub async fn expected_back(app: &App) -> Result<bool> {
+    if app.config().expects_worker && app.hub().connected().is_empty() {
+        return Ok(true);
+    }
     Ok(worker::Entity::find()
         .filter(worker::Column::ServerId.eq(&app.config().server_id))
         .all(app.db())

@@ -111,6 +111,49 @@ fn is_unique_violation(e: &sea_orm::DbErr) -> bool {
 async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<sandbox::Model> {
     let t0 = std::time::Instant::now();
     let hash = request_hash(&n);
+    let c = checked(app, p, &mut n).await?;
+    let checked = t0.elapsed();
+    let req = amount(n.cpu_millis, n.memory_mib);
+    let r = reserve(app, &p.tenant_id, &req, true).await?;
+    let cands = candidates(
+        app,
+        &r.txn,
+        &r.holdings,
+        None,
+        &n.image,
+        n.isolation,
+        c.reach,
+    )
+    .await?;
+    let worker = scheduler::place(&cands, &req, app.config().placement)
+        .ok_or_else(|| unplaced(app, cands.is_empty(), &c, &n.image))?;
+    let id = crate::ids::new_id("sbx");
+    let mounts =
+        crate::domain::volumes::attach(app, &r.txn, &p.tenant_id, &id, &n.volume_mounts).await?;
+    let row = new_row(p, id, &worker.worker_id, &n, c, &mounts, hash)?
+        .insert(&r.txn)
+        .await?;
+    r.commit().await?;
+    let placed = t0.elapsed();
+    publish(app, &row);
+    dispatch_create(app, row.clone()).await?;
+    tracing::debug!(sandbox = %row.id, ?checked, ?placed, dispatched = ?t0.elapsed(), "create phases");
+    Ok(row)
+}
+
+/// What a create's checks settled before anything is reserved.
+struct Checked {
+    snapshot_id: String,
+    reach: Reach,
+    policy: EgressPolicy,
+    timeout: Duration,
+    idle_timeout_ms: i64,
+}
+
+/// Checks a create's request (its image or snapshot, resources, labels,
+/// policy, timeouts, secrets, volumes, and that some worker could run
+/// it), filling in its defaults.
+async fn checked(app: &App, p: &Principal, n: &mut NewSandbox) -> Result<Checked> {
     let snapshot_id = n.snapshot_id.clone().unwrap_or_default();
     let mut reach = Reach::Any;
     if !snapshot_id.is_empty() {
@@ -139,7 +182,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         )));
     }
     resolve_resources(
-        &mut n,
+        n,
         app.config().default_resources,
         app.config().max_resources,
     )?;
@@ -200,39 +243,59 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
                 .into(),
         ));
     }
-    let checked = t0.elapsed();
-    let req = amount(n.cpu_millis, n.memory_mib);
-    let r = reserve(app, &p.tenant_id, &req, true).await?;
-    let cands = candidates(app, &r.txn, &r.holdings, None, &n.image, n.isolation, reach).await?;
-    // No worker at all is an outage (UNAVAILABLE, retry); workers that are
-    // all full is a limit reached (RESOURCE_EXHAUSTED, like a quota).
-    let worker = scheduler::place(&cands, &req, app.config().placement).ok_or_else(|| {
-        if cands.is_empty() {
-            Error::Unavailable(if app.hub().connected().is_empty() {
-                "no worker is connected".to_string()
-            } else if reach == Reach::SharedImage {
-                format!(
-                    "no connected, undrained worker on the shared backend, where snapshot {snapshot_id} is"
-                )
-            } else if !snapshot_id.is_empty() {
-                format!(
-                    "the worker that holds snapshot {snapshot_id} is not connected or is draining"
-                )
-            } else {
-                format!("no connected, undrained worker holds image {:?}", n.image)
-            })
-        } else {
-            Error::ResourceExhausted(
-                "no worker has capacity for this sandbox; delete or stop sandboxes, or add workers"
-                    .to_string(),
+    Ok(Checked {
+        snapshot_id,
+        reach,
+        policy,
+        timeout,
+        idle_timeout_ms,
+    })
+}
+
+/// Why no worker was chosen: none at all is an outage (UNAVAILABLE,
+/// retry); workers that are all full is a limit reached
+/// (RESOURCE_EXHAUSTED, like a quota).
+fn unplaced(app: &App, no_candidate: bool, c: &Checked, image: &str) -> Error {
+    let snapshot_id = &c.snapshot_id;
+    if no_candidate {
+        Error::Unavailable(if app.hub().connected().is_empty() {
+            "no worker is connected".to_string()
+        } else if c.reach == Reach::SharedImage {
+            format!(
+                "no connected, undrained worker on the shared backend, where snapshot {snapshot_id} is"
             )
-        }
-    })?;
+        } else if !snapshot_id.is_empty() {
+            format!("the worker that holds snapshot {snapshot_id} is not connected or is draining")
+        } else {
+            format!("no connected, undrained worker holds image {image:?}")
+        })
+    } else {
+        Error::ResourceExhausted(
+            "no worker has capacity for this sandbox; delete or stop sandboxes, or add workers"
+                .to_string(),
+        )
+    }
+}
+
+/// The record of a new sandbox, STARTING on `worker` at generation 1.
+fn new_row(
+    p: &Principal,
+    id: String,
+    worker: &str,
+    n: &NewSandbox,
+    c: Checked,
+    mounts: &[crate::domain::volumes::Mount],
+    hash: String,
+) -> Result<sandbox::ActiveModel> {
     let now = now_ms();
-    let id = crate::ids::new_id("sbx");
-    let mounts =
-        crate::domain::volumes::attach(app, &r.txn, &p.tenant_id, &id, &n.volume_mounts).await?;
-    let row = sandbox::ActiveModel {
+    let Checked {
+        snapshot_id,
+        policy,
+        timeout,
+        idle_timeout_ms,
+        ..
+    } = c;
+    Ok(sandbox::ActiveModel {
         id: Set(id),
         tenant_id: Set(p.tenant_id.clone()),
         owner_id: Set(p.actor_id().to_string()),
@@ -240,7 +303,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
         state: Set(SandboxState::Starting.as_str().into()),
         state_message: Set(String::new()),
         generation: Set(1),
-        worker_id: Set(Some(worker.worker_id.clone())),
+        worker_id: Set(Some(worker.to_string())),
         cpu_millis: Set(n.cpu_millis),
         memory_mib: Set(n.memory_mib),
         disk_mib: Set(n.disk_mib),
@@ -272,15 +335,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
             .into()),
         worker_loss: Set(n.worker_loss.map_or("", |l| l.as_str()).into()),
         request_hash: Set(hash),
-    }
-    .insert(&r.txn)
-    .await?;
-    r.commit().await?;
-    let placed = t0.elapsed();
-    publish(app, &row);
-    dispatch_create(app, row.clone()).await?;
-    tracing::debug!(sandbox = %row.id, ?checked, ?placed, dispatched = ?t0.elapsed(), "create phases");
-    Ok(row)
+    })
 }
 
 pub async fn pause(app: &App, row: sandbox::Model) -> Result<sandbox::Model> {

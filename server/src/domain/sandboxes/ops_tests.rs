@@ -48,7 +48,7 @@ fn small() -> NewSandbox {
 
 /// The background create applied: the row as the worker's answer left it.
 async fn settled(app: &App, id: &str, want: SandboxState) -> sandbox::Model {
-    for _ in 0..200 {
+    for _ in 0..1000 {
         let row = super::reload(app, id).await.unwrap();
         if state_of(&row).unwrap() == want {
             return row;
@@ -139,11 +139,16 @@ async fn placement_spreads_a_tenant_keeps_its_fair_share_and_full_workers_are_ex
     .await
     .unwrap();
     let admin = caller("ten_p");
-    create(&app, &admin, small()).await.unwrap();
-    create(&app, &admin, small()).await.unwrap();
+    let c = create(&app, &admin, small()).await.unwrap();
+    let d = create(&app, &admin, small()).await.unwrap();
     let e = create(&app, &admin, small()).await.unwrap_err();
     assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e}");
     assert!(e.to_string().contains("no worker has capacity"), "{e}");
+    // Creates are sent in the background: once the placed ones run, they
+    // were sent, and nothing else was.
+    for row in [a, b, c, d] {
+        settled(&app, &row.id, SandboxState::Running).await;
+    }
     assert_eq!(fake.commands().len(), 4, "only the placed ones were sent");
 }
 
@@ -230,5 +235,32 @@ async fn a_delete_while_the_worker_is_away_still_deletes_the_record() {
     assert!(
         fake.calls().is_empty(),
         "nothing sent to a worker that is away; it is told when it registers"
+    );
+}
+
+/// `talon up`: a create made before the embedded worker has connected
+/// waits for it (the server was just started) instead of answering that
+/// no worker is connected; a server that expects none answers at once.
+#[tokio::test]
+async fn a_create_waits_for_the_embedded_worker_of_a_server_just_started() {
+    let fake = FakeWorkers::new();
+    let (app, _d) = App::for_tests_configured(fake.clone(), |c| c.expects_worker = true).await;
+    super::lifecycle::tests::insert_tenant(app.db(), "ten_o", 10).await;
+    let (a, f) = (app.clone(), fake.clone());
+    let late = tokio::spawn(async move {
+        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+        f.connect(&a, "w1", (8000, 8192, 10)).await;
+    });
+    let row = create(&app, &caller("ten_o"), small()).await.unwrap();
+    assert_eq!(row.worker_id.as_deref(), Some("w1"));
+    late.await.unwrap();
+
+    let (app, _fake, _d, p) = setup(&[]).await;
+    let t0 = std::time::Instant::now();
+    let e = create(&app, &p, small()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::Unavailable, "{e}");
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(5),
+        "it did not wait"
     );
 }
