@@ -18,6 +18,19 @@ use std::sync::Arc;
 use std::time::Duration;
 use talon_proto::talon::worker::v1 as wpb;
 
+/// A sandbox's timeout (at create, or set later): 1 s to the longest
+/// sandbox timeout. With `checked_timeout` below, the one place a
+/// sandbox's timeouts are bounded.
+pub(super) fn sandbox_timeout(c: &ServerConfig, t: Duration) -> Result<Duration> {
+    if t.is_zero() || t > c.max_sandbox_timeout {
+        return Err(Error::InvalidArgument(format!(
+            "timeout must be between 1 s and {} s",
+            c.max_sandbox_timeout.as_secs()
+        )));
+    }
+    Ok(t)
+}
+
 /// A create's idle timeout, in ms (0: never): zero or unset turns it
 /// off; otherwise between the configured minimum and the longest
 /// sandbox timeout.
@@ -139,6 +152,12 @@ mod tests {
     #[test]
     fn idle_timeouts_are_off_or_within_bounds() {
         let c = ServerConfig::with_defaults("/tmp/x".into());
+        assert!(sandbox_timeout(&c, Duration::ZERO).is_err());
+        assert!(sandbox_timeout(&c, c.max_sandbox_timeout + Duration::from_secs(1)).is_err());
+        assert_eq!(
+            sandbox_timeout(&c, Duration::from_secs(1)).unwrap(),
+            Duration::from_secs(1)
+        );
         assert_eq!(checked_timeout(&c, None).unwrap(), 0);
         assert_eq!(checked_timeout(&c, Some(Duration::ZERO)).unwrap(), 0);
         assert_eq!(

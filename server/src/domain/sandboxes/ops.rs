@@ -191,13 +191,10 @@ async fn checked(app: &App, p: &Principal, n: &mut NewSandbox) -> Result<Checked
     validate_env(&n.env)?;
     let policy = n.network_policy.clone().unwrap_or_default();
     policy.validate()?;
-    let timeout = n.timeout.unwrap_or(app.config().default_sandbox_timeout);
-    if timeout.is_zero() || timeout > app.config().max_sandbox_timeout {
-        return Err(Error::InvalidArgument(format!(
-            "timeout must be between 1 s and {} s",
-            app.config().max_sandbox_timeout.as_secs()
-        )));
-    }
+    let timeout = super::idle::sandbox_timeout(
+        app.config(),
+        n.timeout.unwrap_or(app.config().default_sandbox_timeout),
+    )?;
     let idle_timeout_ms = super::idle::checked_timeout(app.config(), n.idle_timeout)?;
     // Named secrets must exist and not clash with `env`; checked before
     // anything is created, and resolved again when the spec is sent.
@@ -480,12 +477,7 @@ pub async fn set_timeout(
     timeout: Duration,
     action: Option<TimeoutAction>,
 ) -> Result<sandbox::Model> {
-    if timeout.is_zero() || timeout > app.config().max_sandbox_timeout {
-        return Err(Error::InvalidArgument(format!(
-            "timeout must be between 1 s and {} s",
-            app.config().max_sandbox_timeout.as_secs()
-        )));
-    }
+    let timeout = super::idle::sandbox_timeout(app.config(), timeout)?;
     not_deleted(&row)?;
     let mut am: sandbox::ActiveModel = row.into();
     am.timeout_ms = Set(timeout.as_millis() as i64);
