@@ -67,9 +67,14 @@ async fn secrets_of(app: &App, row: &sandbox::Model, missing: Missing) -> Result
 }
 
 /// What the worker needs to build a sandbox: its spec, with its secrets
-/// resolved now.
-pub(super) async fn spec(app: &App, row: &sandbox::Model) -> Result<wpb::SandboxSpec> {
-    let s = secrets_of(app, row, Missing::Fail).await?;
+/// resolved now (a secret gone from the store refused or left out, as
+/// `missing` says).
+pub(super) async fn spec(
+    app: &App,
+    row: &sandbox::Model,
+    missing: Missing,
+) -> Result<wpb::SandboxSpec> {
+    let s = secrets_of(app, row, missing).await?;
     Ok(wpb::SandboxSpec {
         image: row.image.clone(),
         resources: Some(talon_proto::v1::Resources {
@@ -182,9 +187,27 @@ pub(super) fn command_for(row: &sandbox::Model, action: wpb::command::Action) ->
     command(&row.id, row.generation, action)
 }
 
-/// Sends the create command for a placed sandbox, in the background.
-pub(super) async fn dispatch_create(app: &Arc<App>, row: sandbox::Model) -> Result<()> {
-    let spec = spec(app, &row).await?;
+/// Sends the create command for a placed sandbox, in the background. A
+/// new sandbox never starts without a secret it names (`Missing::Fail`);
+/// one built again elsewhere (a move, a restart in place) runs on without
+/// a secret deleted meanwhile, as a running one does (`Missing::Skip`). A
+/// spec that cannot be made leaves the sandbox FAILED with the reason,
+/// never STARTING where no create went.
+pub(super) async fn dispatch_create(
+    app: &Arc<App>,
+    row: sandbox::Model,
+    missing: Missing,
+) -> Result<()> {
+    let spec = match spec(app, &row, missing).await {
+        Ok(spec) => spec,
+        Err(e) => {
+            let why = format!("its spec could not be made: {e}");
+            if let Err(t) = transition(app, &row, Edge::To(SandboxState::Failed, &why)).await {
+                tracing::warn!(sandbox = %row.id, error = %t, "a sandbox whose spec failed was not marked failed");
+            }
+            return Err(e);
+        }
+    };
     let cmd = command_for(
         &row,
         wpb::command::Action::Create(wpb::CreateSandboxCommand { spec: Some(spec) }),

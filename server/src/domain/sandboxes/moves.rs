@@ -9,6 +9,7 @@ use super::{reload, state_of};
 use crate::app::App;
 use crate::db::entity::sandbox;
 use crate::domain::scheduler;
+use crate::domain::secrets::Missing;
 use crate::domain::state::SandboxState;
 use crate::error::{Error, Result};
 use std::sync::Arc;
@@ -127,7 +128,7 @@ pub(crate) async fn move_to(
             ),
         );
     }
-    dispatch_create(app, fresh.clone()).await?;
+    dispatch_create(app, fresh.clone(), Missing::Skip).await?;
     Ok(fresh)
 }
 
@@ -154,7 +155,7 @@ pub(crate) async fn restart_in_place(
         ),
     };
     let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
-    dispatch_create(app, fresh.clone()).await?;
+    dispatch_create(app, fresh.clone(), Missing::Skip).await?;
     Ok(fresh)
 }
 

@@ -136,7 +136,7 @@ async fn create_new(app: &Arc<App>, p: &Principal, mut n: NewSandbox) -> Result<
     r.commit().await?;
     let placed = t0.elapsed();
     publish(app, &row);
-    dispatch_create(app, row.clone()).await?;
+    dispatch_create(app, row.clone(), crate::domain::secrets::Missing::Fail).await?;
     tracing::debug!(sandbox = %row.id, ?checked, ?placed, dispatched = ?t0.elapsed(), "create phases");
     Ok(row)
 }
