@@ -89,11 +89,17 @@ pub fn validate_name(name: &str) -> Result<()> {
     }
 }
 
+/// An email as stored: trimmed and lowercased, one `@` between a local
+/// part and a domain of at least two labels, none of them empty.
 pub fn normalize_email(email: &str) -> Result<String> {
     let e = email.trim().to_ascii_lowercase();
     let valid = e.len() <= 254
-        && e.split_once('@')
-            .is_some_and(|(l, d)| !l.is_empty() && d.contains('.') && !d.starts_with('.'))
+        && e.split_once('@').is_some_and(|(l, d)| {
+            !l.is_empty()
+                && !d.contains('@')
+                && d.contains('.')
+                && d.split('.').all(|label| !label.is_empty())
+        })
         && !e.chars().any(|c| c.is_whitespace() || c.is_control());
     if valid {
         Ok(e)
