@@ -4,9 +4,13 @@
 
 pub mod audit_events;
 pub mod autopilot;
+#[cfg(test)]
+mod autopilot_tests;
 pub mod browser;
 pub mod fencing;
 pub mod images;
+#[cfg(test)]
+mod images_tests;
 pub mod isolation;
 pub mod lease;
 pub mod policy;
@@ -18,7 +22,11 @@ pub mod sessions;
 pub mod snapshots;
 pub mod state;
 pub mod tenants;
+#[cfg(test)]
+mod tenants_tests;
 pub mod volumes;
+#[cfg(test)]
+mod volumes_tests;
 pub mod workers;
 
 /// Page sizes: `page_size` 0 means the default, and anything over the max

@@ -15,6 +15,8 @@
 //!   operation a crash cut short).
 
 mod control;
+#[cfg(test)]
+mod control_tests;
 mod idle;
 mod lifecycle;
 mod metrics;
