@@ -14,7 +14,8 @@
 use super::autopilot::{Autopilot, recover_missing, restart_fenced};
 use super::fencing::FenceScope;
 use crate::app::App;
-use crate::db::entity::{audit_event, sandbox, tenant, worker};
+use crate::db::entity::{audit_event, sandbox, worker};
+use crate::domain::test_support;
 use crate::workers::fake::{self, FakeWorkers};
 use sea_orm::{ActiveModelTrait, ColumnTrait, EntityTrait, QueryFilter, Set};
 use std::sync::Arc;
@@ -23,26 +24,14 @@ use talon_proto::talon::worker::v1 as wpb;
 
 const TENANT: &str = "ten_a";
 
-/// An app with a tenant and `workers` connected, each of (cpu millis,
-/// MiB, sandboxes) capacity; the first is attached first (session 1).
+/// An app with a tenant and `workers` connected, each with room for its
+/// number of sandboxes; the first is attached first (session 1).
 async fn setup(workers: &[(&str, i64)]) -> (Arc<App>, Arc<FakeWorkers>, tempfile::TempDir) {
-    let (app, fake, dir) = App::with_fake_workers().await;
-    tenant::ActiveModel {
-        id: Set(TENANT.into()),
-        name: Set(TENANT.into()),
-        platform: Set(false),
-        max_sandboxes: Set(100),
-        max_cpu_millis: Set(64_000),
-        max_memory_mib: Set(65_536),
-        created_at: Set(0),
-    }
-    .insert(app.db())
-    .await
-    .unwrap();
-    for (w, slots) in workers {
-        fake.connect(&app, w, (8000, 8192, *slots)).await;
-    }
-    (app, fake, dir)
+    let ws: Vec<_> = workers
+        .iter()
+        .map(|(w, n)| (*w, (8000, 8192, *n)))
+        .collect();
+    test_support::app_with(TENANT, &ws).await
 }
 
 /// A sandbox row on `worker`, generation 1, that chose `loss` ("move",
@@ -55,42 +44,14 @@ async fn sandbox_on(
     loss: &str,
     created_at: i64,
 ) -> sandbox::Model {
-    sandbox::ActiveModel::from(sandbox::Model {
-        id: id.into(),
-        tenant_id: TENANT.into(),
-        owner_id: "usr_a".into(),
-        image: talon_core::image::HOST_IMAGE.into(),
-        state: state.into(),
-        state_message: String::new(),
-        generation: 1,
-        worker_id: Some(worker.into()),
-        cpu_millis: 500,
-        memory_mib: 256,
-        disk_mib: 1024,
-        max_pids: 100,
-        labels: "{}".into(),
-        env: "{}".into(),
-        secret_names: "[]".into(),
-        network_policy: r#"{"mode":"sealed"}"#.into(),
-        timeout_ms: 600_000,
-        timeout_action: "pause".into(),
-        created_at,
-        updated_at: created_at,
-        expires_at: None,
-        metadata: "{}".into(),
-        idempotency_key: None,
-        idle_timeout_ms: 0,
-        auto_resume: false,
-        snapshot_id: String::new(),
-        isolation: "container".into(),
-        volume_mounts: "[]".into(),
-        restart_policy: "always".into(),
-        worker_loss: loss.into(),
-        request_hash: String::new(),
-    })
-    .insert(app.db())
-    .await
-    .unwrap()
+    let mut r = test_support::row(id, TENANT, worker, state);
+    r.worker_loss = loss.into();
+    r.created_at = created_at;
+    r.updated_at = created_at;
+    sandbox::ActiveModel::from(r)
+        .insert(app.db())
+        .await
+        .unwrap()
 }
 
 async fn row(app: &App, id: &str) -> sandbox::Model {

@@ -76,21 +76,10 @@ fn last_of<'a>(progress: &'a [PrewarmProgress], worker: &str) -> &'a PrewarmProg
 
 /// The prewarm commands sent, as (worker, command).
 fn prewarms(fake: &FakeWorkers) -> Vec<(String, wpb::PrewarmCommand)> {
-    let mut out: Vec<_> = fake
-        .calls()
-        .into_iter()
-        .filter_map(|c| match c {
-            Call::Command {
-                worker,
-                cmd:
-                    wpb::Command {
-                        action: Some(wpb::command::Action::Prewarm(p)),
-                        ..
-                    },
-            } => Some((worker, p)),
-            _ => None,
-        })
-        .collect();
+    let mut out = fake.sent(|a| match a {
+        wpb::command::Action::Prewarm(p) => Some(p.clone()),
+        _ => None,
+    });
     out.sort_by(|a, b| a.0.cmp(&b.0));
     out
 }

@@ -24,6 +24,8 @@ pub mod state;
 pub mod tenants;
 #[cfg(test)]
 mod tenants_tests;
+#[cfg(test)]
+pub(crate) mod test_support;
 pub mod volumes;
 #[cfg(test)]
 mod volumes_tests;

@@ -7,11 +7,11 @@
 
 use super::volumes::*;
 use crate::app::App;
-use crate::auth::{Credential, Principal, Role};
 use crate::db::entity::{sandbox, volume};
 use crate::domain::tenants::TenantScope;
-use crate::workers::fake::{self, Call, FakeWorkers};
-use sea_orm::{ActiveModelTrait, EntityTrait, Set};
+use crate::domain::test_support;
+use crate::workers::fake::{self, FakeWorkers};
+use sea_orm::{ActiveModelTrait, Set};
 use std::sync::Arc;
 use talon_proto::talon::worker::v1 as wpb;
 
@@ -21,22 +21,8 @@ type Setup = (Arc<App>, Arc<FakeWorkers>, tempfile::TempDir, TenantScope);
 
 /// An app with a tenant, and `workers` connected on the local backend.
 async fn setup(workers: &[&str]) -> Setup {
-    let (app, fake, dir) = App::with_fake_workers().await;
-    crate::db::entity::tenant::ActiveModel {
-        id: Set(TENANT.into()),
-        name: Set("vols".into()),
-        platform: Set(false),
-        max_sandboxes: Set(10),
-        max_cpu_millis: Set(16_000),
-        max_memory_mib: Set(32_768),
-        created_at: Set(0),
-    }
-    .insert(app.db())
-    .await
-    .unwrap();
-    for w in workers {
-        fake.connect(&app, w, (8000, 8192, 10)).await;
-    }
+    let ws: Vec<_> = workers.iter().map(|w| (*w, (8000, 8192, 10))).collect();
+    let (app, fake, dir) = test_support::app_with(TENANT, &ws).await;
     (app, fake, dir, TenantScope::of_stored(TENANT))
 }
 
@@ -73,46 +59,10 @@ async fn mounted_before(app: &App, scope: &TenantScope, name: &str) -> volume::M
 
 /// The DeleteVolume commands sent, as (worker, volume id).
 fn volume_deletes(fake: &FakeWorkers) -> Vec<(String, String)> {
-    fake.calls()
-        .into_iter()
-        .filter_map(|c| match c {
-            Call::Command {
-                worker,
-                cmd:
-                    wpb::Command {
-                        action: Some(wpb::command::Action::DeleteVolume(d)),
-                        ..
-                    },
-            } => Some((worker, d.volume_id)),
-            _ => None,
-        })
-        .collect()
-}
-
-async fn running(app: &App, id: &str) -> sandbox::Model {
-    for _ in 0..1000 {
-        let row = sandbox::Entity::find_by_id(id.to_string())
-            .one(app.db())
-            .await
-            .unwrap()
-            .unwrap();
-        if row.state == "running" {
-            return row;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("sandbox {id} never ran");
-}
-
-fn caller() -> Principal {
-    Principal {
-        tenant_id: TENANT.into(),
-        user_id: "usr_v".into(),
-        email: "v@example.com".into(),
-        role: Role::Developer,
-        credential: Credential::AccessToken,
-        platform_admin: false,
-    }
+    fake.sent(|a| match a {
+        wpb::command::Action::DeleteVolume(d) => Some(d.volume_id.clone()),
+        _ => None,
+    })
 }
 
 /// A sandbox on a shared worker that mounts volume `name` at /data.
@@ -127,10 +77,10 @@ async fn sandbox_mounting(app: &Arc<App>, name: &str) -> sandbox::Model {
         }],
         ..Default::default()
     };
-    let row = crate::domain::sandboxes::create(app, &caller(), n)
+    let row = crate::domain::sandboxes::create(app, &test_support::caller(TENANT), n)
         .await
         .unwrap();
-    running(app, &row.id).await
+    test_support::settled(app, &row.id, "running").await
 }
 
 #[tokio::test]

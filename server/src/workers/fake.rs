@@ -137,6 +137,18 @@ impl FakeWorkers {
             .collect()
     }
 
+    /// The commands sent whose action `pick` takes, as (worker, what it
+    /// took).
+    pub fn sent<T>(&self, pick: impl Fn(&wpb::command::Action) -> Option<T>) -> Vec<(String, T)> {
+        self.calls()
+            .into_iter()
+            .filter_map(|c| match c {
+                Call::Command { worker, cmd } => Some((worker, pick(cmd.action.as_ref()?)?)),
+                _ => None,
+            })
+            .collect()
+    }
+
     pub fn clear(&self) {
         self.calls.lock().expect("lock").clear();
     }

@@ -9,10 +9,11 @@
 
 use super::*;
 use crate::app::App;
-use crate::auth::{Credential, Principal, Role};
+use crate::auth::Principal;
 use crate::domain::secrets::{self, Delivery};
 use crate::domain::state::SandboxState;
 use crate::domain::tenants::TenantScope;
+use crate::domain::test_support::{app_with, caller, settled, small, tenant};
 use crate::workers::fake::{self, FakeWorkers};
 use sea_orm::ActiveModelTrait;
 use std::sync::Arc;
@@ -21,53 +22,19 @@ use talon_proto::talon::worker::v1 as wpb;
 use talon_proto::v1::SandboxState as P;
 use wpb::command::Action;
 
-fn caller(tenant: &str) -> Principal {
-    Principal {
-        tenant_id: tenant.into(),
-        user_id: "usr_t".into(),
-        email: "t@example.com".into(),
-        role: Role::Developer,
-        credential: Credential::AccessToken,
-        platform_admin: false,
-    }
-}
-
 type Setup = (Arc<App>, Arc<FakeWorkers>, tempfile::TempDir, Principal);
 
 /// An app with tenant `ten_o` and `workers` connected.
 async fn setup(workers: &[&str]) -> Setup {
-    let (app, fake, dir) = App::with_fake_workers().await;
-    super::lifecycle::tests::insert_tenant(app.db(), "ten_o", 10).await;
-    for w in workers {
-        fake.connect(&app, w, (8000, 8192, 10)).await;
-    }
+    let ws: Vec<_> = workers.iter().map(|w| (*w, (8000, 8192, 10))).collect();
+    let (app, fake, dir) = app_with("ten_o", &ws).await;
     (app, fake, dir, caller("ten_o"))
-}
-
-fn small() -> NewSandbox {
-    NewSandbox {
-        cpu_millis: 500,
-        memory_mib: 256,
-        ..Default::default()
-    }
-}
-
-/// The background create applied: the row as the worker's answer left it.
-async fn settled(app: &App, id: &str, want: SandboxState) -> sandbox::Model {
-    for _ in 0..1000 {
-        let row = super::reload(app, id).await.unwrap();
-        if state_of(&row).unwrap() == want {
-            return row;
-        }
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-    panic!("sandbox {id} never became {want}");
 }
 
 /// A running sandbox of `ten_o` on w1 at generation 1, made by `create`.
 async fn running(app: &Arc<App>, p: &Principal, n: NewSandbox) -> sandbox::Model {
     let row = create(app, p, n).await.unwrap();
-    settled(app, &row.id, SandboxState::Running).await
+    settled(app, &row.id, "running").await
 }
 
 /// A row of `ten_o` written directly: where it is, at which generation.
@@ -300,9 +267,9 @@ async fn a_registration_sets_right_a_restarted_host_and_a_stop_cut_short() {
     gone.container_gone = true;
     let out = reconcile(&app, "w1", &[gone, report(&stopping.id, 1, P::Running)]).await;
     assert!(out.is_empty(), "nothing to let go of: {out:?}");
-    let row = settled(&app, &restarted.id, SandboxState::Running).await;
+    let row = settled(&app, &restarted.id, "running").await;
     assert!(row.state_message.contains("host restarted"), "{row:?}");
-    settled(&app, &stopping.id, SandboxState::Stopped).await;
+    settled(&app, &stopping.id, "stopped").await;
     let mut sent = fake.commands();
     sent.sort();
     assert_eq!(
@@ -387,7 +354,7 @@ async fn a_changed_secret_is_pushed_to_the_sandboxes_that_name_it_and_only_those
     let deleted = running(&app, &p, names("API_KEY")).await;
     delete(&app, deleted).await.unwrap();
     // Another tenant's sandbox naming a secret of the same name.
-    super::lifecycle::tests::insert_tenant(app.db(), "ten_b", 10).await;
+    tenant(&app, "ten_b", false, 10).await;
     let b = TenantScope::of_stored("ten_b");
     secrets::put(&app, &b, "API_KEY", "b1", Delivery::Env, None)
         .await

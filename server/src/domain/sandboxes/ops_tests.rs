@@ -4,58 +4,23 @@
 
 use super::*;
 use crate::app::App;
-use crate::auth::{Credential, Principal, Role};
-use crate::domain::state::SandboxState;
+use crate::auth::Principal;
+use crate::domain::test_support::{app_with, caller, settled, small, tenant};
 use crate::workers::fake::{self, FakeWorkers};
-use sea_orm::ActiveModelTrait;
 use std::sync::Arc;
 use talon_proto::talon::worker::v1 as wpb;
 
-fn caller(tenant: &str) -> Principal {
-    Principal {
-        tenant_id: tenant.into(),
-        user_id: "usr_t".into(),
-        email: "t@example.com".into(),
-        role: Role::Developer,
-        credential: Credential::AccessToken,
-        platform_admin: false,
-    }
-}
-
 type Setup = (Arc<App>, Arc<FakeWorkers>, tempfile::TempDir, Principal);
 
-/// An app with a tenant and `workers` of `capacity` connected.
+/// An app with tenant `ten_o` and `workers` of `capacity` connected.
 async fn setup_with(workers: &[&str], capacity: (i64, i64, i64)) -> Setup {
-    let (app, fake, dir) = App::with_fake_workers().await;
-    super::lifecycle::tests::insert_tenant(app.db(), "ten_o", 10).await;
-    for w in workers {
-        fake.connect(&app, w, capacity).await;
-    }
+    let ws: Vec<_> = workers.iter().map(|w| (*w, capacity)).collect();
+    let (app, fake, dir) = app_with("ten_o", &ws).await;
     (app, fake, dir, caller("ten_o"))
 }
 
 async fn setup(workers: &[&str]) -> Setup {
     setup_with(workers, (8000, 8192, 10)).await
-}
-
-fn small() -> NewSandbox {
-    NewSandbox {
-        cpu_millis: 500,
-        memory_mib: 256,
-        ..Default::default()
-    }
-}
-
-/// The background create applied: the row as the worker's answer left it.
-async fn settled(app: &App, id: &str, want: SandboxState) -> sandbox::Model {
-    for _ in 0..1000 {
-        let row = super::reload(app, id).await.unwrap();
-        if state_of(&row).unwrap() == want {
-            return row;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-    }
-    panic!("sandbox {id} never became {want}");
 }
 
 #[tokio::test]
@@ -65,7 +30,7 @@ async fn a_create_is_placed_on_a_connected_worker_and_runs_when_it_answers() {
     assert_eq!(row.state, "starting");
     assert_eq!(row.worker_id.as_deref(), Some("w1"));
     assert_eq!(row.generation, 1);
-    let row = settled(&app, &row.id, SandboxState::Running).await;
+    let row = settled(&app, &row.id, "running").await;
     assert_eq!(row.worker_id.as_deref(), Some("w1"));
     let sent = fake.commands();
     assert_eq!(sent, vec![("w1".to_string(), "create", row.id.clone())]);
@@ -94,7 +59,7 @@ async fn a_create_the_worker_fails_is_failed_with_its_message() {
         )))
     });
     let row = create(&app, &p, small()).await.unwrap();
-    let row = settled(&app, &row.id, SandboxState::Failed).await;
+    let row = settled(&app, &row.id, "failed").await;
     assert!(row.state_message.contains("the runtime broke"), "{row:?}");
 }
 
@@ -126,18 +91,7 @@ async fn placement_spreads_a_tenant_keeps_its_fair_share_and_full_workers_are_ex
     assert!(e.to_string().contains("fair share"), "{e}");
     // The platform's tenant has no share to keep: it fills the workers,
     // and then there is no room.
-    crate::db::entity::tenant::ActiveModel {
-        id: sea_orm::Set("ten_p".into()),
-        name: sea_orm::Set("platform".into()),
-        platform: sea_orm::Set(true),
-        max_sandboxes: sea_orm::Set(100),
-        max_cpu_millis: sea_orm::Set(64_000),
-        max_memory_mib: sea_orm::Set(65_536),
-        created_at: sea_orm::Set(0),
-    }
-    .insert(app.db())
-    .await
-    .unwrap();
+    tenant(&app, "ten_p", true, 100).await;
     let admin = caller("ten_p");
     let c = create(&app, &admin, small()).await.unwrap();
     let d = create(&app, &admin, small()).await.unwrap();
@@ -147,7 +101,7 @@ async fn placement_spreads_a_tenant_keeps_its_fair_share_and_full_workers_are_ex
     // Creates are sent in the background: once the placed ones run, they
     // were sent, and nothing else was.
     for row in [a, b, c, d] {
-        settled(&app, &row.id, SandboxState::Running).await;
+        settled(&app, &row.id, "running").await;
     }
     assert_eq!(fake.commands().len(), 4, "only the placed ones were sent");
 }
@@ -156,7 +110,7 @@ async fn placement_spreads_a_tenant_keeps_its_fair_share_and_full_workers_are_ex
 async fn stop_start_pause_resume_send_their_commands_and_apply_the_answers() {
     let (app, fake, _d, p) = setup(&["w1"]).await;
     let row = create(&app, &p, small()).await.unwrap();
-    let row = settled(&app, &row.id, SandboxState::Running).await;
+    let row = settled(&app, &row.id, "running").await;
     let row = pause(&app, row).await.unwrap();
     assert_eq!(row.state, "paused");
     let row = resume(&app, row).await.unwrap();
@@ -179,7 +133,7 @@ async fn stop_start_pause_resume_send_their_commands_and_apply_the_answers() {
 async fn a_refusal_changes_nothing_and_keeps_its_meaning() {
     let (app, fake, _d, p) = setup(&["w1"]).await;
     let row = create(&app, &p, small()).await.unwrap();
-    let row = settled(&app, &row.id, SandboxState::Running).await;
+    let row = settled(&app, &row.id, "running").await;
     fake.script(|_, cmd| match cmd.action {
         Some(wpb::command::Action::Pause(_)) => Some(Ok(fake::refused(
             cmd,
@@ -206,7 +160,7 @@ async fn a_refusal_changes_nothing_and_keeps_its_meaning() {
 async fn a_delete_frees_the_quota_at_once_and_tells_the_worker() {
     let (app, fake, _d, p) = setup(&["w1"]).await;
     let row = create(&app, &p, small()).await.unwrap();
-    let row = settled(&app, &row.id, SandboxState::Running).await;
+    let row = settled(&app, &row.id, "running").await;
     let gone = delete(&app, row.clone()).await.unwrap();
     assert_eq!(gone.state, "deleted");
     assert_eq!(
@@ -227,7 +181,7 @@ async fn a_delete_frees_the_quota_at_once_and_tells_the_worker() {
 async fn a_delete_while_the_worker_is_away_still_deletes_the_record() {
     let (app, fake, _d, p) = setup(&["w1"]).await;
     let row = create(&app, &p, small()).await.unwrap();
-    let row = settled(&app, &row.id, SandboxState::Running).await;
+    let row = settled(&app, &row.id, "running").await;
     app.hub().detach("w1", 1);
     fake.clear();
     let gone = delete(&app, row).await.unwrap();
@@ -245,7 +199,7 @@ async fn a_delete_while_the_worker_is_away_still_deletes_the_record() {
 async fn a_create_waits_for_the_embedded_worker_of_a_server_just_started() {
     let fake = FakeWorkers::new();
     let (app, _d) = App::for_tests_configured(fake.clone(), |c| c.expects_worker = true).await;
-    super::lifecycle::tests::insert_tenant(app.db(), "ten_o", 10).await;
+    tenant(&app, "ten_o", false, 10).await;
     let (a, f) = (app.clone(), fake.clone());
     let late = tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;
