@@ -24,7 +24,12 @@ pub(crate) fn caller(tenant: &str) -> Principal {
 
 /// Stores tenant `id` (the platform's when `platform`), room for
 /// `max_sandboxes` and plenty of cpu and memory.
-pub(crate) async fn tenant(app: &App, id: &str, platform: bool, max_sandboxes: i64) {
+pub(crate) async fn tenant(
+    db: &impl sea_orm::ConnectionTrait,
+    id: &str,
+    platform: bool,
+    max_sandboxes: i64,
+) {
     tenant::ActiveModel {
         id: Set(id.into()),
         name: Set(id.into()),
@@ -34,7 +39,7 @@ pub(crate) async fn tenant(app: &App, id: &str, platform: bool, max_sandboxes: i
         max_memory_mib: Set(65_536),
         created_at: Set(0),
     }
-    .insert(app.db())
+    .insert(db)
     .await
     .unwrap();
 }
@@ -47,7 +52,7 @@ pub(crate) async fn app_with(
     workers: &[(&str, (i64, i64, i64))],
 ) -> (Arc<App>, Arc<FakeWorkers>, tempfile::TempDir) {
     let (app, fake, dir) = App::with_fake_workers().await;
-    tenant(&app, tenant_id, false, 100).await;
+    tenant(app.db(), tenant_id, false, 100).await;
     for (w, capacity) in workers {
         fake.connect(&app, w, *capacity).await;
     }

@@ -354,7 +354,7 @@ async fn a_changed_secret_is_pushed_to_the_sandboxes_that_name_it_and_only_those
     let deleted = running(&app, &p, names("API_KEY")).await;
     delete(&app, deleted).await.unwrap();
     // Another tenant's sandbox naming a secret of the same name.
-    tenant(&app, "ten_b", false, 10).await;
+    tenant(app.db(), "ten_b", false, 10).await;
     let b = TenantScope::of_stored("ten_b");
     secrets::put(&app, &b, "API_KEY", "b1", Delivery::Env, None)
         .await

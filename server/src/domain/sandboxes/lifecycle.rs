@@ -125,23 +125,7 @@ pub fn fence(row: &sandbox::Model, worker: &str, generation: i64) -> Result<()> 
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
-    use crate::db::entity::tenant;
-    use sea_orm::{ActiveModelTrait, Set};
-
-    pub(crate) async fn insert_tenant(db: &impl ConnectionTrait, id: &str, max_sandboxes: i64) {
-        tenant::ActiveModel {
-            id: Set(id.into()),
-            name: Set(id.into()),
-            platform: Set(false),
-            max_sandboxes: Set(max_sandboxes),
-            max_cpu_millis: Set(64_000),
-            max_memory_mib: Set(65_536),
-            created_at: Set(0),
-        }
-        .insert(db)
-        .await
-        .unwrap();
-    }
+    use sea_orm::ActiveModelTrait;
 
     pub(crate) async fn insert(
         db: &impl ConnectionTrait,
@@ -161,7 +145,7 @@ pub(crate) mod tests {
         let db = crate::db::connect(&crate::db::sqlite_url(dir.path()))
             .await
             .unwrap();
-        insert_tenant(&db, "ten_l", 1000).await;
+        crate::domain::test_support::tenant(&db, "ten_l", false, 1000).await;
         (db, dir)
     }
 

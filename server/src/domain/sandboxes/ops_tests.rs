@@ -91,7 +91,7 @@ async fn placement_spreads_a_tenant_keeps_its_fair_share_and_full_workers_are_ex
     assert!(e.to_string().contains("fair share"), "{e}");
     // The platform's tenant has no share to keep: it fills the workers,
     // and then there is no room.
-    tenant(&app, "ten_p", true, 100).await;
+    tenant(app.db(), "ten_p", true, 100).await;
     let admin = caller("ten_p");
     let c = create(&app, &admin, small()).await.unwrap();
     let d = create(&app, &admin, small()).await.unwrap();
@@ -199,7 +199,7 @@ async fn a_delete_while_the_worker_is_away_still_deletes_the_record() {
 async fn a_create_waits_for_the_embedded_worker_of_a_server_just_started() {
     let fake = FakeWorkers::new();
     let (app, _d) = App::for_tests_configured(fake.clone(), |c| c.expects_worker = true).await;
-    tenant(&app, "ten_o", false, 10).await;
+    tenant(app.db(), "ten_o", false, 10).await;
     let (a, f) = (app.clone(), fake.clone());
     let late = tokio::spawn(async move {
         tokio::time::sleep(std::time::Duration::from_millis(300)).await;

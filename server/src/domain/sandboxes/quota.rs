@@ -393,7 +393,7 @@ mod tests {
     async fn a_reservation_holds_its_write() {
         let (app, _dir) = crate::app::App::for_tests().await;
         let t = "ten_res".to_string();
-        super::super::lifecycle::tests::insert_tenant(app.db(), &t, 3).await;
+        crate::domain::test_support::tenant(app.db(), &t, false, 3).await;
         let one = a(1000, 512, 1);
         for i in 0..3 {
             let r = reserve(&app, &t, &one, true).await.unwrap();

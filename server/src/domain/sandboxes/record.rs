@@ -137,40 +137,14 @@ pub fn metadata_of(row: &sandbox::Model) -> Result<BTreeMap<String, String>> {
 pub(crate) mod tests {
     use super::*;
 
+    /// A running row of one core and 512 MiB, with a timeout action of
+    /// delete and no choices of its own.
     pub(crate) fn row() -> sandbox::Model {
-        sandbox::Model {
-            id: "sbx_t".into(),
-            tenant_id: "ten_t".into(),
-            owner_id: "usr_t".into(),
-            image: "host".into(),
-            state: "running".into(),
-            state_message: String::new(),
-            generation: 1,
-            worker_id: Some("wrk_t".into()),
-            cpu_millis: 1000,
-            memory_mib: 512,
-            disk_mib: 1024,
-            max_pids: 100,
-            labels: "{}".into(),
-            env: "{}".into(),
-            secret_names: "[]".into(),
-            network_policy: r#"{"mode":"sealed"}"#.into(),
-            timeout_ms: 60_000,
-            timeout_action: "delete".into(),
-            created_at: 0,
-            updated_at: 0,
-            expires_at: None,
-            metadata: "{}".into(),
-            idempotency_key: None,
-            idle_timeout_ms: 0,
-            auto_resume: false,
-            snapshot_id: String::new(),
-            isolation: "container".into(),
-            volume_mounts: "[]".into(),
-            restart_policy: "always".into(),
-            worker_loss: String::new(),
-            request_hash: String::new(),
-        }
+        let mut r = crate::domain::test_support::row("sbx_t", "ten_t", "wrk_t", "running");
+        r.timeout_action = "delete".into();
+        r.cpu_millis = 1000;
+        r.memory_mib = 512;
+        r
     }
 
     #[test]
