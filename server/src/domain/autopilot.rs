@@ -21,8 +21,9 @@
 //! A storm is held back three ways: at most `failover_rate` moves a
 //! second; a worker lost within `failover_cooldown` gets no sandbox placed
 //! on it (quota::unplaceable), so a flapping worker holds nothing to lose
-//! again; and a lost worker's mark is cleared only once nothing live is
-//! left on it, so it causes one wave however often it returns. When no
+//! again; and a lost worker's mark is cleared only once nothing movable is
+//! left on it (sandboxes that wait for their worker run on there), so it
+//! causes one wave however often it returns. When no
 //! worker has room, the move waits and is retried every tick; that is
 //! audited once per episode and counted.
 
@@ -170,7 +171,7 @@ impl Autopilot {
         Ok(())
     }
 
-    /// Clears a lost worker's mark once nothing live is left on it (its
+    /// Clears a lost worker's mark once nothing movable is left on it (its
     /// last-lost time stays, for the placement cooldown).
     async fn settle(&self, app: &App, w: &worker::Model) -> Result<()> {
         let res = worker::Entity::update_many()
