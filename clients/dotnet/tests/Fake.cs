@@ -123,6 +123,27 @@ namespace Talon.Tests
 
         public static HttpResponseMessage Wrapped(JObject sandbox) => FakeHandler.Json(new JObject { ["sandbox"] = sandbox });
 
+        public static JObject Snapshot(string id = "snap-1", string name = "before-upgrade") => new JObject
+        {
+            ["snapshotId"] = id,
+            ["name"] = name,
+            ["sandboxId"] = "sbx-1",
+            ["image"] = "python:3.12",
+            ["sizeBytes"] = "16777216",
+            ["createTime"] = "2025-01-02T03:04:05Z",
+            ["frozen"] = "0.012s",
+            ["memory"] = false,
+        };
+
+        public static JObject Volume(string name = "data", string sandboxId = null) => new JObject
+        {
+            ["volumeId"] = "vol_01hzzzzzzzzzzzzzzzzzzzzzzz",
+            ["name"] = name,
+            ["sizeMib"] = "2048",
+            ["createTime"] = "2025-01-02T03:04:05Z",
+            ["sandboxId"] = sandboxId ?? "",
+        };
+
         public static HttpResponseMessage Error(int status, int code, string message, string requestId = "req-1") =>
             FakeHandler.Json(new JObject { ["code"] = code, ["message"] = message, ["details"] = new JArray() }.ToString(), status, requestId);
 
@@ -145,6 +166,25 @@ namespace Talon.Tests
         {
             ["event"] = new JObject { ["exited"] = new JObject { ["exitCode"] = code, ["timedOut"] = timedOut, ["signal"] = signal } },
         };
+    }
+
+    /// <summary>A sandbox over a fake gateway: what the per-sandbox calls' tests start from.</summary>
+    public static class Connected
+    {
+        /// <summary>
+        /// Sandbox sbx-1 attached through ConnectAsync (its GET answered
+        /// here), every other request answered by route; the fake's
+        /// requests are cleared, so they hold only the test's own.
+        /// </summary>
+        public static async Task<Tuple<Sandbox, FakeHandler>> To(Func<Seen, HttpResponseMessage> route, string urls = "http://a.test:8080")
+        {
+            var fake = new FakeHandler(s => s.Method.Method == "GET" && s.Uri.AbsolutePath == "/v1/sandboxes/sbx-1"
+                ? Answers.Wrapped(Answers.Sandbox()) : route(s));
+            var sbx = await Sandbox.ConnectAsync("sbx-1", new ConnectOptions(Opt.Over(fake, urls)));
+            lock (fake.Requests)
+                fake.Requests.Clear();
+            return Tuple.Create(sbx, fake);
+        }
     }
 
     public static class Opt

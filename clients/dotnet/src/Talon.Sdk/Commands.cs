@@ -132,6 +132,24 @@ namespace Talon
             return _s.Conn.Run(ct => api.ProcessServiceCloseProcessStdinAsync(_s.SandboxId, Pid(pid), body, ct), cancellationToken);
         }
 
+        /// <summary>
+        /// The sandbox's processes started through the API (and, with
+        /// includeExited, those that ended and are still remembered): to find
+        /// a pid or tag to reattach to (ConnectAsync) or signal (KillAsync).
+        /// Agent runs and the browser are not listed.
+        /// </summary>
+        public async Task<IReadOnlyList<ProcessInfo>> ListAsync(bool includeExited = false,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var r = await _s.Conn.Call(ct => _s.Conn.Processes.ProcessServiceListProcessesAsync(_s.SandboxId, includeExited, ct),
+                cancellationToken).ConfigureAwait(false);
+            var list = new List<ProcessInfo>();
+            if (r != null && r.Processes != null)
+                foreach (var p in r.Processes)
+                    list.Add(ProcessInfo.Of(p));
+            return list;
+        }
+
         /// <summary>`sh -c cmd` as an argv.</summary>
         public static IList<string> Shell(string cmd) => new[] { "sh", "-c", cmd };
 

@@ -33,6 +33,9 @@ namespace Talon
         public readonly SandboxServiceApi Sandboxes;
         public readonly FilesystemServiceApi Filesystem;
         public readonly ProcessServiceApi Processes;
+        public readonly PreviewServiceApi Previews;
+        public readonly VolumeServiceApi Volumes;
+        public readonly AuthServiceApi Auth;
 
         Connection(TalonOptions.Resolved options)
         {
@@ -54,6 +57,9 @@ namespace Talon
             Sandboxes = new SandboxServiceApi(api, api, config);
             Filesystem = new FilesystemServiceApi(api, api, config);
             Processes = new ProcessServiceApi(api, api, config);
+            Previews = new PreviewServiceApi(api, api, config);
+            Volumes = new VolumeServiceApi(api, api, config);
+            Auth = new AuthServiceApi(api, api, config);
         }
 
         /// <summary>The connection of these options (null: all from the environment).</summary>
@@ -135,6 +141,13 @@ namespace Talon
                 }
             }
         }
+
+        /// <summary>
+        /// The server calls go to now, without a trailing slash: the first
+        /// one until a call failed over to another. Links the SDK builds
+        /// itself (a preview's path form) point there.
+        /// </summary>
+        public string CurrentUrl => Options.Urls[Servers.Current].ToString().TrimEnd('/');
 
         /// <summary>The request timeout plus extra; infinite stays infinite.</summary>
         TimeSpan Limit(TimeSpan extra) => Options.RequestTimeout == System.Threading.Timeout.InfiniteTimeSpan

@@ -227,4 +227,82 @@ namespace Talon
 
         public override string ToString() => "CommandResult(exit " + ExitCode + ", " + StdoutBytes.Length + " bytes out, " + StderrBytes.Length + " bytes err)";
     }
+
+    /// <summary>
+    /// A process of a sandbox as Commands.ListAsync reports it: what runs
+    /// there (or ran, with includeExited), to find a pid or tag to
+    /// reattach to or signal.
+    /// </summary>
+    public sealed class ProcessInfo
+    {
+        public int Pid { get; private set; }
+        /// <summary>The name it was started with (CommandOptions.Tag), or "".</summary>
+        public string Tag { get; private set; }
+        /// <summary>Its argv.</summary>
+        public IReadOnlyList<string> Command { get; private set; }
+        public string Cwd { get; private set; }
+        public bool Running { get; private set; }
+        /// <summary>How it ended; meaningful only once Running is false.</summary>
+        public int ExitCode { get; private set; }
+        /// <summary>It runs on a terminal (a PTY), not on pipes.</summary>
+        public bool Pty { get; private set; }
+        public DateTimeOffset? StartedAt { get; private set; }
+
+        internal static ProcessInfo Of(M.ProcessInfo p)
+        {
+            p = p ?? new M.ProcessInfo();
+            return new ProcessInfo
+            {
+                Pid = p.Pid,
+                Tag = p.Tag ?? "",
+                Command = new List<string>(p.Command ?? new List<string>()),
+                Cwd = p.Cwd ?? "",
+                Running = p.Running,
+                ExitCode = p.ExitCode,
+                Pty = p.Pty,
+                StartedAt = Wire.Time(p.StartTime),
+            };
+        }
+
+        public override string ToString() => "ProcessInfo(" + Pid + ", " + string.Join(" ", Command) + (Running ? ", running" : ", exited " + ExitCode) + ")";
+    }
+
+    /// <summary>
+    /// Who a credential is, as the server sees it (Sandbox.WhoAmIAsync):
+    /// the tenant its calls act in and the role that bounds them.
+    /// </summary>
+    public sealed class CredentialInfo
+    {
+        public string TenantId { get; private set; }
+        /// <summary>The user an access token or API key belongs to, or "".</summary>
+        public string UserId { get; private set; }
+        /// <summary>The API key's id when the credential is one, else "".</summary>
+        public string ApiKeyId { get; private set; }
+        public string Email { get; private set; }
+        /// <summary>"owner", "developer" or "viewer" (a string: a newer server may name another); "" when unset.</summary>
+        public string Role { get; private set; }
+        /// <summary>"api_key" or "access_token"; "" when unset.</summary>
+        public string CredentialKind { get; private set; }
+        /// <summary>The user administers the whole platform, not only the tenant.</summary>
+        public bool PlatformAdmin { get; private set; }
+
+        internal static CredentialInfo Of(M.WhoAmIResponse r)
+        {
+            r = r ?? new M.WhoAmIResponse();
+            var role = Wire.Tail(r.Role, "ROLE_");
+            var kind = Wire.Tail(r.CredentialKind, "CREDENTIAL_KIND_");
+            return new CredentialInfo
+            {
+                TenantId = r.TenantId ?? "",
+                UserId = r.UserId ?? "",
+                ApiKeyId = r.ApiKeyId ?? "",
+                Email = r.Email ?? "",
+                Role = role == "unspecified" ? "" : role,
+                CredentialKind = kind == "unspecified" ? "" : kind,
+                PlatformAdmin = r.PlatformAdmin,
+            };
+        }
+
+        public override string ToString() => "CredentialInfo(" + TenantId + ", " + Role + ")";
+    }
 }

@@ -81,9 +81,23 @@ namespace Talon
         public IList<string> DenyOut { get; set; }
     }
 
-    /// <summary>A volume of your tenant mounted into the sandbox.</summary>
+    /// <summary>
+    /// A volume of your tenant (Volume.CreateAsync) mounted into the sandbox
+    /// at create: at most 8, each mounted by one sandbox at a time.
+    /// </summary>
     public sealed class VolumeMountOptions
     {
+        public VolumeMountOptions() { }
+
+        /// <summary>The volume name mounted at path (absolute, e.g. "/workspace/data").</summary>
+        public VolumeMountOptions(string name, string path, bool readOnly = false)
+        {
+            Name = name;
+            Path = path;
+            ReadOnly = readOnly;
+        }
+
+        /// <summary>The volume's name (Volume.CreateAsync).</summary>
         public string Name { get; set; }
         /// <summary>Absolute path inside the sandbox.</summary>
         public string Path { get; set; }
@@ -113,6 +127,48 @@ namespace Talon
 
         /// <summary>Only sandboxes in one of these states; all but deleted ones when unset.</summary>
         public IList<SandboxState> States { get; set; }
+
+        /// <summary>At most this many (the server's default is 50, its maximum 500).</summary>
+        public int? PageSize { get; set; }
+
+        /// <summary>The previous page's NextToken.</summary>
+        public string PageToken { get; set; }
+    }
+
+    /// <summary>Sandbox.ListSnapshotsAsync's filter and page.</summary>
+    public sealed class SnapshotListOptions : TalonOptions
+    {
+        public SnapshotListOptions() { }
+
+        public SnapshotListOptions(TalonOptions connection) { CopyConnection(connection); }
+
+        /// <summary>Only the snapshots taken of this sandbox (they outlive it).</summary>
+        public string SandboxId { get; set; }
+
+        /// <summary>At most this many (the server's default is 50, its maximum 500).</summary>
+        public int? PageSize { get; set; }
+
+        /// <summary>The previous page's NextToken.</summary>
+        public string PageToken { get; set; }
+    }
+
+    /// <summary>How to create a volume (Volume.CreateAsync).</summary>
+    public sealed class VolumeOptions : TalonOptions
+    {
+        public VolumeOptions() { }
+
+        public VolumeOptions(TalonOptions connection) { CopyConnection(connection); }
+
+        /// <summary>Its size in MiB, 16 up to the server's --volume-max-mib; unset: the server's default (its --volume-default-mib).</summary>
+        public long? SizeMib { get; set; }
+    }
+
+    /// <summary>Volume.ListAsync's page.</summary>
+    public sealed class VolumeListOptions : TalonOptions
+    {
+        public VolumeListOptions() { }
+
+        public VolumeListOptions(TalonOptions connection) { CopyConnection(connection); }
 
         /// <summary>At most this many (the server's default is 50, its maximum 500).</summary>
         public int? PageSize { get; set; }

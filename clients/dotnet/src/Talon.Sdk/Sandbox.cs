@@ -13,8 +13,10 @@ namespace Talon
     /// resumes it if paused). Its parts are Commands and Files. Disposing it
     /// kills it, as Python's `with Sandbox.create() as sbx:` does: call
     /// KillAsync yourself to await that, or don't dispose one you mean to keep.
+    /// The class is split by area: this file has its life cycle,
+    /// Snapshots.cs its snapshots and forks, Urls.cs the links it hands out.
     /// </summary>
-    public sealed class Sandbox : IDisposable
+    public sealed partial class Sandbox : IDisposable
     {
         SandboxInfo _info;
         int _disposed;
@@ -165,6 +167,17 @@ namespace Talon
             var r = await Conn.Call(ct => Conn.Sandboxes.SandboxServiceGetSandboxMetricsAsync(SandboxId, ct), cancellationToken)
                 .ConfigureAwait(false);
             return new[] { SandboxMetrics.Of(r == null ? null : r.Metrics) };
+        }
+
+        /// <summary>
+        /// Who the SDK's credential is (tenant, user or API key, role), as the
+        /// server sees it: to check which tenant's sandboxes and snapshots a
+        /// key reaches before acting on them.
+        /// </summary>
+        public async Task<CredentialInfo> WhoAmIAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var r = await Conn.Call(ct => Conn.Auth.AuthServiceWhoAmIAsync(ct), cancellationToken).ConfigureAwait(false);
+            return CredentialInfo.Of(r);
         }
 
         /// <summary>

@@ -39,6 +39,33 @@ namespace Talon
         public static string Seconds(TimeSpan t) =>
             t.TotalSeconds.ToString("0.#########", CultureInfo.InvariantCulture) + "s";
 
+        /// <summary>
+        /// A proto Duration's JSON ("0.012s", "90s") as a TimeSpan, to the
+        /// tick; null when empty or not a duration.
+        /// </summary>
+        public static TimeSpan? Duration(string s)
+        {
+            double v;
+            if (string.IsNullOrEmpty(s) || !s.EndsWith("s", StringComparison.Ordinal)
+                || !double.TryParse(s.Substring(0, s.Length - 1), NumberStyles.Float, CultureInfo.InvariantCulture, out v))
+                return null;
+            return TimeSpan.FromTicks((long)Math.Round(v * TimeSpan.TicksPerSecond));
+        }
+
+        /// <summary>A link's lifetime for its request: null (the server's default) when unset or not positive.</summary>
+        public static string Ttl(TimeSpan? ttl) => ttl.HasValue && ttl.Value > TimeSpan.Zero ? Seconds(ttl.Value) : null;
+
+        /// <summary>An id or name a call cannot do without: InvalidArgumentException, before anything is sent, when empty.</summary>
+        public static string Required(string value, string what)
+        {
+            if (string.IsNullOrEmpty(value))
+                throw new InvalidArgumentException(what + " is required");
+            return value;
+        }
+
+        /// <summary>null for "", so that the generated layer leaves the field or parameter out.</summary>
+        public static string NullIfEmpty(string s) => string.IsNullOrEmpty(s) ? null : s;
+
         public static string Escape(string s) => Uri.EscapeDataString(s ?? "");
 
         public static string SandboxPath(string sandboxId, string rest = "") => "/v1/sandboxes/" + Escape(sandboxId) + rest;
