@@ -80,6 +80,15 @@ namespace Talon.Tests
 
         public Seen Last => Requests[Requests.Count - 1];
 
+        /// <summary>Asserts the last request's method and path, and that a bodiless one had no body.</summary>
+        public void AssertLast(string method, string path, bool bodiless = false)
+        {
+            NUnit.Framework.Assert.AreEqual(method, Last.Method.Method);
+            NUnit.Framework.Assert.AreEqual(path, Last.Uri.AbsolutePath);
+            if (bodiless)
+                NUnit.Framework.Assert.IsNull(Last.Body);
+        }
+
         public static HttpResponseMessage Json(string json, int status = 200, string requestId = null)
         {
             var r = new HttpResponseMessage((HttpStatusCode)status) { Content = new StringContent(json, Encoding.UTF8, "application/json") };

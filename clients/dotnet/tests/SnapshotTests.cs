@@ -124,14 +124,10 @@ namespace Talon.Tests
                 ? FakeHandler.Json(new JObject { ["snapshot"] = Answers.Snapshot("snap/1") })
                 : FakeHandler.Json("{}"));
             var snap = await Sandbox.GetSnapshotAsync("snap/1", Opt.Over(fake));
-            Assert.AreEqual("GET", fake.Last.Method.Method);
-            Assert.AreEqual("/v1/snapshots/snap%2F1", fake.Last.Uri.AbsolutePath);
+            fake.AssertLast("GET", "/v1/snapshots/snap%2F1");
             Assert.AreEqual("snap/1", snap.SnapshotId);
-
             await Sandbox.DeleteSnapshotAsync("snap-1", Opt.Over(fake));
-            Assert.AreEqual("DELETE", fake.Last.Method.Method);
-            Assert.AreEqual("/v1/snapshots/snap-1", fake.Last.Uri.AbsolutePath);
-            Assert.IsNull(fake.Last.Body);
+            fake.AssertLast("DELETE", "/v1/snapshots/snap-1", bodiless: true);
         }
 
         [Test]

@@ -92,14 +92,10 @@ namespace Talon.Tests
                 ? FakeHandler.Json(new JObject { ["volume"] = Answers.Volume("data", "sbx-1") })
                 : FakeHandler.Json("{}"));
             var v = await Volume.GetInfoAsync("data", Opt.Over(fake));
-            Assert.AreEqual("GET", fake.Last.Method.Method);
-            Assert.AreEqual("/v1/volumes/data", fake.Last.Uri.AbsolutePath);
+            fake.AssertLast("GET", "/v1/volumes/data");
             Assert.AreEqual("sbx-1", v.SandboxId);
-
             await Volume.DeleteAsync("data", Opt.Over(fake));
-            Assert.AreEqual("DELETE", fake.Last.Method.Method);
-            Assert.AreEqual("/v1/volumes/data", fake.Last.Uri.AbsolutePath);
-            Assert.IsNull(fake.Last.Body);
+            fake.AssertLast("DELETE", "/v1/volumes/data", bodiless: true);
         }
 
         [Test]
