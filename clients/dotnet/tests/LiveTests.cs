@@ -103,5 +103,64 @@ namespace Talon.Tests
             Assert.AreEqual("NOT_FOUND", e.Code);
             Assert.IsFalse(await Sandbox.KillAsync("sbx-does-not-exist"));
         }
+
+        [Test]
+        public async Task ASnapshotForksAndStartsSandboxesWithItsFiles()
+        {
+            NeedGateway();
+            var sbx = await Create();
+            await sbx.Files.WriteAsync("kept.txt", "from the source");
+            var snap = await sbx.CreateSnapshotAsync("dotnet-live");
+            try
+            {
+                Assert.IsFalse(string.IsNullOrEmpty(snap.SnapshotId));
+                Assert.AreEqual(sbx.SandboxId, snap.SandboxId);
+                var forks = await sbx.ForkAsync(2);
+                try
+                {
+                    Assert.AreEqual(2, forks.Count);
+                    foreach (var f in forks)
+                    {
+                        Assert.AreNotEqual(sbx.SandboxId, f.SandboxId);
+                        Assert.AreEqual("from the source", await f.Files.ReadTextAsync("kept.txt"));
+                    }
+                    // A fork's files are its own.
+                    await forks[0].Files.WriteAsync("kept.txt", "changed");
+                    Assert.AreEqual("from the source", await forks[1].Files.ReadTextAsync("kept.txt"));
+                    Assert.AreEqual("from the source", await sbx.Files.ReadTextAsync("kept.txt"));
+                }
+                finally
+                {
+                    foreach (var f in forks)
+                        await f.KillAsync();
+                }
+            }
+            finally
+            {
+                await Sandbox.DeleteSnapshotAsync(snap.SnapshotId);
+            }
+            await AssertAsync.Throws<NotFoundException>(() => Sandbox.GetSnapshotAsync(snap.SnapshotId));
+        }
+
+        [Test]
+        public async Task SignedFileUrlsWorkWithoutTheApiKey()
+        {
+            NeedGateway();
+            var sbx = await Create();
+            await sbx.Files.WriteAsync("shared.txt", "signed bytes");
+            var down = await sbx.DownloadUrlAsync("shared.txt", TimeSpan.FromMinutes(1));
+            using (var http = new System.Net.Http.HttpClient())
+            {
+                // No Authorization header: the URL is the credential.
+                Assert.AreEqual("signed bytes", await http.GetStringAsync(down));
+                // A write URL takes the file as a POST's octet-stream body.
+                var up = await sbx.UploadUrlAsync("uploaded.txt", TimeSpan.FromMinutes(1));
+                var body = new System.Net.Http.ByteArrayContent(Encoding.UTF8.GetBytes("put by url"));
+                body.Headers.ContentType = new System.Net.Http.Headers.MediaTypeHeaderValue("application/octet-stream");
+                var r = await http.PostAsync(up, body);
+                Assert.IsTrue(r.IsSuccessStatusCode, "upload answered " + (int)r.StatusCode);
+            }
+            Assert.AreEqual("put by url", await sbx.Files.ReadTextAsync("uploaded.txt"));
+        }
     }
 }
