@@ -271,6 +271,13 @@ rm -rf "$gomod"
 step "Rust SDK and sandboxctl against talon up"
 cargo test --quiet -p talon-sdk --test sandboxctl 2>&1 | tail -3
 
+step ".NET SDK (Mono's mcs, NUnit 2.6): offline tests and live ones against talon up"
+# Every live test must run (TALON_URL and TALON_API_KEY are set above): an
+# ignored one would pass unseen.
+bash clients/dotnet/build.sh >"$data/dotnet.log" 2>&1 || { tail -60 "$data/dotnet.log"; exit 1; }
+grep -E '^Tests run:|^  Not run:' "$data/dotnet.log"
+grep -q '^  Not run: 0,' "$data/dotnet.log" || { echo "some .NET tests did not run"; exit 1; }
+
 step "browser tests in headless Chromium (Playwright): grpc-web, every path serving a sandbox's bytes against a visitor's session"
 (cd talon/tests/browser && npm ci --no-audit --no-fund >/dev/null && \
   BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -30)
