@@ -224,10 +224,10 @@ pub fn mounts_under(dir: &Path) -> Vec<PathBuf> {
 /// until no other mount namespace holds them either (see
 /// `disk::wait_released`).
 pub fn unmount_under(dir: &Path) -> anyhow::Result<()> {
-    let mut disks = Vec::new();
+    // Read once: later rounds only see what is left of these mounts.
+    let disks = crate::disk::backing_of_mounts(&mounts_under(dir));
     for round in 0..8 {
         let mut ms = mounts_under(dir);
-        disks.extend(crate::disk::backing_of_mounts(&ms));
         if ms.is_empty() {
             return crate::disk::wait_released(&disks, dir);
         }
