@@ -14,7 +14,10 @@
 # which mcs 6.8 has; its default is 7.0. The .csproj builds as C# 7.3, the
 # netstandard2.0 default.
 #
-# NEWTONSOFT_JSON_DLL and NUNIT_FRAMEWORK_DLL override where Debian puts them.
+# NEWTONSOFT_JSON_DLL and NUNIT_FRAMEWORK_DLL override where Debian puts them;
+# DOTNET_OUT where the outputs go (default bin/, so that two builds at once
+# need not share one). --no-tests builds the library only (what the
+# conformance adapter and the bench driver link against).
 set -euo pipefail
 cd "$(dirname "$0")"
 NEWTONSOFT=${NEWTONSOFT_JSON_DLL:-/usr/lib/cli/Newtonsoft.Json-5.0/Newtonsoft.Json.dll}
@@ -26,18 +29,21 @@ for f in "$NEWTONSOFT" "$NUNIT"; do
   [ -f "$f" ] || { echo "build.sh: no $f" >&2; exit 1; }
 done
 
-rm -rf bin
-mkdir -p bin
+OUT=${DOTNET_OUT:-bin}
+rm -rf "$OUT"
+mkdir -p "$OUT"
 MCS=(mcs -langversion:7.1 -warnaserror+ -debug -nologo -target:library -r:System.dll -r:System.Core.dll -r:System.Net.Http.dll -r:System.Runtime.Serialization.dll)
 # A real .NET build leaves obj/ and bin/ under src/; their .cs are not ours.
-find src/Talon.Sdk -name '*.cs' -not -path '*/obj/*' -not -path '*/bin/*' | LC_ALL=C sort >bin/sdk.sources
-echo "mcs: Talon.Sdk.dll from $(wc -l <bin/sdk.sources) files"
-"${MCS[@]}" -out:bin/Talon.Sdk.dll -r:"$NEWTONSOFT" @bin/sdk.sources
+find src/Talon.Sdk -name '*.cs' -not -path '*/obj/*' -not -path '*/bin/*' | LC_ALL=C sort >"$OUT"/sdk.sources
+echo "mcs: Talon.Sdk.dll from $(wc -l <"$OUT"/sdk.sources) files"
+"${MCS[@]}" -out:"$OUT"/Talon.Sdk.dll -r:"$NEWTONSOFT" @"$OUT"/sdk.sources
 
-find tests -name '*.cs' -not -path '*/obj/*' -not -path '*/bin/*' | LC_ALL=C sort >bin/tests.sources
-echo "mcs: Talon.Sdk.Tests.dll from $(wc -l <bin/tests.sources) files"
-"${MCS[@]}" -out:bin/Talon.Sdk.Tests.dll -r:bin/Talon.Sdk.dll -r:"$NEWTONSOFT" -r:"$NUNIT" @bin/tests.sources
-cp "$NEWTONSOFT" "$NUNIT" bin/
+[ "${1:-}" = --no-tests ] && { cp "$NEWTONSOFT" "$OUT"/; exit 0; }
+
+find tests -name '*.cs' -not -path '*/obj/*' -not -path '*/bin/*' | LC_ALL=C sort >"$OUT"/tests.sources
+echo "mcs: Talon.Sdk.Tests.dll from $(wc -l <"$OUT"/tests.sources) files"
+"${MCS[@]}" -out:"$OUT"/Talon.Sdk.Tests.dll -r:"$OUT"/Talon.Sdk.dll -r:"$NEWTONSOFT" -r:"$NUNIT" @"$OUT"/tests.sources
+cp "$NEWTONSOFT" "$NUNIT" "$OUT"/
 
 # nunit-console's exit code is the number of failures (and errors).
-nunit-console -nologo -noshadow -labels bin/Talon.Sdk.Tests.dll -xml=bin/TestResult.xml
+nunit-console -nologo -noshadow -labels "$OUT"/Talon.Sdk.Tests.dll -xml="$OUT"/TestResult.xml

@@ -36,6 +36,10 @@ namespace Talon
         public readonly PreviewServiceApi Previews;
         public readonly VolumeServiceApi Volumes;
         public readonly AuthServiceApi Auth;
+        public readonly PtyServiceApi Ptys;
+        public readonly CodeServiceApi Code;
+        public readonly BrowserServiceApi Browsers;
+        public readonly AgentServiceApi Agents;
 
         Connection(TalonOptions.Resolved options)
         {
@@ -60,6 +64,10 @@ namespace Talon
             Previews = new PreviewServiceApi(api, api, config);
             Volumes = new VolumeServiceApi(api, api, config);
             Auth = new AuthServiceApi(api, api, config);
+            Ptys = new PtyServiceApi(api, api, config);
+            Code = new CodeServiceApi(api, api, config);
+            Browsers = new BrowserServiceApi(api, api, config);
+            Agents = new AgentServiceApi(api, api, config);
         }
 
         /// <summary>The connection of these options (null: all from the environment).</summary>

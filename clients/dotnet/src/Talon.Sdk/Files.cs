@@ -18,7 +18,7 @@ namespace Talon
     /// download only until its first bytes come: big files take as long as
     /// they take, bounded by your CancellationToken.
     /// </summary>
-    public sealed class Files
+    public sealed partial class Files
     {
         readonly Sandbox _s;
 
