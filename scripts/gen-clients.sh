@@ -8,6 +8,8 @@
 #   python      openapi-python-client (httpx)  clients/python/src/talon_sandbox/_api/
 #   typescript  openapi-typescript (types for openapi-fetch)  clients/typescript/src/generated/schema.ts
 #   go          oapi-codegen (net/http)  clients/go/internal/api/api.gen.go
+#   dotnet      openapi-generator's csharp (httpclient)  clients/dotnet/src/Talon.Sdk/Generated/
+#               (clients/dotnet/generate.sh: Java and Maven fetch the jar)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -20,7 +22,7 @@ GO_GEN=v2.8.2
 
 mkdir -p .tools
 if [ ! -x .tools/gen-venv/bin/openapi-python-client ] || ! .tools/gen-venv/bin/openapi-python-client --version | grep -q "$PY_GEN"; then
-  python3 -m venv .tools/gen-venv
+  python3 -m venv --clear .tools/gen-venv
   .tools/gen-venv/bin/pip install --quiet --disable-pip-version-check "openapi-python-client==$PY_GEN" "ruff==$RUFF"
 fi
 export PATH=$ROOT/.tools/gen-venv/bin:$PATH
@@ -53,4 +55,6 @@ output-options:
   skip-prune: true
 YAML
 "$GOBIN/oapi-codegen" -config "$tmp/oapi.yaml" "$DOC30"
-echo "generated: python, typescript, go"
+# Its jar is cached under .tools/ like the other generators.
+TALON_TOOLS=$ROOT/.tools clients/dotnet/generate.sh >/dev/null
+echo "generated: python, typescript, go, dotnet"

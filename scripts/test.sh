@@ -75,10 +75,14 @@ print("valid OpenAPI", json.load(open(sys.argv[1]))["openapi"])' gateway-rest/op
 
 step "SDKs' generated layers: regenerated from the document, unchanged"
 ./scripts/gen-clients.sh >/dev/null
-git diff --exit-code -- clients/python/src/talon_sandbox/_api clients/typescript/src/generated clients/go/internal/api || {
+git diff --exit-code -- clients/python/src/talon_sandbox/_api clients/typescript/src/generated clients/go/internal/api \
+  clients/dotnet/src/Talon.Sdk/Generated || {
   echo "the SDKs' generated code differs from what the OpenAPI document generates: run scripts/gen-clients.sh and commit" >&2
   exit 1
 }
+new=$(git status --porcelain -- clients/python/src/talon_sandbox/_api clients/typescript/src/generated \
+  clients/go/internal/api clients/dotnet/src/Talon.Sdk/Generated | grep '^??' || true)
+[ -z "$new" ] || { echo "the generators made files that are not committed:"; echo "$new"; exit 1; } >&2
 
 step "cargo fmt --check"
 cargo fmt --all -- --check
