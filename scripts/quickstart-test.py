@@ -13,7 +13,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 readme = (ROOT / "README.md").read_text()
 blocks = dict(re.findall(r"<!-- quickstart: (\w+) -->\n```\w*\n(.*?)```", readme, re.S))
-want = {"curl", "python", "typescript"}
+want = {"curl", "python", "typescript", "csharp"}
 if set(blocks) != want:
     sys.exit(f"README quickstart blocks: {sorted(blocks)}, want {sorted(want)}")
 
@@ -23,10 +23,20 @@ mod = work / "node_modules/@talon-sandbox"
 mod.mkdir(parents=True)
 (mod / "sdk").symlink_to(ROOT / "clients/typescript")
 (work / "quickstart.mjs").write_text(blocks["typescript"])
+# C#: the SDK built as its README says (Mono here), the sample compiled
+# against it with mcs, run under mono.
+dotnet = work / "dotnet"
+subprocess.run(["bash", str(ROOT / "clients/dotnet/build.sh"), "--no-tests"], check=True,
+               env={**os.environ, "DOTNET_OUT": str(dotnet)}, stdout=subprocess.DEVNULL)
+(work / "Quickstart.cs").write_text(blocks["csharp"])
+subprocess.run(["mcs", "-langversion:7.1", "-nologo", "-warnaserror+", "-r:System.Net.Http.dll",
+                f"-r:{dotnet}/Talon.Sdk.dll", f"-out:{dotnet}/quickstart.exe", str(work / "Quickstart.cs")],
+               check=True)
 runs = {
     "curl": ["bash", "-euo", "pipefail", "-c", blocks["curl"]],
     "python": [str(ROOT / ".venv/bin/python"), "-c", blocks["python"]],
     "typescript": ["node", str(work / "quickstart.mjs")],
+    "csharp": ["mono", str(dotnet / "quickstart.exe")],
 }
 failed = False
 for name, cmd in runs.items():
@@ -35,7 +45,7 @@ for name, cmd in runs.items():
     # Every sample prints the process's output as text (curl's decodes
     # the NDJSON events with jq).
     ok = p.returncode == 0 and "hello from a sandbox" in out
-    if name == "python":
+    if name in ("python", "csharp"):
         ok = ok and "kept in /workspace" in out
     print(f"{name}: {'ok' if ok else 'FAILED'}")
     if not ok:
