@@ -123,6 +123,10 @@ pub struct Row {
     pub target: String,
     /// Whether p50 meets it.
     pub meets: Option<bool>,
+    /// The goal as a ratio, where `--check` holds the row to it (within
+    /// GOAL_TOLERANCE) rather than to twice its last reading.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub goal: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -196,6 +200,10 @@ fn table(rows: &[Row]) -> String {
 
 /// Figures printed but never failed on.
 const UNCHECKED: &[&str] = &["density"];
+/// How far past its goal a goal-checked row may read before `--check`
+/// fails it: the spread of one figure between runs of the same commit on
+/// one machine (bench/README.md, "Goal checks").
+const GOAL_TOLERANCE: f64 = 0.2;
 
 fn profile() -> &'static str {
     if cfg!(debug_assertions) {
@@ -293,6 +301,21 @@ async fn main() -> anyhow::Result<()> {
                 println!("check {}: informational, not checked", r.key);
                 continue;
             }
+            if let Some(goal) = r.goal {
+                let limit = goal * (1.0 + GOAL_TOLERANCE);
+                let verdict = if r.ratio > limit { "MISSED" } else { "ok" };
+                println!(
+                    "check {}: ratio {} vs goal {} (+{:.0}%) — {verdict}",
+                    r.key,
+                    fmt(r.ratio),
+                    fmt(goal),
+                    GOAL_TOLERANCE * 100.0
+                );
+                if r.ratio > limit {
+                    failed.push(r.key.clone());
+                }
+                continue;
+            }
             let Some(t) = doc["ratios"][&r.key].as_f64() else {
                 println!("(no threshold for {})", r.key);
                 continue;
@@ -310,7 +333,10 @@ async fn main() -> anyhow::Result<()> {
                 failed.push(r.key.clone());
             }
         }
-        anyhow::ensure!(failed.is_empty(), "regressed more than 2x: {failed:?}");
+        anyhow::ensure!(
+            failed.is_empty(),
+            "regressed more than 2x, or missed a goal: {failed:?}"
+        );
     }
     Ok(())
 }

@@ -36,6 +36,7 @@ pub(crate) fn row(
         ratio,
         target: target.0.into(),
         meets: target.1,
+        goal: None,
     }
 }
 

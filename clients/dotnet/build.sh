@@ -22,10 +22,15 @@ set -euo pipefail
 cd "$(dirname "$0")"
 NEWTONSOFT=${NEWTONSOFT_JSON_DLL:-/usr/lib/cli/Newtonsoft.Json-5.0/Newtonsoft.Json.dll}
 NUNIT=${NUNIT_FRAMEWORK_DLL:-/usr/lib/cli/nunit.framework-2.6.3/nunit.framework.dll}
-for tool in mcs mono nunit-console; do
+TESTS=1
+[ "${1:-}" = --no-tests ] && TESTS=0
+need_tools=(mcs mono)
+need_files=("$NEWTONSOFT")
+[ "$TESTS" = 1 ] && need_tools+=(nunit-console) && need_files+=("$NUNIT")
+for tool in "${need_tools[@]}"; do
   command -v "$tool" >/dev/null || { echo "build.sh: no $tool; apt-get install -y mono-devel libnewtonsoft-json-cil-dev nunit-console" >&2; exit 1; }
 done
-for f in "$NEWTONSOFT" "$NUNIT"; do
+for f in "${need_files[@]}"; do
   [ -f "$f" ] || { echo "build.sh: no $f" >&2; exit 1; }
 done
 
@@ -38,7 +43,7 @@ find src/Talon.Sdk -name '*.cs' -not -path '*/obj/*' -not -path '*/bin/*' | LC_A
 echo "mcs: Talon.Sdk.dll from $(wc -l <"$OUT"/sdk.sources) files"
 "${MCS[@]}" -out:"$OUT"/Talon.Sdk.dll -r:"$NEWTONSOFT" @"$OUT"/sdk.sources
 
-[ "${1:-}" = --no-tests ] && { cp "$NEWTONSOFT" "$OUT"/; exit 0; }
+[ "$TESTS" = 0 ] && { cp "$NEWTONSOFT" "$OUT"/; exit 0; }
 
 find tests -name '*.cs' -not -path '*/obj/*' -not -path '*/bin/*' | LC_ALL=C sort >"$OUT"/tests.sources
 echo "mcs: Talon.Sdk.Tests.dll from $(wc -l <"$OUT"/tests.sources) files"
