@@ -23,6 +23,7 @@ namespace Talon.Tests
         public string ContentType;
         public string Authorization;
         public string Accept;
+        public bool? ConnectionClose;
 
         public JObject Json => JObject.Parse(Body);
 
@@ -62,6 +63,7 @@ namespace Talon.Tests
                 Uri = request.RequestUri,
                 Authorization = request.Headers.Authorization == null ? null : request.Headers.Authorization.ToString(),
                 Accept = string.Join(",", request.Headers.Accept.Select(a => a.ToString())),
+                ConnectionClose = request.Headers.ConnectionClose,
             };
             if (request.Content != null)
             {
