@@ -8,7 +8,7 @@ viewer API keys, hands each adapter the cases as JSON, reads back what
 each step observed, and checks it against the case's expectations. It
 prints a table of case × client; every cell must pass.
 
-    conformance/run.py [--clients python,typescript,go,rust,sandboxctl] [--cases PATTERN]
+    conformance/run.py [--clients python,typescript,go,rust,sandboxctl,dotnet] [--cases PATTERN]
 
 Adapters: `ADAPTER CASES.json RESULTS.json`, with TALON_URL (REST),
 TALON_GRPC_URL, TALON_API_KEY (developer), TALON_VIEWER_KEY and
@@ -163,6 +163,7 @@ ADAPTERS = {
     "go": lambda: [str(HERE / "adapters/go/adapter")],
     "rust": lambda: [str(ROOT / "target/debug/talon-conformance")],
     "sandboxctl": lambda: [str(ROOT / ".venv/bin/python"), str(HERE / "adapters/sandboxctl/adapter.py")],
+    "dotnet": lambda: ["mono", "--debug", str(HERE / "adapters/dotnet/bin/adapter.exe")],
 }
 
 
@@ -178,6 +179,8 @@ def build(clients: list[str]) -> None:
         if not (ts / "node_modules").exists():
             subprocess.run(["npm", "ci", "--no-audit", "--no-fund"], cwd=ts, check=True)
         subprocess.run(["npx", "tsc", "-p", "."], cwd=ts, check=True)
+    if "dotnet" in clients:
+        subprocess.run(["bash", str(HERE / "adapters/dotnet/build.sh")], check=True)
     if "python" in clients or "sandboxctl" in clients:
         subprocess.run([str(ROOT / ".venv/bin/pip"), "install", "--quiet", "--disable-pip-version-check", "-e",
                         str(ROOT / "clients/python")], check=True)
