@@ -12,6 +12,8 @@
 //!   here). A state-changing request or a WebSocket upgrade with a foreign
 //!   `Origin` is refused.
 //! - `DeleteBrowserSession` clears the cookie.
+//! - Signing in ignores a session cookie it carries, and checks `Origin`
+//!   (see `sign_in`).
 //!
 //! Credentials never come from a query string (the preview token on the
 //! preview routes is the one exception, see `preview`).
@@ -61,6 +63,37 @@ fn hex_sha256(s: &str) -> String {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect()
+}
+
+/// The REST path of `CreateBrowserSession`, signing in.
+pub const SIGN_IN_PATH: &str = "/v1/auth/browser-session";
+
+/// Signing in (`POST` of `SIGN_IN_PATH`) is authenticated by the password
+/// in its body. A session cookie it carries (another tab's, whose CSRF
+/// token this tab never had, or an expired one) is no credential of it:
+/// it is dropped, so it can neither refuse the sign-in for a missing token
+/// nor reach the server as a stale bearer. The `Origin` is checked
+/// whether a cookie came or not: a page elsewhere may not sign a visitor
+/// in to an account of its choosing (login CSRF).
+pub fn sign_in(allowed_origins: &[String], h: &mut HeaderMap) -> Result<(), Status> {
+    match h.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null")) {
+        Some(o) if !allowed_origins.iter().any(|a| a == o) => {
+            return Err(Status::permission_denied(format!(
+                "origin {o} may not sign in here"
+            )));
+        }
+        Some(_) => {}
+        None => {
+            let site = h.get("sec-fetch-site").and_then(|v| v.to_str().ok());
+            if site.is_some_and(|s| s != "same-origin" && s != "none") {
+                return Err(Status::permission_denied(
+                    "a page of another origin may not sign in here",
+                ));
+            }
+        }
+    }
+    h.remove(header::COOKIE);
+    Ok(())
 }
 
 /// Checks a request authenticated by the session cookie. Any method: a

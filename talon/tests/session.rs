@@ -196,3 +196,60 @@ async fn cookie_sessions_need_the_csrf_token_and_our_origin() {
         "{cleared}"
     );
 }
+
+/// Signing in again with a session cookie of another tab (no CSRF token
+/// here) or an expired one works: the cookie is no credential of a
+/// sign-in. Before, the gateway refused it 403 for a missing token, and a
+/// tab that had lost its token could never sign in. A page of another
+/// origin may not sign in, cookie or not (login CSRF).
+#[tokio::test(flavor = "multi_thread")]
+async fn signing_in_again_over_an_old_session_cookie() {
+    assert_eq!(euid(), 0, "needs root (CI is root)");
+    let s = Server::up().await;
+    let t = tenant(&s, "again").await;
+    let c = reqwest::Client::new();
+    let sign_in = |cookie: Option<String>, origin: Option<&str>| {
+        let mut r = c
+            .post(format!("{}/v1/auth/browser-session", s.http))
+            .json(&json!({"email": t.owner_email, "password": PASSWORD}));
+        if let Some(k) = cookie {
+            r = r.header("cookie", k);
+        }
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        async move { r.send().await.unwrap() }
+    };
+    let first = sign_in(None, None).await;
+    assert_eq!(first.status().as_u16(), 200);
+    let cookie = first.headers()["set-cookie"]
+        .to_str()
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    let ours = s.http.as_str();
+
+    // The same browser, another tab: the cookie, our origin, no token.
+    let again = sign_in(Some(cookie.clone()), Some(ours)).await;
+    assert_eq!(again.status().as_u16(), 200);
+    assert!(again.headers().get("set-cookie").is_some());
+    // A cookie that is no session at all (expired, tampered) is ignored too.
+    let bad = sign_in(Some("__Host-talon-session=x.y.z".into()), Some(ours)).await;
+    assert_eq!(bad.status().as_u16(), 200);
+    // Another origin may not sign in, with a cookie or without.
+    for cookie in [Some(cookie.clone()), None] {
+        let r = sign_in(cookie, Some("https://evil.test")).await;
+        assert_eq!(r.status().as_u16(), 403);
+        assert!(r.headers().get("set-cookie").is_none());
+    }
+    // Other state changes with the cookie still need the token.
+    let r = c
+        .delete(format!("{}/v1/auth/browser-session", s.http))
+        .header("cookie", cookie)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 403);
+}
