@@ -14,7 +14,8 @@
 //!   JSON messages and binary frames the raw bytes;
 //! - errors: the standard gRPC → HTTP table, `{"code","message","details"}`.
 //!
-//! It also serves `/openapi.json`, generated from the same protos.
+//! It also serves `/openapi.json`, generated from the same protos, and
+//! the web console's files at `/console/` (see `console`).
 
 #![forbid(unsafe_code)]
 
@@ -23,6 +24,7 @@ mod calls;
 pub mod cdp;
 pub mod codec;
 pub mod confine;
+pub mod console;
 mod credentials;
 pub mod error;
 pub mod jsonseq;
@@ -83,6 +85,9 @@ pub struct GatewayConfig {
     pub header_timeout: std::time::Duration,
     /// How fast a request body must arrive (see `talon_core::listen::body`).
     pub bodies: talon_core::listen::BodyLimits,
+    /// The web console's built files, served at `/console/` (see
+    /// `console`); None serves none.
+    pub console_dir: Option<std::path::PathBuf>,
 }
 
 impl GatewayConfig {
@@ -99,6 +104,7 @@ impl GatewayConfig {
             connections: Default::default(),
             header_timeout: std::time::Duration::from_secs(30),
             bodies: Default::default(),
+            console_dir: None,
         }
     }
 }
@@ -272,6 +278,16 @@ async fn handle(
             Err(s) => error::response(&gw.pool, &s),
         };
     }
+    if console::target(req.uri().path()) {
+        let mut r = console::handle(
+            gw.config.console_dir.as_deref(),
+            req.method(),
+            req.uri().path(),
+        )
+        .await;
+        confine::every_answer(r.headers_mut());
+        return r;
+    }
     let mut r = if let Some(t) = cdp::target(req.uri().path()) {
         match t {
             Ok(t) => cdp::handle(&gw, t, req).await,
@@ -287,6 +303,12 @@ async fn handle(
 /// A call of the public API.
 async fn api(gw: Arc<Gateway>, req: http::Request<Body>) -> Response {
     let (mut parts, body) = req.into_parts();
+    if parts.method == http::Method::POST
+        && parts.uri.path() == session::SIGN_IN_PATH
+        && let Err(st) = session::sign_in(&gw.config.browser_origins, &mut parts.headers)
+    {
+        return refuse(&gw, &st, body).await;
+    }
     if let Some(cookie) = session::credential(&parts.headers)
         && let Err(st) = session::check(
             &gw.config.browser_origins,

@@ -46,6 +46,8 @@ pub enum Command {
         preview: PreviewArgs,
         #[command(flatten)]
         connections: ConnectionArgs,
+        #[command(flatten)]
+        console: crate::console::ConsoleArgs,
     },
     /// Image archives.
     #[command(subcommand)]
@@ -83,6 +85,8 @@ pub struct ServerArgs {
     pub public_url: Option<String>,
     #[command(flatten)]
     pub e2b: E2bArgs,
+    #[command(flatten)]
+    pub console: crate::console::ConsoleArgs,
     /// A browser origin (scheme://host:port) allowed to call gRPC-web; repeatable.
     #[arg(
         long = "grpc-web-origin",

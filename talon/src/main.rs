@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use talon_server::config::ServerConfig;
 
 mod args;
+mod console;
 use args::*;
 
 fn server_config(a: &ServerArgs) -> ServerConfig {
@@ -87,16 +88,15 @@ fn shutdown_signal() -> tokio::sync::watch::Receiver<bool> {
     rx
 }
 
-/// Binds the gateway (so a taken port fails the start) and serves it.
-async fn start_gateway(
+/// The gateway's configuration from its flags.
+fn gateway_config(
     server_url: String,
     public_url: &str,
-    addr: SocketAddr,
     preview: &PreviewArgs,
     connections: &ConnectionArgs,
     browser_origins: &[String],
-    stop: tokio::sync::watch::Receiver<bool>,
-) -> anyhow::Result<()> {
+    console: Option<std::path::PathBuf>,
+) -> talon_gateway::GatewayConfig {
     let mut config = talon_gateway::GatewayConfig::new(server_url);
     config.connections = connections.http();
     config.bodies = connections.bodies();
@@ -106,6 +106,16 @@ async fn start_gateway(
     config.preview_domain = preview.domain(public_url);
     config.public_https = preview.public_https;
     config.browser_origins = browser_origins.to_vec();
+    config.console_dir = console;
+    config
+}
+
+/// Binds the gateway (so a taken port fails the start) and serves it.
+async fn start_gateway(
+    config: talon_gateway::GatewayConfig,
+    addr: SocketAddr,
+    stop: tokio::sync::watch::Receiver<bool>,
+) -> anyhow::Result<()> {
     let gw = talon_gateway::Gateway::new(config)?;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -173,6 +183,8 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     let mut config = server_config(&args);
     config.expects_worker = embedded_worker;
     let stop = shutdown_signal();
+    // Checked before anything starts: a wrong directory is a flag's mistake.
+    let console_dir = args.console.dir()?;
     let started = talon_server::run::start(config.clone(), stop.clone()).await?;
     let http = args
         .http_listen
@@ -184,16 +196,15 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         // the gRPC-web origins.
         let mut origins = vec![origin_of(&config.public_url)];
         origins.extend(config.grpc_web_origins.iter().cloned());
-        start_gateway(
+        let gw = gateway_config(
             format!("http://{}", config.grpc_listen),
             &config.public_url,
-            addr,
             &preview,
             &args.connections,
             &origins,
-            stop.clone(),
-        )
-        .await?;
+            console_dir.clone(),
+        );
+        start_gateway(gw, addr, stop.clone()).await?;
     }
     let e2b_api = args.e2b.api_listen(embedded_worker)?;
     let e2b_sandbox = args.e2b.sandbox_listen(embedded_worker)?;
@@ -223,6 +234,10 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     );
     if let Some(addr) = http {
         println!("  REST/JSON (+OpenAPI at /openapi.json): http://{addr}");
+        if console_dir.is_some() {
+            let base = config.public_url.trim_end_matches('/');
+            println!("  web console:                           {base}/console/");
+        }
     }
     println!(
         "  ops (health, readiness, metrics):      http://{}/metrics",
@@ -360,21 +375,29 @@ async fn run() -> anyhow::Result<()> {
             public_url,
             preview,
             connections,
+            console,
         } => {
             let stop = shutdown_signal();
             let public_url = public_url.unwrap_or_else(|| format!("http://{http_listen}"));
             let origins = vec![origin_of(&public_url)];
-            start_gateway(
+            let console_dir = console.dir()?;
+            let with_console = console_dir.is_some();
+            let gw = gateway_config(
                 server_url,
                 &public_url,
-                http_listen,
                 &preview,
                 &connections,
                 &origins,
-                stop.clone(),
-            )
-            .await?;
+                console_dir,
+            );
+            start_gateway(gw, http_listen, stop.clone()).await?;
             println!("REST gateway on http://{http_listen}");
+            if with_console {
+                println!(
+                    "web console at {}/console/",
+                    public_url.trim_end_matches('/')
+                );
+            }
             let mut stop = stop;
             let _ = stop.wait_for(|s| *s).await;
             Ok(())
