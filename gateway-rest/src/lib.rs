@@ -303,13 +303,19 @@ async fn handle(
 /// A call of the public API.
 async fn api(gw: Arc<Gateway>, req: http::Request<Body>) -> Response {
     let (mut parts, body) = req.into_parts();
-    if parts.method == http::Method::POST
-        && parts.uri.path() == session::SIGN_IN_PATH
-        && let Err(st) = session::sign_in(&gw.config.browser_origins, &mut parts.headers)
+    let session_path = parts.uri.path() == session::SIGN_IN_PATH;
+    let signing_out = session_path && parts.method == http::Method::DELETE;
+    if session_path && parts.method == http::Method::POST {
+        if let Err(st) = session::sign_in(&gw.config.browser_origins, &mut parts.headers) {
+            return refuse(&gw, &st, body).await;
+        }
+    } else if signing_out
+        && session::credential(&parts.headers).is_some()
+        && let Err(st) = session::sign_out(&gw.config.browser_origins, &parts.headers)
     {
         return refuse(&gw, &st, body).await;
     }
-    if let Some(cookie) = session::credential(&parts.headers)
+    if let Some(cookie) = session::credential(&parts.headers).filter(|_| !signing_out)
         && let Err(st) = session::check(
             &gw.config.browser_origins,
             &parts.method,

@@ -12,8 +12,8 @@
 //!   here). A state-changing request or a WebSocket upgrade with a foreign
 //!   `Origin` is refused.
 //! - `DeleteBrowserSession` clears the cookie.
-//! - Signing in ignores a session cookie it carries, and checks `Origin`
-//!   (see `sign_in`).
+//! - Signing in ignores a session cookie it carries, and signing out
+//!   needs no CSRF token; both check `Origin` (see `sign_in`, `sign_out`).
 //!
 //! Credentials never come from a query string (the preview token on the
 //! preview routes is the one exception, see `preview`).
@@ -76,24 +76,37 @@ pub const SIGN_IN_PATH: &str = "/v1/auth/browser-session";
 /// whether a cookie came or not: a page elsewhere may not sign a visitor
 /// in to an account of its choosing (login CSRF).
 pub fn sign_in(allowed_origins: &[String], h: &mut HeaderMap) -> Result<(), Status> {
+    same_origin(allowed_origins, h, "sign in here")?;
+    h.remove(header::COOKIE);
+    Ok(())
+}
+
+/// Signing out (`DELETE` of `SIGN_IN_PATH`) with the cookie needs our
+/// `Origin` but not the CSRF token: a tab that never had the token (the
+/// session was made in another tab) could otherwise not end its session,
+/// and ending one is all a forged sign-out could do.
+pub fn sign_out(allowed_origins: &[String], h: &HeaderMap) -> Result<(), Status> {
+    same_origin(allowed_origins, h, "sign out here")
+}
+
+/// A foreign or opaque `Origin` (or, without one, a `Sec-Fetch-Site` of
+/// another site) is refused.
+fn same_origin(allowed_origins: &[String], h: &HeaderMap, what: &str) -> Result<(), Status> {
     match h.get(header::ORIGIN).map(|o| o.to_str().unwrap_or("null")) {
-        Some(o) if !allowed_origins.iter().any(|a| a == o) => {
-            return Err(Status::permission_denied(format!(
-                "origin {o} may not sign in here"
-            )));
-        }
-        Some(_) => {}
+        Some(o) if !allowed_origins.iter().any(|a| a == o) => Err(Status::permission_denied(
+            format!("origin {o} may not {what}"),
+        )),
+        Some(_) => Ok(()),
         None => {
             let site = h.get("sec-fetch-site").and_then(|v| v.to_str().ok());
             if site.is_some_and(|s| s != "same-origin" && s != "none") {
-                return Err(Status::permission_denied(
-                    "a page of another origin may not sign in here",
-                ));
+                return Err(Status::permission_denied(format!(
+                    "a page of another origin may not {what}"
+                )));
             }
+            Ok(())
         }
     }
-    h.remove(header::COOKIE);
-    Ok(())
 }
 
 /// Checks a request authenticated by the session cookie. Any method: a

@@ -179,8 +179,15 @@ async fn cookie_sessions_need_the_csrf_token_and_our_origin() {
         .unwrap();
     assert_eq!(r.status().as_u16(), 200);
 
-    // Logout clears the cookie (and needs the token too).
-    let (st, _) = send(M::DELETE, "/v1/auth/browser-session", vec![], None).await;
+    // Logout needs our origin (not the token: a tab that never had it
+    // must be able to end its session), and clears the cookie.
+    let (st, _) = send(
+        M::DELETE,
+        "/v1/auth/browser-session",
+        vec![("origin", "https://evil.test".to_string())],
+        None,
+    )
+    .await;
     assert_eq!(st, 403);
     let r = c
         .delete(format!("{}/v1/auth/browser-session", s.http))
@@ -246,10 +253,26 @@ async fn signing_in_again_over_an_old_session_cookie() {
     }
     // Other state changes with the cookie still need the token.
     let r = c
-        .delete(format!("{}/v1/auth/browser-session", s.http))
-        .header("cookie", cookie)
+        .post(format!("{}/v1/sandboxes", s.http))
+        .header("cookie", cookie.clone())
+        .json(&json!({}))
         .send()
         .await
         .unwrap();
     assert_eq!(r.status().as_u16(), 403);
+    // Signing out does not: a tab without the token ends its session.
+    let r = c
+        .delete(format!("{}/v1/auth/browser-session", s.http))
+        .header("cookie", cookie)
+        .header("origin", ours)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status().as_u16(), 200);
+    assert!(
+        r.headers()["set-cookie"]
+            .to_str()
+            .unwrap()
+            .contains("Max-Age=0")
+    );
 }
