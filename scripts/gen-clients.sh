@@ -9,6 +9,7 @@
 #   typescript  openapi-typescript (types for openapi-fetch)  clients/typescript/src/generated/schema.ts
 #   go          oapi-codegen (net/http)  clients/go/internal/api/api.gen.go
 #   dotnet      openapi-generator's csharp (httpclient)  clients/dotnet/src/Talon.Sdk/Generated/
+#   console     openapi-typescript (the web console's types)  clients/console/src/generated/schema.ts
 #               (clients/dotnet/generate.sh: Java and Maven fetch the jar)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -57,4 +58,5 @@ YAML
 "$GOBIN/oapi-codegen" -config "$tmp/oapi.yaml" "$DOC30"
 # Its jar is cached under .tools/ like the other generators.
 TALON_TOOLS=$ROOT/.tools clients/dotnet/generate.sh >/dev/null
-echo "generated: python, typescript, go, dotnet"
+clients/console/generate.sh >/dev/null
+echo "generated: python, typescript, go, dotnet, console"

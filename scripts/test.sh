@@ -76,12 +76,12 @@ print("valid OpenAPI", json.load(open(sys.argv[1]))["openapi"])' gateway-rest/op
 step "SDKs' generated layers: regenerated from the document, unchanged"
 ./scripts/gen-clients.sh >/dev/null
 git diff --exit-code -- clients/python/src/talon_sandbox/_api clients/typescript/src/generated clients/go/internal/api \
-  clients/dotnet/src/Talon.Sdk/Generated || {
+  clients/dotnet/src/Talon.Sdk/Generated clients/console/src/generated || {
   echo "the SDKs' generated code differs from what the OpenAPI document generates: run scripts/gen-clients.sh and commit" >&2
   exit 1
 }
 new=$(git status --porcelain -- clients/python/src/talon_sandbox/_api clients/typescript/src/generated \
-  clients/go/internal/api clients/dotnet/src/Talon.Sdk/Generated | grep '^??' || true)
+  clients/go/internal/api clients/dotnet/src/Talon.Sdk/Generated clients/console/src/generated | grep '^??' || true)
 [ -z "$new" ] || { echo "the generators made files that are not committed:"; echo "$new"; exit 1; } >&2
 
 step "cargo fmt --check"
@@ -123,6 +123,10 @@ sync
 target/debug/talon-bench --agent "$(./scripts/build-agent.sh)" --short --check \
   --json target/bench-short.json | tail -40
 
+step "web console: unit tests (vitest), types (svelte-check), build and bundle size"
+(cd clients/console && npm ci --no-audit --no-fund >/dev/null && npm test 2>&1 | tail -6 && npm run check 2>&1 | tail -3)
+./clients/console/build.sh | tail -8
+
 step "talon up for the clients"
 cargo build --quiet -p talon --bin talon
 cargo build --quiet -p talon-sdk -p talon-conformance
@@ -141,7 +145,7 @@ fi
 e2b_api=$(free_port); e2b_sbx=$(free_port)
 TALON_LOG=warn target/debug/talon up --agent-path "$(./scripts/build-agent.sh)" --http-listen "127.0.0.1:$http" \
   --e2b-api-listen "127.0.0.1:$e2b_api" --e2b-sandbox-listen "127.0.0.1:$e2b_sbx" \
-  --grpc-web-origin "http://127.0.0.1:$page" "${net_args[@]}" \
+  --grpc-web-origin "http://127.0.0.1:$page" "${net_args[@]}" --console-dir clients/console/dist \
   --data-dir "$data" --grpc-listen "127.0.0.1:$port" --ops-listen "127.0.0.1:$ops" >"$data/up.log" 2>&1 &
 up=$!
 cleanup() {
@@ -285,6 +289,9 @@ grep -q '^  Not run: 0,' "$data/dotnet.log" || { echo "some .NET tests did not r
 step "browser tests in headless Chromium (Playwright): grpc-web, every path serving a sandbox's bytes against a visitor's session"
 (cd talon/tests/browser && npm ci --no-audit --no-fund >/dev/null && \
   BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -30)
+
+step "web console end to end in headless Chromium (Playwright, axe-core)"
+(cd clients/console && TALON_ADMIN_KEY=$TALON_API_KEY npm run e2e 2>&1 | tail -30)
 
 step "conformance: every case × every client"
 TALON_ADMIN_KEY=$TALON_API_KEY .venv/bin/python conformance/run.py
