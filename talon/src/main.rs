@@ -194,7 +194,7 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
         preview.public_https |= config.public_url.starts_with("https://");
         // Browser sessions may be used by pages of the public URL and of
         // the gRPC-web origins.
-        let mut origins = vec![origin_of(&config.public_url)];
+        let mut origins = browser_origins(&config.public_url);
         origins.extend(config.grpc_web_origins.iter().cloned());
         let gw = gateway_config(
             format!("http://{}", config.grpc_listen),
@@ -379,7 +379,7 @@ async fn run() -> anyhow::Result<()> {
         } => {
             let stop = shutdown_signal();
             let public_url = public_url.unwrap_or_else(|| format!("http://{http_listen}"));
-            let origins = vec![origin_of(&public_url)];
+            let origins = browser_origins(&public_url);
             let console_dir = console.dir()?;
             let with_console = console_dir.is_some();
             let gw = gateway_config(
