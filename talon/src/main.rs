@@ -7,7 +7,9 @@ use talon_server::config::ServerConfig;
 
 mod args;
 mod console;
+mod origins;
 use args::*;
+use origins::browser_origins;
 
 fn server_config(a: &ServerArgs) -> ServerConfig {
     let data_dir = a.data_dir.clone().unwrap_or_else(default_data_dir);
