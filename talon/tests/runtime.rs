@@ -7,6 +7,7 @@
 
 mod common;
 mod runtime_kill;
+mod runtime_torn;
 use common::*;
 use std::time::Duration;
 use talon_proto::v1 as pb;

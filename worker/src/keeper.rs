@@ -170,7 +170,7 @@ pub fn run(args: &[String]) -> anyhow::Result<()> {
 
 /// Every cgroup directory of sandbox `id`, in every hierarchy mounted
 /// (cgroup v1 controllers and v2 alike): `<mount>/<parent>/<id>`.
-fn cgroup_dirs(parent: &str, id: &str) -> Vec<PathBuf> {
+pub(crate) fn cgroup_dirs(parent: &str, id: &str) -> Vec<PathBuf> {
     let Ok(info) = std::fs::read_to_string("/proc/self/mountinfo") else {
         return vec![];
     };

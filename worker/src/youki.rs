@@ -32,7 +32,82 @@ fn load(root: &Path, id: &str) -> anyhow::Result<Container> {
     if !dir.exists() {
         anyhow::bail!("container {id} does not exist");
     }
+    mend(&dir)?;
     Ok(Container::load(dir)?)
+}
+
+// libcontainer rewrites `state.json` in place (it truncates, then writes):
+// a `kill -9` of this process between the two, as a crash of the worker's
+// host or an OOM kill does, leaves it empty, and the container could then
+// never be paused, resumed, killed or deleted again (the crash test found
+// one stuck so). So after every command that succeeds, a copy of the whole
+// file is kept beside it (written under another name, synced, renamed
+// over), and a `state.json` that does not parse is put back from that copy
+// before libcontainer reads it. The copy's pid, bundle and cgroup are the
+// container's for its whole life; its status is refreshed from the process
+// and the freezer on every load, as libcontainer does for any state file.
+const STATE: &str = "state.json";
+const GOOD: &str = "state.json.good";
+
+fn parses(path: &Path) -> bool {
+    std::fs::read(path)
+        .ok()
+        .is_some_and(|b| serde_json::from_slice::<serde_json::Value>(&b).is_ok())
+}
+
+/// Writes `bytes` to `to` so that a crash leaves the old file or the new
+/// one, never a part.
+fn replace(dir: &Path, to: &str, bytes: &[u8]) -> anyhow::Result<()> {
+    use std::io::Write;
+    let tmp = dir.join(format!("{to}.tmp"));
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, dir.join(to))?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(())
+}
+
+/// Keeps a copy of a complete `state.json` (after a command succeeded).
+fn keep_good(dir: &Path) -> anyhow::Result<()> {
+    let state = dir.join(STATE);
+    if !parses(&state) {
+        return Ok(());
+    }
+    replace(dir, GOOD, &std::fs::read(state)?)
+}
+
+/// Puts a torn `state.json` back from the last complete copy.
+fn mend(dir: &Path) -> anyhow::Result<()> {
+    let good = dir.join(GOOD);
+    if parses(&dir.join(STATE)) || !parses(&good) {
+        return Ok(());
+    }
+    tracing::warn!(dir = %dir.display(), "state.json was torn by a crash; put back from its last complete copy");
+    replace(dir, STATE, &std::fs::read(good)?)
+}
+
+/// `delete --force` of a container whose state is torn and has no copy
+/// (a crash during its first save, while it was created): its processes
+/// are found by the cgroup recorded in `youki_config.json` (ours, under
+/// `/talon/`), thawed and killed, the cgroups removed, and the directory
+/// with them.
+fn force_delete_torn(dir: &Path) -> anyhow::Result<()> {
+    let cfg: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.join("youki_config.json"))?)?;
+    let cg = cfg["cgroup_path"].as_str().unwrap_or_default();
+    let id = cg.strip_prefix("/talon/").unwrap_or_default();
+    anyhow::ensure!(
+        !id.is_empty() && !id.contains('/') && id != "..",
+        "{}: its cgroup {cg:?} is not one of ours",
+        dir.display()
+    );
+    crate::keeper::kill_sandbox("talon", id);
+    for d in crate::keeper::cgroup_dirs("talon", id) {
+        let _ = std::fs::remove_dir(d);
+    }
+    std::fs::remove_dir_all(dir)?;
+    Ok(())
 }
 
 fn status_name(s: ContainerStatus) -> &'static str {
@@ -99,17 +174,28 @@ fn command(root: &Path, rest: &[&str]) -> anyhow::Result<()> {
             .with_detach(true)
             .build()?;
         c.start()?;
-        return Ok(());
+        return keep_good(&root.join(id));
     }
     match rest {
-        ["pause", id] => Ok(load(&root, id)?.pause()?),
-        ["resume", id] => Ok(load(&root, id)?.resume()?),
+        ["pause", id] => {
+            load(&root, id)?.pause()?;
+            keep_good(&root.join(id))
+        }
+        ["resume", id] => {
+            load(&root, id)?.resume()?;
+            keep_good(&root.join(id))
+        }
         ["kill", id, sig] => {
             let sig = Signal::try_from(*sig).map_err(|e| anyhow::anyhow!("{e}"))?;
-            Ok(load(&root, id)?.kill(sig, true)?)
+            load(&root, id)?.kill(sig, true)?;
+            keep_good(&root.join(id))
         }
         ["delete", "--force", id] | ["delete", id] => {
             let force = rest.contains(&"--force");
+            let dir = root.join(id);
+            if force && dir.exists() && !parses(&dir.join(STATE)) && !parses(&dir.join(GOOD)) {
+                return force_delete_torn(&dir);
+            }
             Ok(load(&root, id)?.delete(force)?)
         }
         ["state", id] => {
