@@ -15,6 +15,8 @@ import {
   launch,
   makeSandbox,
   makeTenant,
+  makePlatformAdmin,
+  removeUser,
   newSession,
   report,
   results,
@@ -22,6 +24,7 @@ import {
   skip,
   until,
 } from "./lib.mjs";
+import { putFile, snapshotOf, startServer } from "./tools.mjs";
 
 let browser;
 let fixture;
@@ -39,6 +42,10 @@ async function setUp(label) {
     env: { GREETING: "hi" },
   });
   const other = await makeSandbox(t);
+  // For the files, previews and snapshots tabs (of the other sandbox): a file, a server on a port, a snapshot.
+  await putFile(t, other.sandboxId, "/workspace/notes.txt", "# Notes\nfor the tour\n");
+  await startServer(t, other.sandboxId, 8000, "<h1>tour</h1>");
+  await snapshotOf(t, other.sandboxId, `tour-${label}`);
   fixture = { t, dev, sbx, other };
 }
 after(async () => {
@@ -54,6 +61,11 @@ const termText = (page) => page.locator(".xterm-rows").innerText();
  * `at(name, page)` on each once it has settled.
  */
 async function tour(o, at) {
+  await devTour(o, at);
+  await adminTour(o, at);
+}
+
+async function devTour(o, at) {
   const { dev, sbx } = fixture;
   const { context, page, problems } = await newSession(browser, o);
   try {
@@ -105,6 +117,61 @@ async function tour(o, at) {
     await page.locator("h1").focus();
     await at("sandbox-terminal", page);
 
+    await page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Processes" }).click();
+    await page.getByLabel("Command", { exact: true }).fill("echo tour; echo warn >&2");
+    await page.getByLabel("Tag", { exact: true }).fill(`tour-${Date.now()}`);
+    await page.getByRole("button", { name: "Start", exact: true }).click();
+    await page.getByRole("status").filter({ hasText: "Ended: exit code 0" }).waitFor();
+    await at("sandbox-processes", page);
+
+    await page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Code" }).click();
+    await page.getByLabel("Cell 1 code").fill("print('tour'); 6 * 7");
+    await page.getByRole("button", { name: "Run cell 1" }).click();
+    await page.getByLabel("Cell 1 output").getByText(/^done/).waitFor({ timeout: 60_000 });
+    await at("sandbox-code", page);
+
+    const sections = page.getByRole("navigation", { name: "Sandbox sections" });
+    await page.goto(`${consoleUrl}/sandboxes/${fixture.other.sandboxId}/files`);
+    await page.getByRole("list", { name: "Files in /workspace" }).getByRole("button", { name: /^notes\.txt/ }).click();
+    await page.getByLabel("Content of notes.txt").waitFor();
+    await at("sandbox-files", page);
+    await sections.getByRole("link", { name: "Previews" }).click();
+    await page.getByRole("button", { name: "Make a link to port 8000" }).click();
+    await page.getByLabel("Preview link to port 8000").waitFor();
+    await at("sandbox-previews", page);
+    await sections.getByRole("link", { name: "Snapshots" }).click();
+    await page.getByRole("table", { name: "This sandbox's snapshots" }).waitFor();
+    await at("sandbox-snapshots", page);
+    await sections.getByRole("link", { name: "Network" }).click();
+    await page.getByRole("radio", { name: "Allowlist" }).check();
+    await page.getByLabel("Allowed domains").waitFor();
+    await at("sandbox-network", page);
+
+    await page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Agent runs" }).click();
+    await page.getByLabel("Agent command").fill('read p; echo "got $p"; touch /workspace/tour.txt');
+    await page.getByLabel("Prompt").fill("tour");
+    await page.getByRole("button", { name: "Run", exact: true }).click();
+    await page.getByRole("status").filter({ hasText: "Completed: exit code 0" }).waitFor();
+    await at("sandbox-agents", page);
+
+    await page.getByRole("navigation", { name: "Sandbox sections" }).getByRole("link", { name: "Browser" }).click();
+    await page.getByRole("button", { name: "Start the browser" }).waitFor();
+    await at("sandbox-browser", page);
+
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Secrets" }).click();
+    await page.getByRole("heading", { level: 1, name: "Secrets" }).waitFor();
+    await page.getByRole("heading", { level: 2, name: "The tenant's secrets" }).waitFor();
+    await at("secrets", page);
+
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Volumes" }).click();
+    await page.getByRole("heading", { level: 1, name: "Volumes" }).waitFor();
+    await page.getByRole("heading", { level: 2, name: "The tenant's volumes" }).waitFor();
+    await at("volumes", page);
+
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Images" }).click();
+    await page.getByRole("table", { name: "The catalogue" }).getByRole("cell", { name: "host", exact: true }).waitFor();
+    await at("images", page);
+
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account" }).click();
     await page.getByRole("heading", { level: 1, name: "Your account" }).waitFor();
     await at("me", page);
@@ -127,6 +194,104 @@ async function tour(o, at) {
   }
 }
 
+/** The owner and admin pages (pages/owner, pages/admin), visited as a platform admin. */
+const ADMIN_PAGES = [
+  "api-keys",
+  "api-key-dialog",
+  "api-key-secret",
+  "tenant-users",
+  "tenant-add-user",
+  "tenant-quota",
+  "tenant-audit",
+  "admin-workers",
+  "admin-move-dialog",
+  "admin-tenants",
+  "admin-tenant",
+  "admin-audit",
+];
+const admins = [];
+after(async () => {
+  for (const a of admins.splice(0)) await removeUser(a);
+});
+
+async function adminTour(o, at) {
+  if (!fixture.admin) admins.push((fixture.admin = await makePlatformAdmin("a11y-admin")));
+  const { admin, t, sbx } = fixture;
+  const { context, page, problems } = await newSession(browser, o);
+  const nav = (name) => page.getByRole("navigation", { name: "Main" }).getByRole("link", { name }).click();
+  const closeDialog = async (name) => {
+    await page.keyboard.press("Escape");
+    await page.getByRole("dialog", { name }).waitFor({ state: "hidden" });
+  };
+  try {
+    await page.goto(`${consoleUrl}/sign-in`);
+    await page.getByLabel("Email").fill(admin.email);
+    await page.getByLabel("Password").fill(admin.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.waitForURL(`${consoleUrl}/sandboxes`);
+
+    await nav("API keys");
+    await page.getByRole("heading", { level: 1, name: "API keys" }).waitFor();
+    await page.getByRole("cell", { name: "bootstrap", exact: true }).waitFor();
+    await at("api-keys", page);
+    await page.getByRole("button", { name: "New API key" }).click();
+    await page.getByRole("dialog", { name: "New API key" }).waitFor();
+    await at("api-key-dialog", page);
+    await page.getByLabel("Name").fill("a11y");
+    await page.getByRole("button", { name: "Create key" }).click();
+    await page.getByRole("dialog", { name: "Your new API key" }).waitFor();
+    await at("api-key-secret", page);
+    await page.getByRole("button", { name: "I have copied it" }).click();
+
+    await nav("Tenant");
+    await page.getByRole("heading", { level: 1, name: "Users and roles" }).waitFor();
+    await page.getByRole("cell", { name: new RegExp(admin.email) }).first().waitFor();
+    await at("tenant-users", page);
+    await page.getByRole("button", { name: "Add user" }).click();
+    await page.getByRole("dialog", { name: "Add a user" }).waitFor();
+    await at("tenant-add-user", page);
+    await closeDialog("Add a user");
+
+    await page.getByRole("navigation", { name: "Tenant sections" }).getByRole("link", { name: "Quota and usage" }).click();
+    await page.getByRole("heading", { level: 2, name: "Quota and usage" }).waitFor();
+    await at("tenant-quota", page);
+    await page.getByRole("navigation", { name: "Tenant sections" }).getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+    await page.getByRole("table", { name: "Audit records" }).locator("tbody tr td").first().waitFor();
+    await at("tenant-audit", page);
+
+    await nav("Admin");
+    await page.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
+    await page.getByText("Active", { exact: true }).first().waitFor();
+    await at("admin-workers", page);
+    await page.getByLabel("Sandbox id").fill(sbx.sandboxId);
+    await page.getByRole("button", { name: "Choose a worker…" }).click();
+    await page.getByRole("dialog", { name: `Move ${sbx.sandboxId}` }).getByText("It is not in your tenant", { exact: false }).waitFor();
+    await at("admin-move-dialog", page);
+    await closeDialog(`Move ${sbx.sandboxId}`);
+
+    await page.getByRole("navigation", { name: "Admin sections" }).getByRole("link", { name: "Tenants" }).click();
+    await page.getByRole("link", { name: t.name }).waitFor();
+    await at("admin-tenants", page);
+    await page.getByRole("link", { name: t.name }).click();
+    await page.getByRole("heading", { level: 2, name: "Quota and usage" }).waitFor();
+    await page.getByRole("cell", { name: new RegExp(t.email) }).first().waitFor();
+    await at("admin-tenant", page);
+
+    await page.getByRole("navigation", { name: "Admin sections" }).getByRole("link", { name: "Audit log" }).click();
+    await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+    await page.getByRole("table", { name: "Audit records" }).locator("tbody tr td").first().waitFor();
+    await at("admin-audit", page);
+    assert.deepEqual(problems.errors, []);
+    assert.deepEqual(problems.csp, []);
+  } catch (e) {
+    await page.screenshot({ path: results("failure-admin.png"), fullPage: true }).catch(() => {});
+    throw e;
+  } finally {
+    await context.close();
+  }
+}
+
 const PAGES = [
   "sign-in",
   "sandboxes",
@@ -135,9 +300,21 @@ const PAGES = [
   "confirm-dialog",
   "sandbox-run",
   "sandbox-terminal",
+  "sandbox-processes",
+  "sandbox-code",
+  "sandbox-agents",
+  "sandbox-browser",
+  "sandbox-files",
+  "sandbox-previews",
+  "sandbox-snapshots",
+  "sandbox-network",
+  "secrets",
+  "volumes",
+  "images",
   "me",
   "not-found",
   "sandbox-not-found",
+  ...ADMIN_PAGES,
 ];
 
 test("axe-core on every page: no violation of serious or critical impact", { skip }, async () => {

@@ -264,3 +264,126 @@ export function report(file, key, entry) {
   all[key] = entry;
   writeFileSync(path, `${JSON.stringify(all, null, 2)}\n`);
 }
+
+// ------------------------------------------- owners, admins, workers
+// (the owner and admin pages' tests: e2e/owner.test.mjs, e2e/admin.test.mjs)
+
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+/**
+ * A platform admin with a password, for signing in through the form: a
+ * new owner of the platform tenant (the admin key's), made through the
+ * REST API (platform admins are the platform tenant's owners).
+ */
+export async function makePlatformAdmin(label = "admin") {
+  const me = await call("GET", "/v1/auth/me", adminKey);
+  assert.equal(me.platformAdmin, true, "TALON_ADMIN_KEY is not a platform admin's key");
+  const email = `${unique(label)}@console-e2e.test`;
+  const pw = password();
+  const r = await call("POST", `/v1/tenants/${me.tenantId}/users`, adminKey, { email, password: pw, role: "ROLE_OWNER" });
+  return { email, password: pw, userId: r.user.userId, tenantId: me.tenantId };
+}
+
+/** Removes a user made for a test (with the admin key). */
+export async function removeUser(u) {
+  const r = await rest("DELETE", `/v1/tenants/${u.tenantId}/users/${u.userId}`, adminKey);
+  if (r.status !== 200) console.error(`removing ${u.email}: ${r.status} ${JSON.stringify(r.body)}`);
+}
+
+/** The platform's workers, with the admin key. */
+export async function workers() {
+  return (await call("GET", "/v1/admin/workers", adminKey)).workers ?? [];
+}
+
+/**
+ * What starting a second worker needs: TALON_BIN (the talon binary),
+ * TALON_GRPC_URL (the server's gRPC URL) and TALON_DATA_DIR (talon up's
+ * data directory, for keys/worker.token); TALON_AGENT_PATH when the
+ * agent is not next to the binary, TALON_WORKER_DATA_LISTEN (default
+ * 127.0.0.1:0) for its data plane. false, or why the test is skipped.
+ */
+export const workerSkip =
+  skip ||
+  (process.env.TALON_BIN && process.env.TALON_GRPC_URL && process.env.TALON_DATA_DIR
+    ? false
+    : "needs TALON_BIN (the talon binary), TALON_GRPC_URL (the server's gRPC URL) and TALON_DATA_DIR (talon up's data directory) to start a second worker");
+
+/**
+ * Starts a second worker of the live Talon in a data directory of its
+ * own (no network for its sandboxes, its own cgroup parent, no prewarm
+ * pool), and waits for it to be ACTIVE: { id, dir, child, log }.
+ */
+export async function startWorker() {
+  const before = new Set((await workers()).map((w) => w.workerId));
+  const dir = mkdtempSync(join(tmpdir(), "talon-console-e2e-worker-"));
+  const cgroup = `talon-console-e2e-${process.pid}`;
+  const args = [
+    "worker",
+    "--server-url",
+    process.env.TALON_GRPC_URL,
+    "--token-file",
+    join(process.env.TALON_DATA_DIR, "keys", "worker.token"),
+    "--data-dir",
+    dir,
+    "--data-listen",
+    process.env.TALON_WORKER_DATA_LISTEN || "127.0.0.1:0",
+    "--network",
+    "none",
+    "--prewarm-pool-size",
+    "0",
+    "--runsc",
+    "none",
+    "--cgroup-parent",
+    cgroup,
+  ];
+  if (process.env.TALON_AGENT_PATH) args.push("--agent-path", process.env.TALON_AGENT_PATH);
+  const log = [];
+  const child = spawn(process.env.TALON_BIN, args, { env: { ...process.env, TALON_LOG: "warn" }, stdio: ["ignore", "pipe", "pipe"] });
+  for (const s of [child.stdout, child.stderr]) s.on("data", (d) => log.push(String(d)));
+  const w = { id: "", dir, child, log, cgroup };
+  try {
+    const found = await until(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`the worker exited (${child.exitCode}): ${log.join("").slice(-2000)}`);
+        return (await workers()).find((x) => !before.has(x.workerId) && x.state === "WORKER_STATE_ACTIVE");
+      },
+      "the second worker to register",
+      60_000,
+    );
+    w.id = found.workerId;
+    return w;
+  } catch (e) {
+    await stopWorker(w);
+    throw e;
+  }
+}
+
+/** Stops a worker started by startWorker, unmounts what it left and removes its directory. */
+export async function stopWorker(w) {
+  if (w.child.exitCode === null && w.child.signalCode === null) {
+    const exited = new Promise((r) => w.child.once("exit", r));
+    w.child.kill("SIGTERM");
+    const t = setTimeout(() => w.child.kill("SIGKILL"), 15_000);
+    await exited;
+    clearTimeout(t);
+  }
+  const mounts = readFileSync("/proc/mounts", "utf8")
+    .split("\n")
+    .map((l) => l.split(" ")[1])
+    .filter((m) => m && m.startsWith(w.dir))
+    .sort((a, b) => b.length - a.length);
+  for (const m of mounts) spawnSync("umount", ["-l", m]);
+  rmSync(w.dir, { recursive: true, force: true });
+  // Its cgroup parent, now empty, in each hierarchy (v1 has several; v2 one): the deepest first.
+  const found = spawnSync("find", ["/sys/fs/cgroup", "-maxdepth", "6", "-type", "d", "-path", `*/${w.cgroup}*`], { encoding: "utf8" });
+  const dirs = (found.stdout ?? "").split("\n").filter(Boolean).sort((a, b) => b.length - a.length);
+  for (const d of dirs) spawnSync("rmdir", [d]);
+}
+
+/** The names of the main navigation's links. */
+export async function mainNav(page) {
+  return page.getByRole("navigation", { name: "Main" }).getByRole("link").allInnerTexts();
+}

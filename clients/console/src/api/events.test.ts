@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ApiError } from "./errors";
-import { type StreamStatus, backoffDelay, watch } from "./events";
+import { type StreamStatus, backoffDelay, eventRow, watch } from "./events";
 
 const ndjson = (...lines: unknown[]) => new Response(lines.map((l) => `${JSON.stringify(l)}\n`).join(""));
 const ev = (id: string, state: string) => ({ kind: "SANDBOX_EVENT_KIND_STATE_CHANGED", sandbox: { sandboxId: id, state } });
@@ -83,5 +83,14 @@ describe("watch", () => {
     w.close();
     await w.done;
     expect(opens).toBe(1);
+  });
+});
+
+describe("eventRow", () => {
+  it("keeps the event's time, kind, state and message; a kindless event is a state change", () => {
+    expect(
+      eventRow({ eventTime: "2026-12-07T10:00:00Z", kind: "SANDBOX_EVENT_KIND_IDLE_PAUSED", message: "idle 60s", sandbox: { state: "SANDBOX_STATE_PAUSED" } }),
+    ).toEqual({ time: "2026-12-07T10:00:00Z", kind: "SANDBOX_EVENT_KIND_IDLE_PAUSED", state: "SANDBOX_STATE_PAUSED", message: "idle 60s" });
+    expect(eventRow({}, () => "now")).toEqual({ time: "now", kind: "SANDBOX_EVENT_KIND_STATE_CHANGED", state: undefined, message: "" });
   });
 });

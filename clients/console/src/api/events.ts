@@ -10,6 +10,23 @@ import type { Api, Schemas } from "./client";
 
 export type SandboxEvent = Schemas["WatchSandboxEventsResponse"];
 
+/** An event as a sandbox's page lists it. */
+export interface EventRow {
+  time: string;
+  kind: string;
+  state: NonNullable<SandboxEvent["sandbox"]>["state"];
+  message: string;
+}
+
+export function eventRow(ev: SandboxEvent, now: () => string = () => new Date().toISOString()): EventRow {
+  return {
+    time: ev.eventTime ?? now(),
+    kind: ev.kind ?? "SANDBOX_EVENT_KIND_STATE_CHANGED",
+    state: ev.sandbox?.state,
+    message: ev.message ?? "",
+  };
+}
+
 export type StreamStatus =
   | { kind: "connecting" }
   | { kind: "live" }

@@ -112,3 +112,62 @@ describe("the create form", () => {
     expect(Object.keys(r.errors).sort()).toEqual(["labels.0.key", "labels.1.value", "labels.2.key"]);
   });
 });
+
+describe("the create form's network policy and volumes", () => {
+  it("sends a policy only when it is not the default", () => {
+    expect(validateCreate(emptyForm()).body?.networkPolicy).toBeUndefined();
+    expect(validateCreate(form({ network: { mode: "EGRESS_MODE_DENY", domains: "", cidrs: "" } })).body?.networkPolicy).toEqual({
+      mode: "EGRESS_MODE_DENY",
+      allowDomains: [],
+      allowCidrs: [],
+    });
+    const r = validateCreate(
+      form({ network: { mode: "EGRESS_MODE_ALLOWLIST", domains: "pypi.org\n*.pythonhosted.org", cidrs: "1.1.1.1/32" } }),
+    );
+    expect(r.body?.networkPolicy).toEqual({
+      mode: "EGRESS_MODE_ALLOWLIST",
+      allowDomains: ["pypi.org", "*.pythonhosted.org"],
+      allowCidrs: ["1.1.1.1/32"],
+    });
+  });
+
+  it("names a bad allowlist entry beside its field", () => {
+    const r = validateCreate(form({ network: { mode: "EGRESS_MODE_ALLOWLIST", domains: "no_way", cidrs: "1.2.3.4/40" } }));
+    expect(r.body).toBeUndefined();
+    expect(r.errors).toEqual({ "network.domains": "no_way is not a domain name", "network.cidrs": "1.2.3.4/40: the prefix length is 0 to 32" });
+  });
+
+  it("mounts volumes by name at a path", () => {
+    const r = validateCreate(form({ volumes: [{ name: "data", path: " /workspace/data ", readOnly: true }] }));
+    expect(r.body?.volumeMounts).toEqual([{ name: "data", path: "/workspace/data", readOnly: true }]);
+    expect(validateCreate(emptyForm()).body?.volumeMounts).toBeUndefined();
+  });
+
+  it("holds mounts to the server's rules", () => {
+    const r = validateCreate(
+      form({
+        volumes: [
+          { name: "", path: "/data", readOnly: false },
+          { name: "a", path: "data", readOnly: false },
+          { name: "b", path: "/proc/x", readOnly: false },
+          { name: "b", path: "/a/../b", readOnly: false },
+          { name: "c", path: "/", readOnly: false },
+          { name: "d", path: "/data", readOnly: false },
+          { name: "e", path: "/with space", readOnly: false },
+        ],
+      }),
+    );
+    expect(r.errors).toEqual({
+      "volumes.0.name": "Pick a volume",
+      "volumes.1.path": "The path is absolute (starts with /)",
+      "volumes.2.path": "A volume cannot be mounted under /proc",
+      "volumes.3.name": "b is mounted twice",
+      "volumes.3.path": "A path has no empty, . or .. part",
+      "volumes.4.path": "A path is at most 255 of A-Z a-z 0-9 . _ / -, not / itself",
+      "volumes.5.path": "Two volumes on one path",
+      "volumes.6.path": "A path is at most 255 of A-Z a-z 0-9 . _ / -, not / itself",
+    });
+    const nine = Array.from({ length: 9 }, (_, i) => ({ name: `v${i}`, path: `/m/${i}`, readOnly: false }));
+    expect(validateCreate(form({ volumes: nine })).errors.volumes).toBe("At most 8 volumes");
+  });
+});

@@ -5,11 +5,22 @@
  * request body it makes.
  */
 import type { Sandbox } from "../api/sandboxes";
+import { type PolicyForm, openPolicyForm, validatePolicy } from "./network";
 
 export interface Pair {
   key: string;
   value: string;
 }
+
+/** A volume to mount: an existing volume's name, where, and whether read-only. */
+export interface MountRow {
+  name: string;
+  path: string;
+  readOnly: boolean;
+}
+
+/** At most this many volumes per sandbox. */
+export const MAX_MOUNTS = 8;
 
 export type Isolation = "ISOLATION_CONTAINER" | "ISOLATION_GVISOR";
 export type TimeoutAction = "TIMEOUT_ACTION_PAUSE" | "TIMEOUT_ACTION_DELETE";
@@ -29,6 +40,9 @@ export interface CreateForm {
   env: Pair[];
   metadata: Pair[];
   labels: Pair[];
+  /** The egress policy (allow all when untouched). */
+  network: PolicyForm;
+  volumes: MountRow[];
 }
 
 export const emptyForm = (): CreateForm => ({
@@ -44,6 +58,8 @@ export const emptyForm = (): CreateForm => ({
   env: [],
   metadata: [],
   labels: [],
+  network: openPolicyForm(),
+  volumes: [],
 });
 
 /** Field errors by name: `cpuMillis`, `env.0.key`, `metadata` (the whole map)… */
@@ -113,6 +129,35 @@ export function labelRule(p: Pair): { key?: string; value?: string } {
   return r;
 }
 
+const MOUNT_FORBIDDEN = ["/proc", "/sys", "/dev", "/run", "/.talon", "/var/log/talon"];
+
+/** Why a mount path is refused (the server's rules), or undefined. */
+export function mountPathError(path: string): string | undefined {
+  if (!path.startsWith("/")) return "The path is absolute (starts with /)";
+  if (path === "/" || !/^[A-Za-z0-9._/-]+$/.test(path) || bytes(path) > 255) {
+    return "A path is at most 255 of A-Z a-z 0-9 . _ / -, not / itself";
+  }
+  const parts = path.slice(1).split("/");
+  if (parts.some((c) => c === "" || c === "." || c === "..")) return "A path has no empty, . or .. part";
+  const under = MOUNT_FORBIDDEN.find((f) => path === f || path.startsWith(`${f}/`));
+  if (under) return `A volume cannot be mounted under ${under}`;
+  return undefined;
+}
+
+function checkMounts(rows: MountRow[], e: FormErrors): NonNullable<Sandbox["volumeMounts"]> {
+  const out: NonNullable<Sandbox["volumeMounts"]> = [];
+  rows.forEach((r, i) => {
+    if (!r.name) e[`volumes.${i}.name`] = "Pick a volume";
+    else if (out.some((m) => m.name === r.name)) e[`volumes.${i}.name`] = `${r.name} is mounted twice`;
+    const pe = mountPathError(r.path.trim());
+    if (pe) e[`volumes.${i}.path`] = pe;
+    else if (out.some((m) => m.path === r.path.trim())) e[`volumes.${i}.path`] = "Two volumes on one path";
+    out.push({ name: r.name, path: r.path.trim(), readOnly: r.readOnly });
+  });
+  if (rows.length > MAX_MOUNTS) e.volumes = `At most ${MAX_MOUNTS} volumes`;
+  return out;
+}
+
 /** Checks the form; the request body when it is valid. */
 export function validateCreate(f: CreateForm): { errors: FormErrors; body?: Sandbox } {
   const e: FormErrors = {};
@@ -149,6 +194,12 @@ export function validateCreate(f: CreateForm): { errors: FormErrors; body?: Sand
   const labels = checkPairs(f.labels, "labels", e, labelRule);
   if (Object.keys(labels).length > 64) e.labels = "At most 64 labels";
 
+  const net = validatePolicy(f.network);
+  if (net.errors.domains) e["network.domains"] = net.errors.domains;
+  if (net.errors.cidrs) e["network.cidrs"] = net.errors.cidrs;
+
+  const mounts = checkMounts(f.volumes, e);
+
   if (Object.keys(e).length) return { errors: e };
 
   const resources: NonNullable<Sandbox["resources"]> = {};
@@ -167,5 +218,8 @@ export function validateCreate(f: CreateForm): { errors: FormErrors; body?: Sand
   if (Object.keys(env).length) body.env = env;
   if (Object.keys(metadata).length) body.metadata = metadata;
   if (Object.keys(labels).length) body.labels = labels;
+  // Allow all is the default: said only when something else is asked for.
+  if (net.policy && net.policy.mode !== "EGRESS_MODE_OPEN") body.networkPolicy = net.policy;
+  if (mounts.length) body.volumeMounts = mounts;
   return { errors: {}, body };
 }

@@ -11,7 +11,10 @@ describe("routes", () => {
     expect(matchRoute("/sandboxes/sbx_a")).toEqual({ name: "sandbox", id: "sbx_a", tab: "overview" });
     expect(matchRoute("/sandboxes/sbx_a/run")).toEqual({ name: "sandbox", id: "sbx_a", tab: "run" });
     expect(matchRoute("/sandboxes/sbx_a/terminal/")).toEqual({ name: "sandbox", id: "sbx_a", tab: "terminal" });
-    expect(matchRoute("/sandboxes/sbx_a/files")).toEqual({ name: "notFound", path: "/sandboxes/sbx_a/files" });
+    for (const tab of ["files", "previews", "snapshots", "network"] as const) {
+      expect(matchRoute(`/sandboxes/sbx_a/${tab}`)).toEqual({ name: "sandbox", id: "sbx_a", tab });
+    }
+    expect(matchRoute("/sandboxes/sbx_a/nope")).toEqual({ name: "notFound", path: "/sandboxes/sbx_a/nope" });
     expect(matchRoute("/nope")).toEqual({ name: "notFound", path: "/nope" });
     expect(matchRoute("/sandboxes/%E0%A4%A")).toEqual({ name: "notFound", path: "/sandboxes/%E0%A4%A" });
   });

@@ -4,17 +4,21 @@
  * address bar.
  */
 
-export type SandboxTab = "overview" | "run" | "terminal";
+export type SandboxTab = "overview" | "run" | "terminal" | "processes" | "code" | "files" | "previews" | "snapshots" | "network" | "agents" | "browser";
 
 export type Route =
   | { name: "home" }
   | { name: "signIn" }
   | { name: "me" }
   | { name: "sandboxes" }
+  | { name: "secrets" }
+  | { name: "volumes" }
+  | { name: "images" }
   | { name: "sandbox"; id: string; tab: SandboxTab }
+  | OwnerAdminRoute
   | { name: "notFound"; path: string };
 
-const SANDBOX = /^\/sandboxes\/([^/]+)(?:\/(run|terminal))?\/?$/;
+const SANDBOX = /^\/sandboxes\/([^/]+)(?:\/(run|terminal|processes|code|files|previews|snapshots|network|agents|browser))?\/?$/;
 
 /** The route of a path below the base (`/`, `/sandboxes/sbx_…/run`…). */
 export function matchRoute(path: string): Route {
@@ -28,7 +32,15 @@ export function matchRoute(path: string): Route {
       return { name: "me" };
     case "/sandboxes":
       return { name: "sandboxes" };
+    case "/secrets":
+      return { name: "secrets" };
+    case "/volumes":
+      return { name: "volumes" };
+    case "/images":
+      return { name: "images" };
   }
+  const oa = matchOwnerAdmin(p);
+  if (oa) return oa;
   const m = SANDBOX.exec(p);
   if (m) {
     let id: string;
@@ -53,4 +65,38 @@ export function stripBase(pathname: string, base: string): string | null {
 /** A page's path for a sandbox tab. */
 export function sandboxPath(id: string, tab: SandboxTab = "overview"): string {
   return `/sandboxes/${encodeURIComponent(id)}${tab === "overview" ? "" : `/${tab}`}`;
+}
+
+// The owner and platform-admin pages (src/pages/owner, src/pages/admin).
+export type TenantSection = "users" | "quota" | "audit";
+export type AdminSection = "workers" | "tenants" | "audit";
+export type OwnerAdminRoute =
+  | { name: "keys" }
+  | { name: "tenant"; section: TenantSection }
+  | { name: "admin"; section: AdminSection }
+  | { name: "adminTenant"; id: string };
+
+const OWNER_ADMIN = /^\/(keys|tenant|admin)(?:\/(users|quota|audit|workers|tenants)(?:\/([^/]+))?)?\/?$/;
+
+/** `/keys`, `/tenant[/users|quota|audit]`, `/admin[/workers|tenants|audit]`, `/admin/tenants/{id}`; else null. */
+export function matchOwnerAdmin(p: string): OwnerAdminRoute | { name: "notFound"; path: string } | null {
+  const m = OWNER_ADMIN.exec(p);
+  if (!m) return null;
+  const [, area, section, id] = m;
+  const notFound = { name: "notFound" as const, path: p };
+  if (area === "keys") return section ? notFound : { name: "keys" };
+  if (area === "tenant") {
+    if (id || !(section === undefined || section === "users" || section === "quota" || section === "audit")) return notFound;
+    return { name: "tenant", section: (section as TenantSection | undefined) ?? "users" };
+  }
+  if (id !== undefined) {
+    if (section !== "tenants") return notFound;
+    try {
+      return { name: "adminTenant", id: decodeURIComponent(id) };
+    } catch {
+      return notFound;
+    }
+  }
+  if (!(section === undefined || section === "workers" || section === "tenants" || section === "audit")) return notFound;
+  return { name: "admin", section: (section as AdminSection | undefined) ?? "workers" };
 }

@@ -1,0 +1,226 @@
+// The platform-admin pages, as an admin uses them: a second worker is
+// started for the test; the admin drains it and undrains it through the
+// workers page, and moves a stopped sandbox onto it through the move
+// dialog (which lists only the workers that may take it); REST confirms
+// each change. The audit page then shows those actions, its filters (in
+// the address) narrowing to them. Needs a second worker: TALON_BIN,
+// TALON_GRPC_URL, TALON_DATA_DIR (see lib.mjs, workerSkip).
+import { after, before, test } from "node:test";
+import assert from "node:assert/strict";
+import {
+  adminKey,
+  call,
+  consoleUrl,
+  launch,
+  mainNav,
+  makePlatformAdmin,
+  newSession,
+  removeUser,
+  rest,
+  results,
+  signIn,
+  skip as noTalon,
+  startWorker,
+  unique,
+  stopWorker,
+  until,
+  workerSkip,
+  workers,
+} from "./lib.mjs";
+
+let browser;
+let admin;
+let worker;
+let sandbox;
+const skip = workerSkip;
+
+before(async () => {
+  if (noTalon) return;
+  browser = await launch();
+  admin = await makePlatformAdmin();
+});
+
+after(async () => {
+  await browser?.close();
+  // The moved sandbox goes first (so the worker holds nothing), then the worker and the user.
+  if (sandbox) {
+    await rest("DELETE", `/v1/sandboxes/${sandbox.sandboxId}`, adminKey);
+    await until(async () => {
+      const r = await rest("GET", `/v1/sandboxes/${sandbox.sandboxId}`, adminKey);
+      return r.status === 404 || r.body?.sandbox?.state === "SANDBOX_STATE_DELETED";
+    }, "the moved sandbox to be deleted", 60_000).catch((e) => console.error(e.message));
+  }
+  if (worker) await stopWorker(worker);
+  if (admin) await removeUser(admin);
+});
+
+const getSbx = async (id) => (await call("GET", `/v1/sandboxes/${id}`, adminKey)).sandbox;
+
+test("an admin drains and undrains a worker, and moves a sandbox to it", { skip }, async () => {
+  // A stopped sandbox of the admin's own tenant (so the dialog can read where it is), on the first worker.
+  const made = await call("POST", "/v1/sandboxes?waitUntilRunning=true", adminKey, { resources: { cpuMillis: 250, memoryMib: 256 } });
+  sandbox = made.sandbox;
+  await call("POST", `/v1/sandboxes/${sandbox.sandboxId}:stop`, adminKey, {});
+  await until(async () => (await getSbx(sandbox.sandboxId)).state === "SANDBOX_STATE_STOPPED", "the sandbox to stop", 60_000);
+  const from = sandbox.workerId;
+  worker = await startWorker();
+  assert.notEqual(worker.id, from);
+
+  const { context, page, problems } = await newSession(browser);
+  try {
+    await signIn(page, admin);
+    const nav = await mainNav(page);
+    assert.ok(nav.includes("Admin") && nav.includes("Tenant"), nav.join());
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Admin" }).click();
+    await page.getByRole("heading", { level: 1, name: "Workers" }).waitFor();
+    const row = page.getByRole("row").filter({ hasText: worker.id });
+    await row.getByText("Active", { exact: true }).waitFor();
+
+    // Drain, through the confirmation.
+    await row.getByRole("button", { name: `Drain ${worker.id}` }).click();
+    const drain = page.getByRole("dialog", { name: new RegExp(`^Drain .*${worker.id}`) });
+    await drain.getByRole("button", { name: "Drain" }).click();
+    await drain.waitFor({ state: "hidden" });
+    await row.getByText("Draining", { exact: true }).waitFor();
+    assert.equal((await workers()).find((w) => w.workerId === worker.id).state, "WORKER_STATE_DRAINING");
+    await page.screenshot({ path: results("admin-workers-draining.png"), fullPage: true });
+
+    // Undrain.
+    await row.getByRole("button", { name: `Undrain ${worker.id}` }).click();
+    const undrain = page.getByRole("dialog", { name: new RegExp(`^Undrain .*${worker.id}`) });
+    await undrain.getByRole("button", { name: "Undrain" }).click();
+    await undrain.waitFor({ state: "hidden" });
+    await row.getByText("Active", { exact: true }).waitFor();
+    assert.equal((await workers()).find((w) => w.workerId === worker.id).state, "WORKER_STATE_ACTIVE");
+
+    // Move the sandbox: the dialog offers the new worker, not the one that holds it.
+    await page.getByLabel("Sandbox id").fill(sandbox.sandboxId);
+    await page.getByRole("button", { name: "Choose a worker…" }).click();
+    const move = page.getByRole("dialog", { name: `Move ${sandbox.sandboxId}` });
+    await move.getByText("Any sandbox but a deleted one can be moved", { exact: false }).waitFor();
+    await move.getByText("Stopped", { exact: true }).waitFor();
+    const radios = move.getByRole("radio");
+    const names = await radios.evaluateAll((els) => els.map((e) => e.closest("label").innerText));
+    assert.equal(names.length, 2, names.join(" | "));
+    assert.ok(names[1].includes(worker.id), names.join(" | "));
+    assert.ok(!names.some((n) => n.includes(from)), `the current worker was offered: ${names.join(" | ")}`);
+    await move.getByText("Workers that cannot take it").click();
+    await move.getByRole("listitem").filter({ hasText: from }).getByText("holds it now", { exact: false }).waitFor();
+    await page.screenshot({ path: results("admin-move-dialog.png") });
+    await move.getByRole("radio", { name: new RegExp(worker.id) }).check();
+    await move.getByRole("button", { name: "Move", exact: true }).click();
+    await move.getByRole("status").filter({ hasText: `Moved: it is starting on ${worker.id}` }).waitFor();
+    await move.getByRole("button", { name: "Done" }).click();
+
+    // REST: its worker changed, at a new generation, and it runs there.
+    const moved = await getSbx(sandbox.sandboxId);
+    assert.equal(moved.workerId, worker.id);
+    assert.ok(Number(moved.generation) > Number(sandbox.generation));
+    assert.match(moved.stateMessage, new RegExp(`reassigned from ${from}`));
+    await until(async () => (await getSbx(sandbox.sandboxId)).state === "SANDBOX_STATE_RUNNING", "the moved sandbox to run", 60_000);
+
+    // The move is in the failover section, from the audit log.
+    await page
+      .getByRole("table", { name: "Moves and failover" })
+      .getByRole("row")
+      .filter({ hasText: sandbox.sandboxId })
+      .getByText("AdminService.ReassignSandbox")
+      .waitFor();
+    assert.deepEqual(problems.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("the audit page shows the drain and the move, its filters narrowing to them", { skip }, async () => {
+  assert.ok(worker && sandbox, "the first test did not get as far as the move");
+  const { context, page, problems } = await newSession(browser);
+  try {
+    await signIn(page, admin);
+    await page.goto(`${consoleUrl}/admin/audit`);
+    await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
+    const table = page.getByRole("table", { name: "Audit records" });
+    const rows = table.locator("tbody tr");
+
+    // Drains and undrains of the test's worker: two records, both OK.
+    await page.getByLabel("Method").fill("/talon.v1.AdminService/DrainWorker");
+    await page.getByLabel("Resource id").fill(worker.id);
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL(new RegExp(`method=%2Ftalon\\.v1\\.AdminService%2FDrainWorker&resource=${worker.id}`));
+    await until(async () => (await rows.count()) === 2 && (await rows.first().innerText()).includes(worker.id), "two drain records");
+    for (const r of await rows.all()) {
+      const text = await r.innerText();
+      assert.match(text, /AdminService\.DrainWorker/);
+      assert.match(text, /\bOK\b/);
+      assert.ok(text.includes(admin.userId), text);
+    }
+    // Kept in the address: a reload shows the same.
+    await page.reload();
+    await until(async () => (await rows.count()) === 2 && (await rows.first().innerText()).includes(worker.id), "the filters after a reload");
+    assert.equal(await page.getByLabel("Method").inputValue(), "/talon.v1.AdminService/DrainWorker");
+
+    // The move of the sandbox: one record.
+    await page.getByLabel("Method").fill("/talon.v1.AdminService/ReassignSandbox");
+    await page.getByLabel("Resource id").fill(sandbox.sandboxId);
+    await page.getByRole("button", { name: "Apply" }).click();
+    await until(async () => (await rows.count()) === 1 && (await rows.first().innerText()).includes(sandbox.sandboxId), "the move record");
+    assert.match(await rows.first().innerText(), /AdminService\.ReassignSandbox/);
+    await page.screenshot({ path: results("admin-audit-filtered.png"), fullPage: true });
+
+    // A time range after now: nothing.
+    const later = new Date(Date.now() + 3_600_000);
+    const pad = (n) => String(n).padStart(2, "0");
+    const local = `${later.getFullYear()}-${pad(later.getMonth() + 1)}-${pad(later.getDate())}T${pad(later.getHours())}:${pad(later.getMinutes())}`;
+    await page.getByLabel("From").fill(local);
+    await page.getByRole("button", { name: "Apply" }).click();
+    await page.waitForURL(/from=/);
+    await table.getByText("No record matches these filters.").waitFor();
+
+    // Cleared: every record, newest first, and paging goes forward and back.
+    await page.getByRole("button", { name: "Clear filters" }).click();
+    await page.waitForURL(`${consoleUrl}/admin/audit`);
+    await until(async () => (await rows.count()) > 2, "the whole log");
+    assert.deepEqual(problems.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("an admin creates a tenant, opens it, and changes its quota", { skip: noTalon }, async () => {
+  const { context, page, problems } = await newSession(browser);
+  const name = unique("made").toLowerCase();
+  try {
+    await signIn(page, admin);
+    await page.goto(`${consoleUrl}/admin/tenants`);
+    await page.getByRole("heading", { level: 1, name: "Tenants" }).waitFor();
+    await page.getByRole("button", { name: "New tenant" }).click();
+    const dialog = page.getByRole("dialog", { name: "New tenant" });
+    await dialog.getByLabel("Name").fill("Not A Name");
+    await dialog.getByLabel("Owner email").fill(`${name}@console-e2e.test`);
+    await dialog.getByLabel("Owner password").fill("an-owner-password-1");
+    await dialog.getByRole("button", { name: "Create tenant" }).click();
+    await dialog.getByText("1 to 63 of a-z, 0-9 and -", { exact: false }).waitFor();
+    await dialog.getByLabel("Name").fill(name);
+    await dialog.getByRole("button", { name: "Create tenant" }).click();
+    await page.getByRole("heading", { level: 1, name }).waitFor();
+    const tenantId = decodeURIComponent(new URL(page.url()).pathname.split("/").pop());
+    await page.getByRole("row").filter({ hasText: `${name}@console-e2e.test` }).getByText("Owner", { exact: true }).waitFor();
+
+    await page.getByRole("button", { name: "Edit quota" }).click();
+    const quota = page.getByRole("dialog", { name: `Quota of ${name}` });
+    await quota.getByLabel("Sandboxes").fill("-3");
+    await quota.getByRole("button", { name: "Save quota" }).click();
+    await quota.getByText("A whole number, 0 or more.").waitFor();
+    await quota.getByLabel("Sandboxes").fill("7");
+    await quota.getByLabel("CPU (cores)").fill("2.5");
+    await quota.getByLabel("Memory (MiB)").fill("4096");
+    await quota.getByRole("button", { name: "Save quota" }).click();
+    await quota.waitFor({ state: "hidden" });
+    await page.getByText("0 / 7", { exact: true }).waitFor();
+    const t = (await call("GET", `/v1/tenants/${tenantId}`, adminKey)).tenant;
+    assert.deepEqual(t.quota, { maxSandboxes: "7", maxCpuMillis: "2500", maxMemoryMib: "4096" });
+    assert.deepEqual(problems.errors, []);
+  } finally {
+    await context.close();
+  }
+});
