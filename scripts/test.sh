@@ -108,6 +108,10 @@ cargo test --workspace --no-run
 sync
 cargo test --workspace
 
+step "web console: unit tests (vitest), types (svelte-check), build and bundle size (before the bench, which measures the build)"
+(cd clients/console && npm ci --no-audit --no-fund >/dev/null && npm test 2>&1 | tail -6 && npm run check 2>&1 | tail -3)
+./clients/console/build.sh | tail -8
+
 step "bench, short mode: ratios against bench/thresholds.json"
 # Flushed first, as before the tests: the file figures fsync through a
 # sandbox's loop device, and the gigabytes the tests just wrote would
@@ -115,17 +119,14 @@ step "bench, short mode: ratios against bench/thresholds.json"
 # measured alone on the same commit).
 # The harness of bench/README.md on this (debug) build: fails when a ratio
 # to its same-run baseline is more than twice the committed one. Its SDK
-# figures drive the Python SDK (.venv), the built TypeScript SDK and the
-# Go SDK against its own talon up.
+# figures drive the Python SDK (.venv), the built TypeScript SDK, the Go
+# and .NET SDKs against its own talon up; its console figures use the
+# build of the stage before.
 (cd clients/typescript && npm ci --no-audit --no-fund >/dev/null && npm run build >/dev/null)
 cargo build --quiet -p talon -p talon-bench --bin talon --bin talon-bench
 sync
 target/debug/talon-bench --agent "$(./scripts/build-agent.sh)" --short --check \
-  --json target/bench-short.json | tail -40
-
-step "web console: unit tests (vitest), types (svelte-check), build and bundle size"
-(cd clients/console && npm ci --no-audit --no-fund >/dev/null && npm test 2>&1 | tail -6 && npm run check 2>&1 | tail -3)
-./clients/console/build.sh | tail -8
+  --json target/bench-short.json | tail -50
 
 step "talon up for the clients"
 cargo build --quiet -p talon --bin talon
@@ -291,7 +292,11 @@ step "browser tests in headless Chromium (Playwright): grpc-web, every path serv
   BUF="$BUF" TALON_PAGE_PORT=$page npm test 2>&1 | tail -30)
 
 step "web console end to end in headless Chromium (Playwright, axe-core)"
-(cd clients/console && TALON_ADMIN_KEY=$TALON_API_KEY npm run e2e 2>&1 | tail -30)
+# The images test packs an archive with talon; the admin test starts a
+# second worker of this talon up (its binary, gRPC URL and data dir).
+(cd clients/console && TALON_ADMIN_KEY=$TALON_API_KEY TALON_BIN="$PWD/../../target/debug/talon" \
+  TALON_GRPC_URL="http://127.0.0.1:$port" TALON_DATA_DIR="$data" \
+  TALON_AGENT_PATH="$(cd ../.. && ./scripts/build-agent.sh)" npm run e2e 2>&1 | tail -30)
 
 step "conformance: every case × every client"
 TALON_ADMIN_KEY=$TALON_API_KEY .venv/bin/python conformance/run.py

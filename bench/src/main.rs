@@ -6,6 +6,7 @@
 //! threshold (CI runs `--short --check`).
 
 mod baseline;
+mod console;
 mod durability;
 mod gvisor;
 mod multinode;
@@ -198,8 +199,10 @@ fn table(rows: &[Row]) -> String {
     s
 }
 
-/// Figures printed but never failed on.
-const UNCHECKED: &[&str] = &["density"];
+/// Figures printed but never failed on: density (see below), and the
+/// console's entry size, which `clients/console/build.sh` already holds
+/// to its budget exactly (a ratio check would allow twice it).
+const UNCHECKED: &[&str] = &["density", "console_entry_gz"];
 /// How far past its goal a goal-checked row may read before `--check`
 /// fails it: the spread of one figure between runs of the same commit on
 /// one machine (bench/README.md, "Goal checks").

@@ -114,6 +114,7 @@ pub async fn run_all(
         "sdk",
         "multi",
         "durability",
+        "console",
     ];
     if let Some(bad) = args.only.iter().find(|o| !FIGURES.contains(&o.as_str())) {
         anyhow::bail!("--only {bad}: not one of {}", FIGURES.join(", "));
@@ -540,6 +541,11 @@ pub async fn run_all(
     }
     drop(c);
     drop(p);
+
+    // -- the web console, in Chromium against its stand-in gateway
+    if want("console") {
+        crate::console::rows(args, &mut rows, notes)?;
+    }
 
     // -- several servers and workers: GetSandbox through two, failover
     if want("durability") {
