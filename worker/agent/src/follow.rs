@@ -10,7 +10,7 @@
 //! client went) lets the process run on.
 
 use crate::logstore::{Cursor, LogStore, Record};
-use crate::supervisor::{Proc, Progress};
+use crate::supervisor::{Follower, Proc, Progress};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use talon_proto::v1 as pb;
@@ -31,6 +31,18 @@ pub enum Follow {
 /// The stream itself waits for the process (no task and channel between
 /// them: one wakeup less per event, and nothing queued).
 pub fn follow(p: Arc<Proc>, after: u64) -> impl Stream<Item = Result<Follow, Status>> + Send {
+    let cursor = p.follower(after);
+    follow_with(p, cursor, after)
+}
+
+/// `follow` through a follower made before (one made with the process,
+/// from its first byte: `Supervisor::spawn_followed`), whose position is
+/// `after`.
+pub fn follow_with(
+    p: Arc<Proc>,
+    cursor: Follower,
+    after: u64,
+) -> impl Stream<Item = Result<Follow, Status>> + Send {
     struct State {
         progress: tokio::sync::watch::Receiver<Progress>,
         cursor: Cursor<Arc<LogStore>>,
@@ -41,7 +53,7 @@ pub fn follow(p: Arc<Proc>, after: u64) -> impl Stream<Item = Result<Follow, Sta
     }
     let st = State {
         progress: p.subscribe(),
-        cursor: p.follower(after),
+        cursor,
         sent: after,
         read: Default::default(),
         ended: false,
@@ -94,6 +106,17 @@ pub fn event_stream(
     after: u64,
     with_start: bool,
 ) -> impl Stream<Item = Result<pb::ProcessEvent, Status>> {
+    let cursor = p.follower(after);
+    event_stream_with(p, cursor, after, with_start)
+}
+
+/// `event_stream` through a follower made before (see `follow_with`).
+pub fn event_stream_with(
+    p: Arc<Proc>,
+    cursor: Follower,
+    after: u64,
+    with_start: bool,
+) -> impl Stream<Item = Result<pb::ProcessEvent, Status>> {
     use pb::process_event::Event;
     let start = with_start.then(|| {
         Ok(pb::ProcessEvent {
@@ -103,7 +126,7 @@ pub fn event_stream(
             })),
         })
     });
-    let rest = follow(p, after).map(|f| {
+    let rest = follow_with(p, cursor, after).map(|f| {
         f.map(|f| match f {
             Follow::Chunk(r) => pb::ProcessEvent {
                 event: Some(Event::Output(pb::ProcessOutput {

@@ -139,7 +139,9 @@ impl Runs {
             .filter(|v| !v.is_empty())
             .map(|v| v.as_bytes().to_vec())
             .collect();
-        let proc = self.sup.spawn_redacted(
+        // Followed from its first byte: `drive` starts on a task of its
+        // own, maybe late, and what rotated away before would be lost.
+        let (proc, follower) = self.sup.spawn_redacted_followed(
             &pb::StartProcessRequest {
                 sandbox_id: String::new(),
                 command: req.command.clone(),
@@ -174,7 +176,7 @@ impl Runs {
         })?;
         self.keep(run.clone());
         let secrets: Vec<String> = secret_env.into_values().filter(|v| !v.is_empty()).collect();
-        tokio::spawn(drive(run.clone(), changes, secrets));
+        tokio::spawn(drive(run.clone(), follower, changes, secrets));
         Ok(run)
     }
 
@@ -245,12 +247,13 @@ fn note(pending: &mut Pending, c: pb::WatchDirResponse) {
 /// its output is drained and the last changes are in.
 async fn drive(
     run: Arc<Run>,
+    follower: crate::supervisor::Follower,
     mut changes: tokio::sync::mpsc::Receiver<Result<pb::WatchDirResponse, Status>>,
     secrets: Vec<String>,
 ) {
     use pb::run_agent_response::Event;
     let started = Instant::now();
-    let mut output = Box::pin(crate::follow::follow(run.process.clone(), 0));
+    let mut output = Box::pin(crate::follow::follow_with(run.process.clone(), follower, 0));
     let mut lines: HashMap<u8, Lines> = HashMap::new();
     // Path -> (kind, when last seen).
     let mut pending = Pending::new();

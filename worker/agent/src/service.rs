@@ -4,7 +4,7 @@
 //! socket already names the sandbox.
 
 use crate::files::Files;
-use crate::follow::{Follow, event_stream, follow};
+use crate::follow::{Follow, event_stream, event_stream_with, follow, follow_with};
 use crate::supervisor::{Proc, Supervisor};
 use crate::users::acting_as;
 use std::pin::Pin;
@@ -58,8 +58,16 @@ impl SandboxAgentService for Agent {
         &self,
         req: Request<pb::StartProcessRequest>,
     ) -> Result<Response<Self::StartProcessStream>, Status> {
-        let p = self.sup.spawn(req.get_ref())?;
-        let s = event_stream(p, 0, true)
+        let (p, follower) = self.sup.spawn_followed(req.get_ref())?;
+        // Tests stand in for a stream whose task runs late (a loaded host).
+        #[cfg(debug_assertions)]
+        if let Some(ms) = std::env::var("TALON_AGENT_TEST_STREAM_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
+        let s = event_stream_with(p, follower, 0, true)
             .map(|e| e.map(|event| pb::StartProcessResponse { event: Some(event) }));
         Ok(Response::new(Box::pin(s)))
     }
@@ -221,14 +229,17 @@ impl SandboxAgentService for Agent {
             return Err(Status::invalid_argument("the first message must be open"));
         };
         let size = open.size.unwrap_or(pb::PtySize { rows: 24, cols: 80 });
-        let p = match open.target {
+        // A new command is followed from its first byte (its prompt), by a
+        // follower made before it could print one; an attach to a running
+        // PTY shows only what comes from now on.
+        let (p, follower) = match open.target {
             Some(pb::pty_open::Target::Process(sel)) => {
                 let p = self.sup.get(&Some(sel))?;
                 if !p.pty {
                     return Err(Status::failed_precondition("process has no PTY"));
                 }
                 p.resize(&size)?;
-                p
+                (p, None)
             }
             Some(pb::pty_open::Target::Command(c)) => {
                 let command = if c.command.is_empty() {
@@ -236,7 +247,7 @@ impl SandboxAgentService for Agent {
                 } else {
                     c.command
                 };
-                self.sup.spawn(&pb::StartProcessRequest {
+                let (p, f) = self.sup.spawn_followed(&pb::StartProcessRequest {
                     command,
                     env: c.env,
                     cwd: c.cwd,
@@ -245,7 +256,8 @@ impl SandboxAgentService for Agent {
                     pty: Some(size),
                     stdin: true,
                     ..Default::default()
-                })?
+                })?;
+                (p, Some(f))
             }
             None => {
                 return Err(Status::invalid_argument(
@@ -275,13 +287,26 @@ impl SandboxAgentService for Agent {
                 }
             }
         });
-        // An attach to a running PTY shows only what comes from now on.
-        let after = p.progress().last_seq;
+        // Tests stand in for a stream whose task runs late (a loaded host).
+        #[cfg(debug_assertions)]
+        if let Some(ms) = std::env::var("TALON_AGENT_TEST_STREAM_DELAY_MS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+        {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+        }
+        let (after, cursor) = match follower {
+            Some(f) => (0, f),
+            None => {
+                let after = p.progress().last_seq;
+                (after, p.follower(after))
+            }
+        };
         let pid = p.pid;
         let first = tokio_stream::iter(vec![Ok(pb::AttachResponse {
             message: Some(OutMsg::Pid(pid)),
         })]);
-        let rest = follow(p, after).map(|f| {
+        let rest = follow_with(p, cursor, after).map(|f| {
             f.map(|f| match f {
                 Follow::Chunk(r) => pb::AttachResponse {
                     message: Some(OutMsg::Output(r.data)),

@@ -272,6 +272,46 @@ async fn an_exit_published_after_the_streams_end_still_ends_the_stream() {
     }
 }
 
+/// A new PTY command's first output (a shell's prompt) reaches the
+/// client even when the stream's task runs late: it was followed from
+/// "now", so a prompt printed before that was never sent, and the web
+/// console's terminal stayed blank about one open in ten.
+#[tokio::test]
+async fn a_new_ptys_first_output_is_never_skipped() {
+    use pb::attach_request::Message as In;
+    use pb::attach_response::Message as Out;
+    let mut a = Agent::start_env(&[], &[("TALON_AGENT_TEST_STREAM_DELAY_MS", "300")]).await;
+    let (tx, rx) = tokio::sync::mpsc::channel(16);
+    let open = pb::PtyOpen {
+        target: Some(pb::pty_open::Target::Command(pb::PtyCommand {
+            command: vec![
+                "sh".into(),
+                "-c".into(),
+                "echo first-words; exec cat".into(),
+            ],
+            ..Default::default()
+        })),
+        size: Some(pb::PtySize { rows: 24, cols: 80 }),
+    };
+    tx.send(pb::AttachRequest {
+        sandbox_id: String::new(),
+        message: Some(In::Open(open)),
+    })
+    .await
+    .unwrap();
+    let mut out = a
+        .client
+        .attach(tokio_stream::wrappers::ReceiverStream::new(rx))
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Out::Pid(_)) = out.message().await.unwrap().unwrap().message else {
+        panic!()
+    };
+    let mut screen = String::new();
+    read_until(&mut screen, &mut out, "first-words").await;
+}
+
 #[tokio::test]
 async fn pty_runs_a_shell_and_resizes() {
     use pb::attach_request::Message as In;
@@ -420,6 +460,34 @@ fn seq_output(n: u32) -> Vec<u8> {
     (1..=n)
         .flat_map(|i| format!("{i}\n").into_bytes())
         .collect()
+}
+
+/// The same output when the stream's task runs late (a loaded host: CI
+/// once read 1,092,287 of its 1,288,895 bytes, the first three 64 KiB
+/// segments rotated away before the stream held the log). The stream's
+/// follower is made with the process, so the writer waits for it from the
+/// first byte.
+#[tokio::test]
+async fn a_stream_that_starts_late_still_gets_every_byte() {
+    const MAX: u64 = 64 << 10;
+    let mut a = Agent::start_env(
+        &[
+            "--max-log-bytes",
+            &MAX.to_string(),
+            "--max-spill-bytes",
+            "0",
+        ],
+        &[("TALON_AGENT_TEST_STREAM_DELAY_MS", "500")],
+    )
+    .await;
+    let r = run(&mut a, start(&["seq", "1", "200000"])).await;
+    assert!(
+        r.stdout == seq_output(200000),
+        "a late stream lost output ({} of {} bytes came)",
+        r.stdout.len(),
+        seq_output(200000).len()
+    );
+    assert_eq!(r.exit.unwrap().exit_code, 0);
 }
 
 /// 1.3 MB of output through logs of 64 KiB, with nothing spilled: the

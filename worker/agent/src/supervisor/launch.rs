@@ -250,6 +250,29 @@ pub(super) fn openpty() -> Result<(OwnedFd, OwnedFd), Status> {
     }
 }
 
+/// Sets a PTY's window size (1 to 1000 rows and columns).
+pub(super) fn set_size(fd: i32, size: &pb::PtySize) -> Result<(), Status> {
+    if size.rows == 0 || size.cols == 0 || size.rows > 1000 || size.cols > 1000 {
+        return Err(Status::invalid_argument(
+            "PTY size must be 1-1000 rows and columns",
+        ));
+    }
+    let ws = libc::winsize {
+        ws_row: size.rows as u16,
+        ws_col: size.cols as u16,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ with a valid winsize on our PTY master.
+    if unsafe { libc::ioctl(fd, libc::TIOCSWINSZ, &ws) } != 0 {
+        return Err(Status::internal(format!(
+            "resize: {}",
+            std::io::Error::last_os_error()
+        )));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::user_path;

@@ -67,6 +67,9 @@ pub struct Progress {
     pub done: bool,
 }
 
+/// A live follower of a process's log (see `logstore`).
+pub type Follower = crate::logstore::Cursor<Arc<LogStore>>;
+
 pub struct Proc {
     pub pid: u32,
     pub tag: String,
@@ -111,7 +114,7 @@ impl Proc {
     /// A live follower of the output after `after`: nothing it has not
     /// read rotates away, and the process waits for it (see `logstore`)
     /// until it is dropped.
-    pub fn follower(&self, after: u64) -> crate::logstore::Cursor<Arc<LogStore>> {
+    pub fn follower(&self, after: u64) -> Follower {
         self.log.follow(after)
     }
 
@@ -315,28 +318,6 @@ impl Proc {
     }
 }
 
-fn set_size(fd: i32, size: &pb::PtySize) -> Result<(), Status> {
-    if size.rows == 0 || size.cols == 0 || size.rows > 1000 || size.cols > 1000 {
-        return Err(Status::invalid_argument(
-            "PTY size must be 1-1000 rows and columns",
-        ));
-    }
-    let ws = libc::winsize {
-        ws_row: size.rows as u16,
-        ws_col: size.cols as u16,
-        ws_xpixel: 0,
-        ws_ypixel: 0,
-    };
-    // SAFETY: TIOCSWINSZ with a valid winsize on our PTY master.
-    if unsafe { libc::ioctl(fd, libc::TIOCSWINSZ, &ws) } != 0 {
-        return Err(Status::internal(format!(
-            "resize: {}",
-            std::io::Error::last_os_error()
-        )));
-    }
-    Ok(())
-}
-
 pub struct Supervisor {
     procs: Mutex<HashMap<u32, Arc<Proc>>>,
     log_dir: PathBuf,
@@ -510,11 +491,7 @@ impl Supervisor {
         Ok(())
     }
 
-    pub fn spawn(&self, req: &pb::StartProcessRequest) -> Result<Arc<Proc>, Status> {
-        self.spawn_as(req, false)
-    }
-
-    /// `spawn`; a hidden process (an agent run's, whose output may hold
+    /// Starts a process; a hidden process (an agent run's, whose output may hold
     /// secrets until the run redacts it) is its owner's alone: the process
     /// calls neither find nor list it.
     pub fn spawn_as(
@@ -534,6 +511,39 @@ impl Supervisor {
         hidden: bool,
         redact: Vec<Vec<u8>>,
     ) -> Result<Arc<Proc>, Status> {
+        Ok(self.spawn_inner(req, hidden, redact, false)?.0)
+    }
+
+    /// Starts a process with a live follower of its output from the first byte,
+    /// made before the process can write one: a stream that starts with
+    /// the process (StartProcess, a PTY's new command) must not find its
+    /// first segments rotated away because its task ran a moment late (a
+    /// loaded host once lost 192 KiB of `seq 1 200000` so).
+    pub fn spawn_followed(
+        &self,
+        req: &pb::StartProcessRequest,
+    ) -> Result<(Arc<Proc>, Follower), Status> {
+        self.spawn_redacted_followed(req, false, Vec::new())
+    }
+
+    /// `spawn_redacted` with a follower from the first byte (an agent run).
+    pub fn spawn_redacted_followed(
+        &self,
+        req: &pb::StartProcessRequest,
+        hidden: bool,
+        redact: Vec<Vec<u8>>,
+    ) -> Result<(Arc<Proc>, Follower), Status> {
+        let (p, f) = self.spawn_inner(req, hidden, redact, true)?;
+        Ok((p, f.expect("asked for a follower")))
+    }
+
+    fn spawn_inner(
+        &self,
+        req: &pb::StartProcessRequest,
+        hidden: bool,
+        redact: Vec<Vec<u8>>,
+        followed: bool,
+    ) -> Result<(Arc<Proc>, Option<Follower>), Status> {
         const MAX_TAG_BYTES: usize = 256;
         // Room for output on a full disk (see logstore), if it was used.
         crate::logstore::keep_reserve(&self.log_dir);
@@ -657,6 +667,9 @@ impl Supervisor {
             *lock.lock().expect("wake") = true;
             cv.notify_all();
         }
+        // The follower holds the log from before the output thread can
+        // write to it.
+        let follower = followed.then(|| proc.follower(0));
         let _ = give.send((proc.clone(), readers));
         if let Some(t) = req
             .timeout
@@ -673,7 +686,7 @@ impl Supervisor {
                 }
             });
         }
-        Ok(proc)
+        Ok((proc, follower))
     }
 }
 
