@@ -59,14 +59,7 @@ impl SandboxAgentService for Agent {
         req: Request<pb::StartProcessRequest>,
     ) -> Result<Response<Self::StartProcessStream>, Status> {
         let (p, follower) = self.sup.spawn_followed(req.get_ref())?;
-        // Tests stand in for a stream whose task runs late (a loaded host).
-        #[cfg(debug_assertions)]
-        if let Some(ms) = std::env::var("TALON_AGENT_TEST_STREAM_DELAY_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
-            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-        }
+        late_stream_for_tests().await;
         let s = event_stream_with(p, follower, 0, true)
             .map(|e| e.map(|event| pb::StartProcessResponse { event: Some(event) }));
         Ok(Response::new(Box::pin(s)))
@@ -287,14 +280,7 @@ impl SandboxAgentService for Agent {
                 }
             }
         });
-        // Tests stand in for a stream whose task runs late (a loaded host).
-        #[cfg(debug_assertions)]
-        if let Some(ms) = std::env::var("TALON_AGENT_TEST_STREAM_DELAY_MS")
-            .ok()
-            .and_then(|v| v.parse().ok())
-        {
-            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
-        }
+        late_stream_for_tests().await;
         let (after, cursor) = match follower {
             Some(f) => (0, f),
             None => {
@@ -635,5 +621,17 @@ impl SandboxAgentService for Agent {
         Ok(Response::new(
             self.browser.screenshot(req.get_ref().full_page).await?,
         ))
+    }
+}
+
+/// Tests stand in for a stream whose task runs late (a loaded host) with
+/// `TALON_AGENT_TEST_STREAM_DELAY_MS`; release builds never read it.
+async fn late_stream_for_tests() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("TALON_AGENT_TEST_STREAM_DELAY_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
     }
 }
