@@ -36,8 +36,13 @@ with ThreadPoolExecutor(8) as pool:
 took = time.monotonic() - t0
 try:
     assert len({s.sandbox_id for s in made}) == N
-    res = made[0].info().raw["resources"]
-    w = workers()[0]
+    info = made[0].info().raw
+    res = info["resources"]
+    # The worker that holds them: the list may also hold others (a worker
+    # another suite started and stopped stays listed, LOST).
+    hosts = {s.info().raw["workerId"] for s in made}
+    assert hosts == {info["workerId"]}, hosts
+    w = next(w for w in workers() if w["workerId"] == info["workerId"])
     cap, held = w["capacity"], w["allocated"]
     # Default resources, and their limits more than the host has: by
     # limits, placement would have refused long before N.
