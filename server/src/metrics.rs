@@ -306,6 +306,11 @@ impl Metrics {
         }
     }
 
+    /// Every family as the ops listener exports it, for the admin API.
+    pub fn gather(&self) -> Vec<prometheus::proto::MetricFamily> {
+        self.registry.gather()
+    }
+
     pub fn render(&self) -> String {
         let mut buf = String::new();
         let enc = prometheus::TextEncoder::new();

@@ -156,6 +156,8 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.AuthService/DeleteBrowserSession", VIEW, MUT),
     rule("/talon.v1.AuthService/Logout", VIEW, MUT),
     rule("/talon.v1.AuthService/WhoAmI", VIEW, READ),
+    // One's own password, given the current one (domain::sessions).
+    rule("/talon.v1.AuthService/ChangePassword", VIEW, MUT),
     // TenantService. Anyone may hold keys for themselves, never above
     // their own role (checked in domain::tenants).
     rule("/talon.v1.TenantService/CreateTenant", PlatformAdmin, MUT),
@@ -194,6 +196,18 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.AdminService/GetWorker", PlatformAdmin, READ),
     rule("/talon.v1.AdminService/DrainWorker", PlatformAdmin, MUT),
     rule("/talon.v1.AdminService/ReassignSandbox", PlatformAdmin, MUT),
+    rule("/talon.v1.AdminService/DeleteWorker", PlatformAdmin, MUT),
+    rule("/talon.v1.AdminService/ListServers", PlatformAdmin, READ),
+    rule(
+        "/talon.v1.AdminService/ListWorkerSandboxes",
+        PlatformAdmin,
+        READ,
+    ),
+    rule(
+        "/talon.v1.AdminService/GetPlatformMetrics",
+        PlatformAdmin,
+        READ,
+    ),
     rule("/talon.v1.AdminService/ListAuditEvents", OWNER, READ),
     // Internal
     rule(

@@ -435,3 +435,77 @@ async fn failed_sign_ins_lock_the_email_for_a_while() {
         .await;
     assert_eq!(code(r), Code::Unauthenticated, "the count started again");
 }
+
+/// Changing one's own password (ChangePassword) ends every session made
+/// with the old one at once, including the access token that made the
+/// change: its refresh token is revoked and the token itself carries the
+/// old password's fingerprint. An API key has no password to change.
+#[tokio::test]
+async fn a_password_change_ends_the_sessions_of_the_old_password() {
+    let s = Server::start().await;
+    let t = tenant(&s, "pwchange").await;
+    let mut owner = s.as_(&t.owner).await;
+    let dev = owner
+        .tenants
+        .list_users(pb::ListUsersRequest {
+            tenant_id: "-".into(),
+            page_size: 0,
+            page_token: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .users
+        .into_iter()
+        .find(|u| u.role == pb::Role::Developer as i32)
+        .unwrap();
+    let first = login(&s, &dev.email, PASSWORD).await;
+    let second = login(&s, &dev.email, PASSWORD).await;
+    let mut me = s.as_(&first.access_token).await;
+    let change = |current: &str| pb::ChangePasswordRequest {
+        current_password: current.into(),
+        new_password: "a completely new password".into(),
+    };
+    // The wrong current password, and an API key: refused.
+    assert_eq!(
+        code(me.auth.change_password(change("not the password")).await),
+        Code::PermissionDenied
+    );
+    let mut by_key = s.as_(&t.developer).await;
+    assert_eq!(
+        code(by_key.auth.change_password(change(PASSWORD)).await),
+        Code::FailedPrecondition
+    );
+    me.auth.change_password(change(PASSWORD)).await.unwrap();
+    // Every token of the old password is refused: both access tokens and
+    // both refresh tokens.
+    let who = |c: &mut Clients| {
+        let mut a = c.auth.clone();
+        async move { a.who_am_i(pb::WhoAmIRequest {}).await }
+    };
+    assert_eq!(code(who(&mut me).await), Code::Unauthenticated);
+    let mut other = s.as_(&second.access_token).await;
+    assert_eq!(code(who(&mut other).await), Code::Unauthenticated);
+    let mut anon = s.as_("").await;
+    for pair in [&first, &second] {
+        let r = anon
+            .auth
+            .refresh(pb::RefreshRequest {
+                refresh_token: pair.refresh_token.clone(),
+            })
+            .await;
+        assert_eq!(code(r), Code::Unauthenticated);
+    }
+    // The new password signs in; the old does not; the key still works.
+    let fresh = login(&s, &dev.email, "a completely new password").await;
+    who(&mut s.as_(&fresh.access_token).await).await.unwrap();
+    let old = anon
+        .auth
+        .login(pb::LoginRequest {
+            email: dev.email.clone(),
+            password: PASSWORD.into(),
+        })
+        .await;
+    assert_eq!(code(old), Code::Unauthenticated);
+    who(&mut by_key).await.unwrap();
+}

@@ -1,12 +1,14 @@
 //! AdminService.
 
 use super::principal;
-use crate::api::convert::{audit_to_pb, ms_of, worker_to_pb};
+use crate::api::convert::{
+    audit_to_pb, ms_of, state_to_pb, ts, worker_sandbox_to_pb, worker_to_pb,
+};
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::domain::audit_events::{self, AuditQuery};
 use crate::domain::workers::{self, WorkerView};
-use crate::domain::{page, paged, sandboxes};
+use crate::domain::{page, paged, sandboxes, servers};
 use std::sync::Arc;
 use talon_proto::v1 as pb;
 use talon_proto::v1::admin_service_server::AdminService;
@@ -24,6 +26,48 @@ fn view_to_pb(v: &WorkerView) -> pb::Worker {
             sandboxes: v.allocated.sandboxes,
         },
     )
+}
+
+/// One of the server's Prometheus families as the API gives it. Only the
+/// kinds the server registers are known; another is an error, not a
+/// family shown wrong.
+fn family_to_pb(f: &prometheus::proto::MetricFamily) -> Result<pb::MetricFamily, Status> {
+    use prometheus::proto::MetricType;
+    let kind = match f.get_field_type() {
+        MetricType::COUNTER => pb::MetricKind::Counter,
+        MetricType::GAUGE => pb::MetricKind::Gauge,
+        MetricType::HISTOGRAM => pb::MetricKind::Histogram,
+        other => {
+            return Err(Status::internal(format!(
+                "metric {} is of a kind the API does not give ({other:?})",
+                f.name()
+            )));
+        }
+    };
+    let samples = f
+        .get_metric()
+        .iter()
+        .map(|m| pb::MetricSample {
+            labels: m
+                .get_label()
+                .iter()
+                .map(|l| (l.name().to_string(), l.value().to_string()))
+                .collect(),
+            value: match kind {
+                pb::MetricKind::Counter => m.get_counter().value(),
+                pb::MetricKind::Gauge => m.get_gauge().value(),
+                _ => 0.0,
+            },
+            count: m.get_histogram().sample_count(),
+            sum: m.get_histogram().sample_sum(),
+        })
+        .collect();
+    Ok(pb::MetricFamily {
+        name: f.name().to_string(),
+        help: f.help().to_string(),
+        kind: kind as i32,
+        samples,
+    })
 }
 
 #[tonic::async_trait]
@@ -76,6 +120,88 @@ impl AdminService for AdminApi {
             }),
             row.id,
         ))
+    }
+
+    async fn delete_worker(
+        &self,
+        req: Request<pb::DeleteWorkerRequest>,
+    ) -> Result<Response<pb::DeleteWorkerResponse>, Status> {
+        let id = req.into_inner().worker_id;
+        workers::forget(&self.0, &id).await?;
+        Ok(with_resource(
+            Response::new(pb::DeleteWorkerResponse {}),
+            id,
+        ))
+    }
+
+    async fn list_worker_sandboxes(
+        &self,
+        req: Request<pb::ListWorkerSandboxesRequest>,
+    ) -> Result<Response<pb::ListWorkerSandboxesResponse>, Status> {
+        let r = req.into_inner();
+        let (offset, limit) = page(&r.page_token, r.page_size)?;
+        let rows = sandboxes::on_worker(&self.0, &r.worker_id, offset, limit).await?;
+        let (rows, next) = paged(rows, offset, limit);
+        Ok(Response::new(pb::ListWorkerSandboxesResponse {
+            sandboxes: rows
+                .iter()
+                .map(worker_sandbox_to_pb)
+                .collect::<crate::error::Result<_>>()?,
+            next_page_token: next,
+        }))
+    }
+
+    async fn list_servers(
+        &self,
+        _req: Request<pb::ListServersRequest>,
+    ) -> Result<Response<pb::ListServersResponse>, Status> {
+        let servers = servers::list(&self.0).await?;
+        Ok(Response::new(pb::ListServersResponse {
+            servers: servers
+                .into_iter()
+                .map(|s| pb::PlatformServer {
+                    server_id: s.id,
+                    address: s.address,
+                    last_heartbeat_time: Some(ts(s.heartbeat_ms)),
+                    live: s.live,
+                    duties_leader: s.leader,
+                    answering: s.me,
+                })
+                .collect(),
+        }))
+    }
+
+    async fn get_platform_metrics(
+        &self,
+        _req: Request<pb::GetPlatformMetricsRequest>,
+    ) -> Result<Response<pb::GetPlatformMetricsResponse>, Status> {
+        let sandboxes_by_state = servers::sandboxes_by_state(&self.0)
+            .await?
+            .into_iter()
+            .map(|(s, n)| (state_to_pb(s).as_str_name().to_string(), n))
+            .collect();
+        let mut workers_by_state = std::collections::HashMap::new();
+        for w in workers::list(&self.0).await? {
+            let state = pb::WorkerState::try_from(view_to_pb(&w).state)
+                .unwrap_or(pb::WorkerState::Unspecified);
+            *workers_by_state
+                .entry(state.as_str_name().to_string())
+                .or_insert(0) += 1;
+        }
+        let families = self
+            .0
+            .metrics()
+            .gather()
+            .iter()
+            .map(family_to_pb)
+            .collect::<Result<_, Status>>()?;
+        Ok(Response::new(pb::GetPlatformMetricsResponse {
+            server_id: self.0.config().server_id.clone(),
+            sample_time: Some(ts(crate::db::now_ms())),
+            sandboxes_by_state,
+            workers_by_state,
+            families,
+        }))
     }
 
     async fn list_audit_events(

@@ -90,6 +90,19 @@ impl AuthService for AuthApi {
         ))
     }
 
+    async fn change_password(
+        &self,
+        req: Request<pb::ChangePasswordRequest>,
+    ) -> Result<Response<pb::ChangePasswordResponse>, Status> {
+        let p = principal(&req)?;
+        let r = req.into_inner();
+        sessions::change_password(&self.0, &p, &r.current_password, &r.new_password).await?;
+        Ok(crate::audit::with_resource(
+            Response::new(pb::ChangePasswordResponse {}),
+            p.user_id,
+        ))
+    }
+
     async fn who_am_i(
         &self,
         req: Request<pb::WhoAmIRequest>,

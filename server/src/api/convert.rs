@@ -179,6 +179,23 @@ pub fn sandbox_to_pb(m: &sandbox::Model) -> Result<pb::Sandbox> {
     })
 }
 
+/// A sandbox as a platform admin sees it on its worker: the fields of
+/// `sandbox_to_pb` placement needs, none of what it holds.
+pub fn worker_sandbox_to_pb(m: &sandbox::Model) -> Result<pb::WorkerSandbox> {
+    let s = sandbox_to_pb(m)?;
+    Ok(pb::WorkerSandbox {
+        sandbox_id: s.sandbox_id,
+        tenant_id: s.tenant_id,
+        state: s.state,
+        image: s.image,
+        isolation: s.isolation,
+        resources: s.resources,
+        generation: s.generation,
+        worker_loss_action: s.worker_loss_action,
+        create_time: s.create_time,
+    })
+}
+
 /// A requested restart policy: unspecified is ALWAYS; an unknown number
 /// is INVALID_ARGUMENT.
 pub fn restart_policy_from_pb(v: i32) -> Result<Option<RestartPolicy>> {

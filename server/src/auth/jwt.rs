@@ -28,6 +28,12 @@ pub struct AccessClaims {
     /// holds the `X-CSRF-Token` header against it (signed double submit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub csrf: Option<String>,
+    /// The user's password as it was when the token was issued
+    /// (`password::fingerprint`): a token from before a password change is
+    /// refused. Tokens of servers before this claim lack it (accepted, so
+    /// a rolling upgrade signs no one out; they expire on their own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pwd: Option<String>,
 }
 
 #[derive(Clone)]
@@ -51,8 +57,9 @@ impl JwtKeys {
         user_id: &str,
         tenant_id: &str,
         role: &str,
+        pwd: String,
     ) -> Result<(String, u64)> {
-        self.issue(user_id, tenant_id, role, self.access_ttl_secs, None)
+        self.issue(user_id, tenant_id, role, self.access_ttl_secs, None, pwd)
     }
 
     /// A browser session: an access token of its own lifetime that carries
@@ -64,8 +71,9 @@ impl JwtKeys {
         role: &str,
         ttl_secs: u64,
         csrf_hash: String,
+        pwd: String,
     ) -> Result<(String, u64)> {
-        self.issue(user_id, tenant_id, role, ttl_secs, Some(csrf_hash))
+        self.issue(user_id, tenant_id, role, ttl_secs, Some(csrf_hash), pwd)
     }
 
     fn issue(
@@ -75,6 +83,7 @@ impl JwtKeys {
         role: &str,
         ttl_secs: u64,
         csrf: Option<String>,
+        pwd: String,
     ) -> Result<(String, u64)> {
         let now = unix_now();
         let exp = now + ttl_secs;
@@ -89,6 +98,7 @@ impl JwtKeys {
             jti: crate::ids::random_token(10),
             typ: if csrf.is_some() { "session" } else { "access" }.into(),
             csrf,
+            pwd: Some(pwd),
         };
         let token = jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding)
             .map_err(|e| Error::Internal(format!("jwt: {e}")))?;
@@ -131,7 +141,9 @@ mod tests {
     #[test]
     fn round_trip() {
         let k = keys();
-        let (t, _) = k.issue_access("usr_a", "ten_a", "owner").unwrap();
+        let (t, _) = k
+            .issue_access("usr_a", "ten_a", "owner", "fp".into())
+            .unwrap();
         let c = k.verify_access(&t).unwrap();
         assert_eq!(c.sub, "usr_a");
         assert_eq!(c.tid, "ten_a");
@@ -140,7 +152,9 @@ mod tests {
     #[test]
     fn refuses_alg_none_and_other_keys() {
         let k = keys();
-        let (t, _) = k.issue_access("usr_a", "ten_a", "owner").unwrap();
+        let (t, _) = k
+            .issue_access("usr_a", "ten_a", "owner", "fp".into())
+            .unwrap();
         let other = JwtKeys::new(b"another key another key another k", 900);
         assert!(other.verify_access(&t).is_err());
         // alg=none: header {"alg":"none","typ":"JWT"}, same payload, no signature.

@@ -224,6 +224,15 @@ impl Authenticator {
             if user.tenant_id != claims.tid {
                 return Err(Error::Unauthenticated("invalid token".into()));
             }
+            if claims
+                .pwd
+                .as_ref()
+                .is_some_and(|f| !digest_eq(f, &password::fingerprint(&user.password_hash)))
+            {
+                return Err(Error::Unauthenticated(
+                    "the password changed since this token was issued: sign in again".into(),
+                ));
+            }
             let role: Role = user.role.parse()?;
             let p = self.principal(user, role, Credential::AccessToken);
             let exp_ms = i64::try_from(claims.exp)

@@ -28,6 +28,12 @@ pub fn hash(password: &str) -> Result<String> {
         .to_string())
 }
 
+/// What a token carries of the password it was issued under: enough of a
+/// digest of the stored hash to tell a change, nothing to guess from.
+pub fn fingerprint(hash: &str) -> String {
+    super::sha256_hex(hash)[..16].to_string()
+}
+
 pub fn verify(password: &str, hash: &str) -> bool {
     PasswordHash::new(hash)
         .map(|h| {

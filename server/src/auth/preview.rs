@@ -202,7 +202,9 @@ mod tests {
         let user = JwtKeys::new(KEY, 900);
         let preview = PreviewKeys::new(KEY);
         // Even with the same key, the issuer and audience keep them apart.
-        let (access, _) = user.issue_access("usr_a", "ten_a", "owner").unwrap();
+        let (access, _) = user
+            .issue_access("usr_a", "ten_a", "owner", "fp".into())
+            .unwrap();
         assert!(preview.verify(&access, "usr_a", 0).is_err());
         let (p, _) = preview.issue("sbx_a", "ten_a", 3000, 60).unwrap();
         assert!(user.verify_access(&p).is_err());

@@ -13,11 +13,14 @@ pub mod images;
 mod images_tests;
 pub mod isolation;
 pub mod lease;
+#[cfg(test)]
+mod platform_tests;
 pub mod policy;
 pub mod preview;
 pub mod sandboxes;
 pub mod scheduler;
 pub mod secrets;
+pub mod servers;
 pub mod sessions;
 pub mod snapshots;
 pub mod state;

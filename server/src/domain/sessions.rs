@@ -32,6 +32,7 @@ pub async fn browser_session(app: &App, email: &str, pass: &str) -> Result<(Stri
         &u.role,
         app.config().browser_session_ttl.as_secs(),
         sha256_hex(&csrf),
+        password::fingerprint(&u.password_hash),
     )?;
     Ok((token, csrf, exp))
 }
@@ -72,7 +73,12 @@ async fn check_password(app: &App, email: &str, pass: &str) -> Result<user::Mode
 }
 
 async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {
-    let (access_token, access_expires_s) = app.jwt().issue_access(&u.id, &u.tenant_id, &u.role)?;
+    let (access_token, access_expires_s) = app.jwt().issue_access(
+        &u.id,
+        &u.tenant_id,
+        &u.role,
+        password::fingerprint(&u.password_hash),
+    )?;
     let id = crate::ids::new_id("rt");
     let refresh = format!("{id}.{}", crate::ids::random_token(32));
     let now = now_ms();
@@ -151,5 +157,46 @@ pub async fn logout(app: &App, p: &Principal, token: &str, all: bool) -> Result<
         q = q.filter(refresh_token::Column::Id.eq(row.id));
     }
     q.exec(app.db()).await?;
+    Ok(())
+}
+
+/// Changes the caller's own password, given the current one. Only a
+/// signed-in user has one to give (an API key or any other credential is
+/// refused). A wrong current password is a failed sign-in for the
+/// throttle, so this is no way around it. Every session of the user ends:
+/// its refresh tokens are revoked, and its access tokens and browser
+/// sessions carry the old password's fingerprint, which no longer matches.
+pub async fn change_password(app: &App, p: &Principal, current: &str, new: &str) -> Result<()> {
+    if p.credential != crate::auth::Credential::AccessToken {
+        return Err(Error::FailedPrecondition(
+            "only a signed-in user changes a password: sign in with the email and password".into(),
+        ));
+    }
+    password::validate(new)?;
+    let u = check_password(app, &p.email, current)
+        .await
+        .map_err(|e| match e {
+            Error::Unauthenticated(_) => {
+                Error::PermissionDenied("the current password is wrong".into())
+            }
+            other => other,
+        })?;
+    if u.id != p.user_id {
+        return Err(Error::PermissionDenied(
+            "the current password is wrong".into(),
+        ));
+    }
+    let txn = crate::db::begin_write(app.db()).await?;
+    let mut am: user::ActiveModel = u.into();
+    am.password_hash = Set(password::hash(new)?);
+    am.update(&txn).await?;
+    refresh_token::Entity::update_many()
+        .col_expr(refresh_token::Column::RevokedAt, Expr::value(now_ms()))
+        .filter(refresh_token::Column::UserId.eq(&p.user_id))
+        .filter(refresh_token::Column::RevokedAt.is_null())
+        .exec(&txn)
+        .await?;
+    txn.commit().await?;
+    app.forget_principals();
     Ok(())
 }

@@ -401,3 +401,45 @@ pub async fn set_draining(app: &App, id: &str, draining: bool) -> Result<WorkerV
     am.update(app.db()).await?;
     get(app, id).await
 }
+
+/// Forgets a worker gone for good (decommissioned, or a test's): one with
+/// no session anywhere that holds nothing. Whatever is still recorded on
+/// it (a sandbox, even stopped, keeps its disk there; a snapshot its
+/// copy) would be stranded, so the caller moves or deletes that first.
+/// A worker that registers again later is simply recorded again.
+pub async fn forget(app: &App, id: &str) -> Result<()> {
+    use crate::db::entity::{sandbox, snapshot};
+    use crate::domain::state::SandboxState;
+    use sea_orm::PaginatorTrait;
+    let v = get(app, id).await?;
+    if v.connected {
+        return Err(Error::FailedPrecondition(format!(
+            "worker {id} is connected: stop it first (drain it and move its sandboxes to keep them)"
+        )));
+    }
+    let txn = crate::db::begin_write(app.db()).await?;
+    let sandboxes = sandbox::Entity::find()
+        .filter(sandbox::Column::WorkerId.eq(id))
+        .filter(sandbox::Column::State.ne(SandboxState::Deleted.as_str()))
+        .count(&txn)
+        .await?;
+    if sandboxes > 0 {
+        return Err(Error::FailedPrecondition(format!(
+            "worker {id} still holds {sandboxes} sandbox(es) (a stopped one keeps its disk there): move or delete them first"
+        )));
+    }
+    let snapshots = snapshot::Entity::find()
+        .filter(snapshot::Column::WorkerId.eq(id))
+        .count(&txn)
+        .await?;
+    if snapshots > 0 {
+        return Err(Error::FailedPrecondition(format!(
+            "worker {id} still holds {snapshots} snapshot(s): delete them first"
+        )));
+    }
+    worker::Entity::delete_by_id(id.to_string())
+        .exec(&txn)
+        .await?;
+    txn.commit().await?;
+    Ok(())
+}

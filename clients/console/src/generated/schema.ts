@@ -21,6 +21,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The platform's figures: the answering server's own counters, gauges
+         *      and histograms (those its ops listener exports to Prometheus), and
+         *      the sandboxes and workers by state, counted in the database.
+         */
+        get: operations["AdminService_GetPlatformMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/sandboxes/{sandboxId}:reassign": {
         parameters: {
             query?: never;
@@ -35,6 +56,26 @@ export interface paths {
          *      old worker's late writes are refused.
          */
         post: operations["AdminService_ReassignSandbox"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Lists the servers sharing the database, and which holds the duties
+         *      (the autopilot, expiry). One server on SQLite.
+         */
+        get: operations["AdminService_ListServers"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -67,6 +108,32 @@ export interface paths {
         };
         /** @description Returns one worker. */
         get: operations["AdminService_GetWorker"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Forgets a worker that is gone for good: one with no session (lost or
+         *      offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
+         *      worker that registers again later is listed again.
+         */
+        delete: operations["AdminService_DeleteWorker"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/admin/workers/{workerId}/sandboxes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Lists the sandboxes a worker holds, of every tenant, newest first
+         *      (deleted ones left out): what placement and moves need of each, not
+         *      what it holds (no env, labels, metadata or policy).
+         */
+        get: operations["AdminService_ListWorkerSandboxes"];
         put?: never;
         post?: never;
         delete?: never;
@@ -162,6 +229,27 @@ export interface paths {
         get: operations["AuthService_WhoAmI"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Changes the signed-in user's own password, given the current one
+         *      (failures count toward the sign-in throttle). The user's refresh
+         *      tokens are revoked; browser sessions run to their expiry.
+         */
+        post: operations["AuthService_ChangePassword"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1678,6 +1766,15 @@ export interface components {
         };
         /** @description Response of CancelAgentRun. */
         CancelAgentRunResponse: Record<string, never>;
+        /** @description Request for ChangePassword. */
+        ChangePasswordRequest: {
+            /** @description The password now. */
+            currentPassword?: string;
+            /** @description The new one; at least 12 characters. */
+            newPassword?: string;
+        };
+        /** @description Response of ChangePassword. */
+        ChangePasswordResponse: Record<string, never>;
         /** @description Request for CloseProcessStdin. */
         CloseProcessStdinRequest: {
             /** @description The process. */
@@ -1995,6 +2092,8 @@ export interface components {
         DeleteUserResponse: Record<string, never>;
         /** @description Response of DeleteVolume. */
         DeleteVolumeResponse: Record<string, never>;
+        /** @description Response of DeleteWorker. */
+        DeleteWorkerResponse: Record<string, never>;
         /** @description Request for DrainWorker. */
         DrainWorkerRequest: {
             /** @description Resume placing instead. */
@@ -2075,6 +2174,26 @@ export interface components {
         GetImageResponse: {
             /** @description The image. */
             image?: components["schemas"]["Image"];
+        };
+        /** @description Response of GetPlatformMetrics. */
+        GetPlatformMetricsResponse: {
+            /** @description The server's figures. */
+            families?: components["schemas"]["MetricFamily"][];
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            sampleTime?: string;
+            /** @description Sandboxes by state, across tenants, e.g. {"SANDBOX_STATE_RUNNING": 4}. */
+            sandboxesByState?: {
+                [key: string]: string;
+            };
+            /** @description The server that counted the families. */
+            serverId?: string;
+            /** @description Workers by state, e.g. {"WORKER_STATE_ACTIVE": 1}. */
+            workersByState?: {
+                [key: string]: string;
+            };
         };
         /** @description Response of GetProcessLogs. */
         GetProcessLogsResponse: {
@@ -2232,6 +2351,11 @@ export interface components {
             /** @description One page. */
             secrets?: components["schemas"]["Secret"][];
         };
+        /** @description Response of ListServers. */
+        ListServersResponse: {
+            /** @description Every server that has heartbeated, newest heartbeat first. */
+            servers?: components["schemas"]["PlatformServer"][];
+        };
         /** @description Response of ListSnapshots. */
         ListSnapshotsResponse: {
             /** @description Empty on the last page. */
@@ -2259,6 +2383,13 @@ export interface components {
             nextPageToken?: string;
             /** @description One page. */
             volumes?: components["schemas"]["Volume"][];
+        };
+        /** @description Response of ListWorkerSandboxes. */
+        ListWorkerSandboxesResponse: {
+            /** @description Empty on the last page. */
+            nextPageToken?: string;
+            /** @description One page. */
+            sandboxes?: components["schemas"]["WorkerSandbox"][];
         };
         /** @description Response of ListWorkers. */
         ListWorkersResponse: {
@@ -2346,6 +2477,40 @@ export interface components {
             /** @description The directory. */
             info?: components["schemas"]["FileInfo"];
         };
+        /** @description One metric, with its series. */
+        MetricFamily: {
+            /** @description What it counts. */
+            help?: string;
+            /**
+             * Format: enum
+             * @description Its kind.
+             * @enum {string}
+             */
+            kind?: "METRIC_KIND_UNSPECIFIED" | "METRIC_KIND_COUNTER" | "METRIC_KIND_GAUGE" | "METRIC_KIND_HISTOGRAM";
+            /** @description Its Prometheus name, e.g. "talon_rpc_requests_total". */
+            name?: string;
+            /** @description Its series. */
+            samples?: components["schemas"]["MetricSample"][];
+        };
+        /** @description One series of a metric. */
+        MetricSample: {
+            /** @description Observations of a histogram. */
+            count?: string;
+            /** @description Its labels, e.g. {"method": "/talon.v1.SandboxService/CreateSandbox"}. */
+            labels?: {
+                [key: string]: string;
+            };
+            /**
+             * Format: double
+             * @description Their sum (seconds, for durations).
+             */
+            sum?: number;
+            /**
+             * Format: double
+             * @description The value of a counter or a gauge.
+             */
+            value?: number;
+        };
         /** @description Request for MovePath. */
         MovePathRequest: {
             /** @description To. */
@@ -2393,6 +2558,24 @@ export interface components {
         PauseSandboxResponse: {
             /** @description The sandbox. */
             sandbox?: components["schemas"]["Sandbox"];
+        };
+        /** @description A server of the control plane. */
+        PlatformServer: {
+            /** @description Its gRPC URL, as its peers reach it; empty on SQLite. */
+            address?: string;
+            /** @description It is the server that answered this call. */
+            answering?: boolean;
+            /** @description It holds the duties lease. */
+            dutiesLeader?: boolean;
+            /**
+             * Format: date-time
+             * @description Its last heartbeat.
+             */
+            lastHeartbeatTime?: string;
+            /** @description Its heartbeat is recent (within 5 s). */
+            live?: boolean;
+            /** @description Its id, chosen when it starts. */
+            serverId?: string;
         };
         /** @description Request for PrewarmImage. */
         PrewarmImageRequest: {
@@ -3354,6 +3537,42 @@ export interface components {
             /** @description Sandboxes. */
             sandboxes?: string;
         };
+        /** @description A sandbox as its worker holds it, for platform admins. */
+        WorkerSandbox: {
+            /**
+             * Format: date-time
+             * @description When it was created.
+             */
+            createTime?: string;
+            /** @description Its generation. */
+            generation?: string;
+            /** @description Its image. */
+            image?: string;
+            /**
+             * Format: enum
+             * @description Its isolation level.
+             * @enum {string}
+             */
+            isolation?: "ISOLATION_UNSPECIFIED" | "ISOLATION_CONTAINER" | "ISOLATION_GVISOR" | "ISOLATION_MICROVM";
+            /** @description What it holds. */
+            resources?: components["schemas"]["Resources"];
+            /** @description The sandbox. */
+            sandboxId?: string;
+            /**
+             * Format: enum
+             * @description Its state.
+             * @enum {string}
+             */
+            state?: "SANDBOX_STATE_UNSPECIFIED" | "SANDBOX_STATE_PENDING" | "SANDBOX_STATE_STARTING" | "SANDBOX_STATE_RUNNING" | "SANDBOX_STATE_PAUSED" | "SANDBOX_STATE_STOPPING" | "SANDBOX_STATE_STOPPED" | "SANDBOX_STATE_FAILED" | "SANDBOX_STATE_DELETED";
+            /** @description Its tenant. */
+            tenantId?: string;
+            /**
+             * Format: enum
+             * @description What happens to it if its worker is lost.
+             * @enum {string}
+             */
+            workerLossAction?: "WORKER_LOSS_ACTION_UNSPECIFIED" | "WORKER_LOSS_ACTION_WAIT" | "WORKER_LOSS_ACTION_MOVE";
+        };
         /**
          * @description The last message of a WriteFile stream. A stream that ends without it
          *      (a client that went away: proxies may turn a cancelled stream into a
@@ -3454,6 +3673,35 @@ export interface operations {
             };
         };
     };
+    AdminService_GetPlatformMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["GetPlatformMetricsResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
     AdminService_ReassignSandbox: {
         parameters: {
             query?: never;
@@ -3477,6 +3725,35 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ReassignSandboxResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AdminService_ListServers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListServersResponse"];
                 };
             };
             /** @description Default error response */
@@ -3538,6 +3815,75 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetWorkerResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AdminService_DeleteWorker: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The worker. */
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteWorkerResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AdminService_ListWorkerSandboxes: {
+        parameters: {
+            query?: {
+                /** @description At most this many; 50 when unset, 500 at most. */
+                pageSize?: number;
+                /** @description From a previous response. */
+                pageToken?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The worker. */
+                workerId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListWorkerSandboxesResponse"];
                 };
             };
             /** @description Default error response */
@@ -3731,6 +4077,39 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["WhoAmIResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AuthService_ChangePassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangePasswordRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ChangePasswordResponse"];
                 };
             };
             /** @description Default error response */

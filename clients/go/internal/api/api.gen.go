@@ -305,6 +305,30 @@ func (e LogEntryStream) Valid() bool {
 	}
 }
 
+// Defines values for MetricFamilyKind.
+const (
+	METRICKINDCOUNTER     MetricFamilyKind = "METRIC_KIND_COUNTER"
+	METRICKINDGAUGE       MetricFamilyKind = "METRIC_KIND_GAUGE"
+	METRICKINDHISTOGRAM   MetricFamilyKind = "METRIC_KIND_HISTOGRAM"
+	METRICKINDUNSPECIFIED MetricFamilyKind = "METRIC_KIND_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the MetricFamilyKind enum.
+func (e MetricFamilyKind) Valid() bool {
+	switch e {
+	case METRICKINDCOUNTER:
+		return true
+	case METRICKINDGAUGE:
+		return true
+	case METRICKINDHISTOGRAM:
+		return true
+	case METRICKINDUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for NetworkPolicyMode.
 const (
 	EGRESSMODEALLOWLIST   NetworkPolicyMode = "EGRESS_MODE_ALLOWLIST"
@@ -400,22 +424,22 @@ func (e RunCodeRequestLanguage) Valid() bool {
 
 // Defines values for SandboxIsolation.
 const (
-	ISOLATIONCONTAINER   SandboxIsolation = "ISOLATION_CONTAINER"
-	ISOLATIONGVISOR      SandboxIsolation = "ISOLATION_GVISOR"
-	ISOLATIONMICROVM     SandboxIsolation = "ISOLATION_MICROVM"
-	ISOLATIONUNSPECIFIED SandboxIsolation = "ISOLATION_UNSPECIFIED"
+	SandboxIsolationISOLATIONCONTAINER   SandboxIsolation = "ISOLATION_CONTAINER"
+	SandboxIsolationISOLATIONGVISOR      SandboxIsolation = "ISOLATION_GVISOR"
+	SandboxIsolationISOLATIONMICROVM     SandboxIsolation = "ISOLATION_MICROVM"
+	SandboxIsolationISOLATIONUNSPECIFIED SandboxIsolation = "ISOLATION_UNSPECIFIED"
 )
 
 // Valid indicates whether the value is a known member of the SandboxIsolation enum.
 func (e SandboxIsolation) Valid() bool {
 	switch e {
-	case ISOLATIONCONTAINER:
+	case SandboxIsolationISOLATIONCONTAINER:
 		return true
-	case ISOLATIONGVISOR:
+	case SandboxIsolationISOLATIONGVISOR:
 		return true
-	case ISOLATIONMICROVM:
+	case SandboxIsolationISOLATIONMICROVM:
 		return true
-	case ISOLATIONUNSPECIFIED:
+	case SandboxIsolationISOLATIONUNSPECIFIED:
 		return true
 	default:
 		return false
@@ -505,19 +529,19 @@ func (e SandboxTimeoutAction) Valid() bool {
 
 // Defines values for SandboxWorkerLossAction.
 const (
-	WORKERLOSSACTIONMOVE        SandboxWorkerLossAction = "WORKER_LOSS_ACTION_MOVE"
-	WORKERLOSSACTIONUNSPECIFIED SandboxWorkerLossAction = "WORKER_LOSS_ACTION_UNSPECIFIED"
-	WORKERLOSSACTIONWAIT        SandboxWorkerLossAction = "WORKER_LOSS_ACTION_WAIT"
+	SandboxWorkerLossActionWORKERLOSSACTIONMOVE        SandboxWorkerLossAction = "WORKER_LOSS_ACTION_MOVE"
+	SandboxWorkerLossActionWORKERLOSSACTIONUNSPECIFIED SandboxWorkerLossAction = "WORKER_LOSS_ACTION_UNSPECIFIED"
+	SandboxWorkerLossActionWORKERLOSSACTIONWAIT        SandboxWorkerLossAction = "WORKER_LOSS_ACTION_WAIT"
 )
 
 // Valid indicates whether the value is a known member of the SandboxWorkerLossAction enum.
 func (e SandboxWorkerLossAction) Valid() bool {
 	switch e {
-	case WORKERLOSSACTIONMOVE:
+	case SandboxWorkerLossActionWORKERLOSSACTIONMOVE:
 		return true
-	case WORKERLOSSACTIONUNSPECIFIED:
+	case SandboxWorkerLossActionWORKERLOSSACTIONUNSPECIFIED:
 		return true
-	case WORKERLOSSACTIONWAIT:
+	case SandboxWorkerLossActionWORKERLOSSACTIONWAIT:
 		return true
 	default:
 		return false
@@ -761,6 +785,90 @@ func (e WorkerState) Valid() bool {
 	case WORKERSTATEOFFLINE:
 		return true
 	case WORKERSTATEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkerSandboxIsolation.
+const (
+	WorkerSandboxIsolationISOLATIONCONTAINER   WorkerSandboxIsolation = "ISOLATION_CONTAINER"
+	WorkerSandboxIsolationISOLATIONGVISOR      WorkerSandboxIsolation = "ISOLATION_GVISOR"
+	WorkerSandboxIsolationISOLATIONMICROVM     WorkerSandboxIsolation = "ISOLATION_MICROVM"
+	WorkerSandboxIsolationISOLATIONUNSPECIFIED WorkerSandboxIsolation = "ISOLATION_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the WorkerSandboxIsolation enum.
+func (e WorkerSandboxIsolation) Valid() bool {
+	switch e {
+	case WorkerSandboxIsolationISOLATIONCONTAINER:
+		return true
+	case WorkerSandboxIsolationISOLATIONGVISOR:
+		return true
+	case WorkerSandboxIsolationISOLATIONMICROVM:
+		return true
+	case WorkerSandboxIsolationISOLATIONUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkerSandboxState.
+const (
+	WorkerSandboxStateSANDBOXSTATEDELETED     WorkerSandboxState = "SANDBOX_STATE_DELETED"
+	WorkerSandboxStateSANDBOXSTATEFAILED      WorkerSandboxState = "SANDBOX_STATE_FAILED"
+	WorkerSandboxStateSANDBOXSTATEPAUSED      WorkerSandboxState = "SANDBOX_STATE_PAUSED"
+	WorkerSandboxStateSANDBOXSTATEPENDING     WorkerSandboxState = "SANDBOX_STATE_PENDING"
+	WorkerSandboxStateSANDBOXSTATERUNNING     WorkerSandboxState = "SANDBOX_STATE_RUNNING"
+	WorkerSandboxStateSANDBOXSTATESTARTING    WorkerSandboxState = "SANDBOX_STATE_STARTING"
+	WorkerSandboxStateSANDBOXSTATESTOPPED     WorkerSandboxState = "SANDBOX_STATE_STOPPED"
+	WorkerSandboxStateSANDBOXSTATESTOPPING    WorkerSandboxState = "SANDBOX_STATE_STOPPING"
+	WorkerSandboxStateSANDBOXSTATEUNSPECIFIED WorkerSandboxState = "SANDBOX_STATE_UNSPECIFIED"
+)
+
+// Valid indicates whether the value is a known member of the WorkerSandboxState enum.
+func (e WorkerSandboxState) Valid() bool {
+	switch e {
+	case WorkerSandboxStateSANDBOXSTATEDELETED:
+		return true
+	case WorkerSandboxStateSANDBOXSTATEFAILED:
+		return true
+	case WorkerSandboxStateSANDBOXSTATEPAUSED:
+		return true
+	case WorkerSandboxStateSANDBOXSTATEPENDING:
+		return true
+	case WorkerSandboxStateSANDBOXSTATERUNNING:
+		return true
+	case WorkerSandboxStateSANDBOXSTATESTARTING:
+		return true
+	case WorkerSandboxStateSANDBOXSTATESTOPPED:
+		return true
+	case WorkerSandboxStateSANDBOXSTATESTOPPING:
+		return true
+	case WorkerSandboxStateSANDBOXSTATEUNSPECIFIED:
+		return true
+	default:
+		return false
+	}
+}
+
+// Defines values for WorkerSandboxWorkerLossAction.
+const (
+	WorkerSandboxWorkerLossActionWORKERLOSSACTIONMOVE        WorkerSandboxWorkerLossAction = "WORKER_LOSS_ACTION_MOVE"
+	WorkerSandboxWorkerLossActionWORKERLOSSACTIONUNSPECIFIED WorkerSandboxWorkerLossAction = "WORKER_LOSS_ACTION_UNSPECIFIED"
+	WorkerSandboxWorkerLossActionWORKERLOSSACTIONWAIT        WorkerSandboxWorkerLossAction = "WORKER_LOSS_ACTION_WAIT"
+)
+
+// Valid indicates whether the value is a known member of the WorkerSandboxWorkerLossAction enum.
+func (e WorkerSandboxWorkerLossAction) Valid() bool {
+	switch e {
+	case WorkerSandboxWorkerLossActionWORKERLOSSACTIONMOVE:
+		return true
+	case WorkerSandboxWorkerLossActionWORKERLOSSACTIONUNSPECIFIED:
+		return true
+	case WorkerSandboxWorkerLossActionWORKERLOSSACTIONWAIT:
 		return true
 	default:
 		return false
@@ -1021,6 +1129,18 @@ type CancelAgentRunRequest struct {
 
 // CancelAgentRunResponse Response of CancelAgentRun.
 type CancelAgentRunResponse = map[string]interface{}
+
+// ChangePasswordRequest Request for ChangePassword.
+type ChangePasswordRequest struct {
+	// CurrentPassword The password now.
+	CurrentPassword *string `json:"currentPassword,omitempty"`
+
+	// NewPassword The new one; at least 12 characters.
+	NewPassword *string `json:"newPassword,omitempty"`
+}
+
+// ChangePasswordResponse Response of ChangePassword.
+type ChangePasswordResponse = map[string]interface{}
 
 // CloseProcessStdinRequest Request for CloseProcessStdin.
 type CloseProcessStdinRequest struct {
@@ -1371,6 +1491,9 @@ type DeleteUserResponse = map[string]interface{}
 // DeleteVolumeResponse Response of DeleteVolume.
 type DeleteVolumeResponse = map[string]interface{}
 
+// DeleteWorkerResponse Response of DeleteWorker.
+type DeleteWorkerResponse = map[string]interface{}
+
 // DrainWorkerRequest Request for DrainWorker.
 type DrainWorkerRequest struct {
 	// Undrain Resume placing instead.
@@ -1453,6 +1576,24 @@ type GetBrowserResponse struct {
 type GetImageResponse struct {
 	// Image The image.
 	Image *Image `json:"image,omitempty"`
+}
+
+// GetPlatformMetricsResponse Response of GetPlatformMetrics.
+type GetPlatformMetricsResponse struct {
+	// Families The server's figures.
+	Families *[]MetricFamily `json:"families,omitempty"`
+
+	// SampleTime When.
+	SampleTime *time.Time `json:"sampleTime,omitempty"`
+
+	// SandboxesByState Sandboxes by state, across tenants, e.g. {"SANDBOX_STATE_RUNNING": 4}.
+	SandboxesByState *map[string]string `json:"sandboxesByState,omitempty"`
+
+	// ServerId The server that counted the families.
+	ServerId *string `json:"serverId,omitempty"`
+
+	// WorkersByState Workers by state, e.g. {"WORKER_STATE_ACTIVE": 1}.
+	WorkersByState *map[string]string `json:"workersByState,omitempty"`
 }
 
 // GetProcessLogsResponse Response of GetProcessLogs.
@@ -1645,6 +1786,12 @@ type ListSecretsResponse struct {
 	Secrets *[]Secret `json:"secrets,omitempty"`
 }
 
+// ListServersResponse Response of ListServers.
+type ListServersResponse struct {
+	// Servers Every server that has heartbeated, newest heartbeat first.
+	Servers *[]PlatformServer `json:"servers,omitempty"`
+}
+
 // ListSnapshotsResponse Response of ListSnapshots.
 type ListSnapshotsResponse struct {
 	// NextPageToken Empty on the last page.
@@ -1679,6 +1826,15 @@ type ListVolumesResponse struct {
 
 	// Volumes One page.
 	Volumes *[]Volume `json:"volumes,omitempty"`
+}
+
+// ListWorkerSandboxesResponse Response of ListWorkerSandboxes.
+type ListWorkerSandboxesResponse struct {
+	// NextPageToken Empty on the last page.
+	NextPageToken *string `json:"nextPageToken,omitempty"`
+
+	// Sandboxes One page.
+	Sandboxes *[]WorkerSandbox `json:"sandboxes,omitempty"`
 }
 
 // ListWorkersResponse Response of ListWorkers.
@@ -1773,6 +1929,39 @@ type MakeDirResponse struct {
 	Info *FileInfo `json:"info,omitempty"`
 }
 
+// MetricFamily One metric, with its series.
+type MetricFamily struct {
+	// Help What it counts.
+	Help *string `json:"help,omitempty"`
+
+	// Kind Its kind.
+	Kind *MetricFamilyKind `json:"kind,omitempty"`
+
+	// Name Its Prometheus name, e.g. "talon_rpc_requests_total".
+	Name *string `json:"name,omitempty"`
+
+	// Samples Its series.
+	Samples *[]MetricSample `json:"samples,omitempty"`
+}
+
+// MetricFamilyKind Its kind.
+type MetricFamilyKind string
+
+// MetricSample One series of a metric.
+type MetricSample struct {
+	// Count Observations of a histogram.
+	Count *string `json:"count,omitempty"`
+
+	// Labels Its labels, e.g. {"method": "/talon.v1.SandboxService/CreateSandbox"}.
+	Labels *map[string]string `json:"labels,omitempty"`
+
+	// Sum Their sum (seconds, for durations).
+	Sum *float64 `json:"sum,omitempty"`
+
+	// Value The value of a counter or a gauge.
+	Value *float64 `json:"value,omitempty"`
+}
+
 // MovePathRequest Request for MovePath.
 type MovePathRequest struct {
 	// DestinationPath To.
@@ -1825,6 +2014,27 @@ type PauseSandboxRequest struct {
 type PauseSandboxResponse struct {
 	// Sandbox The sandbox.
 	Sandbox *Sandbox `json:"sandbox,omitempty"`
+}
+
+// PlatformServer A server of the control plane.
+type PlatformServer struct {
+	// Address Its gRPC URL, as its peers reach it; empty on SQLite.
+	Address *string `json:"address,omitempty"`
+
+	// Answering It is the server that answered this call.
+	Answering *bool `json:"answering,omitempty"`
+
+	// DutiesLeader It holds the duties lease.
+	DutiesLeader *bool `json:"dutiesLeader,omitempty"`
+
+	// LastHeartbeatTime Its last heartbeat.
+	LastHeartbeatTime *time.Time `json:"lastHeartbeatTime,omitempty"`
+
+	// Live Its heartbeat is recent (within 5 s).
+	Live *bool `json:"live,omitempty"`
+
+	// ServerId Its id, chosen when it starts.
+	ServerId *string `json:"serverId,omitempty"`
 }
 
 // PrewarmImageRequest Request for PrewarmImage.
@@ -2853,6 +3063,45 @@ type WorkerCapacity struct {
 	Sandboxes *string `json:"sandboxes,omitempty"`
 }
 
+// WorkerSandbox A sandbox as its worker holds it, for platform admins.
+type WorkerSandbox struct {
+	// CreateTime When it was created.
+	CreateTime *time.Time `json:"createTime,omitempty"`
+
+	// Generation Its generation.
+	Generation *string `json:"generation,omitempty"`
+
+	// Image Its image.
+	Image *string `json:"image,omitempty"`
+
+	// Isolation Its isolation level.
+	Isolation *WorkerSandboxIsolation `json:"isolation,omitempty"`
+
+	// Resources What it holds.
+	Resources *Resources `json:"resources,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+
+	// State Its state.
+	State *WorkerSandboxState `json:"state,omitempty"`
+
+	// TenantId Its tenant.
+	TenantId *string `json:"tenantId,omitempty"`
+
+	// WorkerLossAction What happens to it if its worker is lost.
+	WorkerLossAction *WorkerSandboxWorkerLossAction `json:"workerLossAction,omitempty"`
+}
+
+// WorkerSandboxIsolation Its isolation level.
+type WorkerSandboxIsolation string
+
+// WorkerSandboxState Its state.
+type WorkerSandboxState string
+
+// WorkerSandboxWorkerLossAction What happens to it if its worker is lost.
+type WorkerSandboxWorkerLossAction string
+
 // WriteFileFinish The last message of a WriteFile stream. A stream that ends without it
 //
 //	(a client that went away: proxies may turn a cancelled stream into a
@@ -2928,6 +3177,15 @@ type AdminServiceListAuditEventsParams struct {
 
 	// EndTime Only events before this.
 	EndTime *time.Time `form:"endTime,omitempty" json:"endTime,omitempty"`
+}
+
+// AdminServiceListWorkerSandboxesParams defines parameters for AdminServiceListWorkerSandboxes.
+type AdminServiceListWorkerSandboxesParams struct {
+	// PageSize At most this many; 50 when unset, 500 at most.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken From a previous response.
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
 }
 
 // ImageServiceListImagesParams defines parameters for ImageServiceListImages.
@@ -3307,6 +3565,9 @@ type AuthServiceLoginJSONRequestBody = LoginRequest
 
 // AuthServiceLogoutJSONRequestBody defines body for AuthServiceLogout for application/json ContentType.
 type AuthServiceLogoutJSONRequestBody = LogoutRequest
+
+// AuthServiceChangePasswordJSONRequestBody defines body for AuthServiceChangePassword for application/json ContentType.
+type AuthServiceChangePasswordJSONRequestBody = ChangePasswordRequest
 
 // AuthServiceRefreshJSONRequestBody defines body for AuthServiceRefresh for application/json ContentType.
 type AuthServiceRefreshJSONRequestBody = RefreshRequest
@@ -3829,6 +4090,13 @@ type ClientInterface interface {
 	// Queries the audit log, newest first.
 	AdminServiceListAuditEvents(ctx context.Context, params *AdminServiceListAuditEventsParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminServiceGetPlatformMetrics performs a GET /v1/admin/metrics (the `AdminServiceGetPlatformMetrics` operationId) request.
+	//
+	// The platform's figures: the answering server's own counters, gauges
+	//  and histograms (those its ops listener exports to Prometheus), and
+	//  the sandboxes and workers by state, counted in the database.
+	AdminServiceGetPlatformMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminServiceReassignSandboxWithBody performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -3843,15 +4111,35 @@ type ClientInterface interface {
 	//  old worker's late writes are refused.
 	AdminServiceReassignSandbox(ctx context.Context, sandboxId string, body AdminServiceReassignSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminServiceListServers performs a GET /v1/admin/servers (the `AdminServiceListServers` operationId) request.
+	//
+	// Lists the servers sharing the database, and which holds the duties
+	//  (the autopilot, expiry). One server on SQLite.
+	AdminServiceListServers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminServiceListWorkers performs a GET /v1/admin/workers (the `AdminServiceListWorkers` operationId) request.
 	//
 	// Lists registered workers.
 	AdminServiceListWorkers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminServiceDeleteWorker performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
+	//
+	// Forgets a worker that is gone for good: one with no session (lost or
+	//  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
+	//  worker that registers again later is listed again.
+	AdminServiceDeleteWorker(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminServiceGetWorker performs a GET /v1/admin/workers/{workerId} (the `AdminServiceGetWorker` operationId) request.
 	//
 	// Returns one worker.
 	AdminServiceGetWorker(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AdminServiceListWorkerSandboxes performs a GET /v1/admin/workers/{workerId}/sandboxes (the `AdminServiceListWorkerSandboxes` operationId) request.
+	//
+	// Lists the sandboxes a worker holds, of every tenant, newest first
+	//  (deleted ones left out): what placement and moves need of each, not
+	//  what it holds (no env, labels, metadata or policy).
+	AdminServiceListWorkerSandboxes(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminServiceDrainWorkerWithBody performs a POST /v1/admin/workers/{workerId}:drain (the `AdminServiceDrainWorker` operationId) request,
 	// with any type of body and a specified content type.
@@ -3920,6 +4208,22 @@ type ClientInterface interface {
 	//
 	// Describes the caller's credential.
 	AuthServiceWhoAmI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthServiceChangePasswordWithBody performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Changes the signed-in user's own password, given the current one
+	//  (failures count toward the sign-in throttle). The user's refresh
+	//  tokens are revoked; browser sessions run to their expiry.
+	AuthServiceChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// AuthServiceChangePassword performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// Changes the signed-in user's own password, given the current one
+	//  (failures count toward the sign-in throttle). The user's refresh
+	//  tokens are revoked; browser sessions run to their expiry.
+	AuthServiceChangePassword(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthServiceRefreshWithBody performs a POST /v1/auth/refresh (the `AuthServiceRefresh` operationId) request,
 	// with any type of body and a specified content type.
@@ -4745,6 +5049,24 @@ func (c *Client) AdminServiceListAuditEvents(ctx context.Context, params *AdminS
 	return c.Client.Do(req)
 }
 
+// AdminServiceGetPlatformMetrics performs a GET /v1/admin/metrics (the `AdminServiceGetPlatformMetrics` operationId) request.
+//
+// The platform's figures: the answering server's own counters, gauges
+//
+//	and histograms (those its ops listener exports to Prometheus), and
+//	the sandboxes and workers by state, counted in the database.
+func (c *Client) AdminServiceGetPlatformMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminServiceGetPlatformMetricsRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminServiceReassignSandboxWithBody performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -4781,6 +5103,23 @@ func (c *Client) AdminServiceReassignSandbox(ctx context.Context, sandboxId stri
 	return c.Client.Do(req)
 }
 
+// AdminServiceListServers performs a GET /v1/admin/servers (the `AdminServiceListServers` operationId) request.
+//
+// Lists the servers sharing the database, and which holds the duties
+//
+//	(the autopilot, expiry). One server on SQLite.
+func (c *Client) AdminServiceListServers(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminServiceListServersRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminServiceListWorkers performs a GET /v1/admin/workers (the `AdminServiceListWorkers` operationId) request.
 //
 // Lists registered workers.
@@ -4796,11 +5135,47 @@ func (c *Client) AdminServiceListWorkers(ctx context.Context, reqEditors ...Requ
 	return c.Client.Do(req)
 }
 
+// AdminServiceDeleteWorker performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
+//
+// Forgets a worker that is gone for good: one with no session (lost or
+//
+//	offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
+//	worker that registers again later is listed again.
+func (c *Client) AdminServiceDeleteWorker(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminServiceDeleteWorkerRequest(c.Server, workerId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminServiceGetWorker performs a GET /v1/admin/workers/{workerId} (the `AdminServiceGetWorker` operationId) request.
 //
 // Returns one worker.
 func (c *Client) AdminServiceGetWorker(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminServiceGetWorkerRequest(c.Server, workerId)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AdminServiceListWorkerSandboxes performs a GET /v1/admin/workers/{workerId}/sandboxes (the `AdminServiceListWorkerSandboxes` operationId) request.
+//
+// Lists the sandboxes a worker holds, of every tenant, newest first
+//
+//	(deleted ones left out): what placement and moves need of each, not
+//	what it holds (no env, labels, metadata or policy).
+func (c *Client) AdminServiceListWorkerSandboxes(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminServiceListWorkerSandboxesRequest(c.Server, workerId, params)
 	if err != nil {
 		return nil, err
 	}
@@ -4971,6 +5346,44 @@ func (c *Client) AuthServiceLogout(ctx context.Context, body AuthServiceLogoutJS
 // Describes the caller's credential.
 func (c *Client) AuthServiceWhoAmI(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthServiceWhoAmIRequest(c.Server)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthServiceChangePasswordWithBody performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request,
+// with any type of body and a specified content type.
+//
+// Changes the signed-in user's own password, given the current one
+//
+//	(failures count toward the sign-in throttle). The user's refresh
+//	tokens are revoked; browser sessions run to their expiry.
+func (c *Client) AuthServiceChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthServiceChangePasswordRequestWithBody(c.Server, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// AuthServiceChangePassword performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// Changes the signed-in user's own password, given the current one
+//
+//	(failures count toward the sign-in throttle). The user's refresh
+//	tokens are revoked; browser sessions run to their expiry.
+func (c *Client) AuthServiceChangePassword(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAuthServiceChangePasswordRequest(c.Server, body)
 	if err != nil {
 		return nil, err
 	}
@@ -7242,6 +7655,33 @@ func NewAdminServiceListAuditEventsRequest(server string, params *AdminServiceLi
 	return req, nil
 }
 
+// NewAdminServiceGetPlatformMetricsRequest constructs an http.Request for the AdminServiceGetPlatformMetrics method
+func NewAdminServiceGetPlatformMetricsRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/metrics")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAdminServiceReassignSandboxRequest calls the generic AdminServiceReassignSandbox builder with application/json body
 func NewAdminServiceReassignSandboxRequest(server string, sandboxId string, body AdminServiceReassignSandboxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -7289,6 +7729,33 @@ func NewAdminServiceReassignSandboxRequestWithBody(server string, sandboxId stri
 	return req, nil
 }
 
+// NewAdminServiceListServersRequest constructs an http.Request for the AdminServiceListServers method
+func NewAdminServiceListServersRequest(server string) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/servers")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
 // NewAdminServiceListWorkersRequest constructs an http.Request for the AdminServiceListWorkers method
 func NewAdminServiceListWorkersRequest(server string) (*http.Request, error) {
 	var err error
@@ -7309,6 +7776,40 @@ func NewAdminServiceListWorkersRequest(server string) (*http.Request, error) {
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminServiceDeleteWorkerRequest constructs an http.Request for the AdminServiceDeleteWorker method
+func NewAdminServiceDeleteWorkerRequest(server string, workerId string) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workerId", workerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/workers/%s", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodDelete, queryURL.String(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -7340,6 +7841,79 @@ func NewAdminServiceGetWorkerRequest(server string, workerId string) (*http.Requ
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminServiceListWorkerSandboxesRequest constructs an http.Request for the AdminServiceListWorkerSandboxes method
+func NewAdminServiceListWorkerSandboxesRequest(server string, workerId string, params *AdminServiceListWorkerSandboxesParams) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "workerId", workerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/workers/%s/sandboxes", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -7567,6 +8141,46 @@ func NewAuthServiceWhoAmIRequest(server string) (*http.Request, error) {
 	if err != nil {
 		return nil, err
 	}
+
+	return req, nil
+}
+
+// NewAuthServiceChangePasswordRequest calls the generic AuthServiceChangePassword builder with application/json body
+func NewAuthServiceChangePasswordRequest(server string, body AuthServiceChangePasswordJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewAuthServiceChangePasswordRequestWithBody(server, "application/json", bodyReader)
+}
+
+// NewAuthServiceChangePasswordRequestWithBody constructs an http.Request for the AuthServiceChangePassword method, with any body, and a specified content type
+func NewAuthServiceChangePasswordRequestWithBody(server string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/auth/password")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
 
 	return req, nil
 }
@@ -12437,6 +13051,15 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	AdminServiceListAuditEventsWithResponse(ctx context.Context, params *AdminServiceListAuditEventsParams, reqEditors ...RequestEditorFn) (*AdminServiceListAuditEventsResponse, error)
 
+	// AdminServiceGetPlatformMetricsWithResponse performs a GET /v1/admin/metrics (the `AdminServiceGetPlatformMetrics` operationId) request.
+	//
+	// The platform's figures: the answering server's own counters, gauges
+	//  and histograms (those its ops listener exports to Prometheus), and
+	//  the sandboxes and workers by state, counted in the database.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AdminServiceGetPlatformMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminServiceGetPlatformMetricsResponse, error)
+
 	// AdminServiceReassignSandboxWithBodyWithResponse performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -12453,6 +13076,14 @@ type ClientWithResponsesInterface interface {
 	//  old worker's late writes are refused.
 	AdminServiceReassignSandboxWithResponse(ctx context.Context, sandboxId string, body AdminServiceReassignSandboxJSONRequestBody, reqEditors ...RequestEditorFn) (*AdminServiceReassignSandboxResponse, error)
 
+	// AdminServiceListServersWithResponse performs a GET /v1/admin/servers (the `AdminServiceListServers` operationId) request.
+	//
+	// Lists the servers sharing the database, and which holds the duties
+	//  (the autopilot, expiry). One server on SQLite.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AdminServiceListServersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminServiceListServersResponse, error)
+
 	// AdminServiceListWorkersWithResponse performs a GET /v1/admin/workers (the `AdminServiceListWorkers` operationId) request.
 	//
 	// Lists registered workers.
@@ -12460,12 +13091,30 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	AdminServiceListWorkersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminServiceListWorkersResponse, error)
 
+	// AdminServiceDeleteWorkerWithResponse performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
+	//
+	// Forgets a worker that is gone for good: one with no session (lost or
+	//  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
+	//  worker that registers again later is listed again.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AdminServiceDeleteWorkerWithResponse(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*AdminServiceDeleteWorkerResponse, error)
+
 	// AdminServiceGetWorkerWithResponse performs a GET /v1/admin/workers/{workerId} (the `AdminServiceGetWorker` operationId) request.
 	//
 	// Returns one worker.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	AdminServiceGetWorkerWithResponse(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*AdminServiceGetWorkerResponse, error)
+
+	// AdminServiceListWorkerSandboxesWithResponse performs a GET /v1/admin/workers/{workerId}/sandboxes (the `AdminServiceListWorkerSandboxes` operationId) request.
+	//
+	// Lists the sandboxes a worker holds, of every tenant, newest first
+	//  (deleted ones left out): what placement and moves need of each, not
+	//  what it holds (no env, labels, metadata or policy).
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AdminServiceListWorkerSandboxesWithResponse(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*AdminServiceListWorkerSandboxesResponse, error)
 
 	// AdminServiceDrainWorkerWithBodyWithResponse performs a POST /v1/admin/workers/{workerId}:drain (the `AdminServiceDrainWorker` operationId) request,
 	// with any type of body and a specified content type.
@@ -12546,6 +13195,24 @@ type ClientWithResponsesInterface interface {
 	//
 	// Returns a wrapper object for the known response body format(s).
 	AuthServiceWhoAmIWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AuthServiceWhoAmIResponse, error)
+
+	// AuthServiceChangePasswordWithBodyWithResponse performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// Changes the signed-in user's own password, given the current one
+	//  (failures count toward the sign-in throttle). The user's refresh
+	//  tokens are revoked; browser sessions run to their expiry.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AuthServiceChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error)
+
+	// AuthServiceChangePasswordWithResponse performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// Changes the signed-in user's own password, given the current one
+	//  (failures count toward the sign-in throttle). The user's refresh
+	//  tokens are revoked; browser sessions run to their expiry.
+	AuthServiceChangePasswordWithResponse(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error)
 
 	// AuthServiceRefreshWithBodyWithResponse performs a POST /v1/auth/refresh (the `AuthServiceRefresh` operationId) request,
 	// with any type of body and a specified content type.
@@ -13574,6 +14241,54 @@ func (r AdminServiceListAuditEventsResponse) ContentType() string {
 	return ""
 }
 
+type AdminServiceGetPlatformMetricsResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *GetPlatformMetricsResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminServiceGetPlatformMetricsResponse) GetJSON200() *GetPlatformMetricsResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AdminServiceGetPlatformMetricsResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminServiceGetPlatformMetricsResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminServiceGetPlatformMetricsResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminServiceGetPlatformMetricsResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminServiceGetPlatformMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type AdminServiceReassignSandboxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13616,6 +14331,54 @@ func (r AdminServiceReassignSandboxResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminServiceReassignSandboxResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminServiceListServersResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListServersResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminServiceListServersResponse) GetJSON200() *ListServersResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AdminServiceListServersResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminServiceListServersResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminServiceListServersResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminServiceListServersResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminServiceListServersResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -13670,6 +14433,54 @@ func (r AdminServiceListWorkersResponse) ContentType() string {
 	return ""
 }
 
+type AdminServiceDeleteWorkerResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *DeleteWorkerResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminServiceDeleteWorkerResponse) GetJSON200() *DeleteWorkerResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AdminServiceDeleteWorkerResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminServiceDeleteWorkerResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminServiceDeleteWorkerResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminServiceDeleteWorkerResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminServiceDeleteWorkerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type AdminServiceGetWorkerResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -13712,6 +14523,54 @@ func (r AdminServiceGetWorkerResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminServiceGetWorkerResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminServiceListWorkerSandboxesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListWorkerSandboxesResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminServiceListWorkerSandboxesResponse) GetJSON200() *ListWorkerSandboxesResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AdminServiceListWorkerSandboxesResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminServiceListWorkerSandboxesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminServiceListWorkerSandboxesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminServiceListWorkerSandboxesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminServiceListWorkerSandboxesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -14000,6 +14859,54 @@ func (r AuthServiceWhoAmIResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AuthServiceWhoAmIResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AuthServiceChangePasswordResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ChangePasswordResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AuthServiceChangePasswordResponse) GetJSON200() *ChangePasswordResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AuthServiceChangePasswordResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AuthServiceChangePasswordResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AuthServiceChangePasswordResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AuthServiceChangePasswordResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AuthServiceChangePasswordResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -18008,6 +18915,22 @@ func (c *ClientWithResponses) AdminServiceListAuditEventsWithResponse(ctx contex
 	return ParseAdminServiceListAuditEventsResponse(rsp)
 }
 
+// AdminServiceGetPlatformMetricsWithResponse performs a GET /v1/admin/metrics (the `AdminServiceGetPlatformMetrics` operationId) request.
+//
+// The platform's figures: the answering server's own counters, gauges
+//
+//	and histograms (those its ops listener exports to Prometheus), and
+//	the sandboxes and workers by state, counted in the database.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AdminServiceGetPlatformMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminServiceGetPlatformMetricsResponse, error) {
+	rsp, err := c.AdminServiceGetPlatformMetrics(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminServiceGetPlatformMetricsResponse(rsp)
+}
+
 // AdminServiceReassignSandboxWithBodyWithResponse performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -18038,6 +18961,21 @@ func (c *ClientWithResponses) AdminServiceReassignSandboxWithResponse(ctx contex
 	return ParseAdminServiceReassignSandboxResponse(rsp)
 }
 
+// AdminServiceListServersWithResponse performs a GET /v1/admin/servers (the `AdminServiceListServers` operationId) request.
+//
+// Lists the servers sharing the database, and which holds the duties
+//
+//	(the autopilot, expiry). One server on SQLite.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AdminServiceListServersWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminServiceListServersResponse, error) {
+	rsp, err := c.AdminServiceListServers(ctx, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminServiceListServersResponse(rsp)
+}
+
 // AdminServiceListWorkersWithResponse performs a GET /v1/admin/workers (the `AdminServiceListWorkers` operationId) request.
 //
 // Lists registered workers.
@@ -18051,6 +18989,22 @@ func (c *ClientWithResponses) AdminServiceListWorkersWithResponse(ctx context.Co
 	return ParseAdminServiceListWorkersResponse(rsp)
 }
 
+// AdminServiceDeleteWorkerWithResponse performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
+//
+// Forgets a worker that is gone for good: one with no session (lost or
+//
+//	offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
+//	worker that registers again later is listed again.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AdminServiceDeleteWorkerWithResponse(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*AdminServiceDeleteWorkerResponse, error) {
+	rsp, err := c.AdminServiceDeleteWorker(ctx, workerId, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminServiceDeleteWorkerResponse(rsp)
+}
+
 // AdminServiceGetWorkerWithResponse performs a GET /v1/admin/workers/{workerId} (the `AdminServiceGetWorker` operationId) request.
 //
 // Returns one worker.
@@ -18062,6 +19016,22 @@ func (c *ClientWithResponses) AdminServiceGetWorkerWithResponse(ctx context.Cont
 		return nil, err
 	}
 	return ParseAdminServiceGetWorkerResponse(rsp)
+}
+
+// AdminServiceListWorkerSandboxesWithResponse performs a GET /v1/admin/workers/{workerId}/sandboxes (the `AdminServiceListWorkerSandboxes` operationId) request.
+//
+// Lists the sandboxes a worker holds, of every tenant, newest first
+//
+//	(deleted ones left out): what placement and moves need of each, not
+//	what it holds (no env, labels, metadata or policy).
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AdminServiceListWorkerSandboxesWithResponse(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*AdminServiceListWorkerSandboxesResponse, error) {
+	rsp, err := c.AdminServiceListWorkerSandboxes(ctx, workerId, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminServiceListWorkerSandboxesResponse(rsp)
 }
 
 // AdminServiceDrainWorkerWithBodyWithResponse performs a POST /v1/admin/workers/{workerId}:drain (the `AdminServiceDrainWorker` operationId) request,
@@ -18204,6 +19174,38 @@ func (c *ClientWithResponses) AuthServiceWhoAmIWithResponse(ctx context.Context,
 		return nil, err
 	}
 	return ParseAuthServiceWhoAmIResponse(rsp)
+}
+
+// AuthServiceChangePasswordWithBodyWithResponse performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request,
+// with any type of body and a specified content type.
+//
+// Changes the signed-in user's own password, given the current one
+//
+//	(failures count toward the sign-in throttle). The user's refresh
+//	tokens are revoked; browser sessions run to their expiry.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AuthServiceChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error) {
+	rsp, err := c.AuthServiceChangePasswordWithBody(ctx, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthServiceChangePasswordResponse(rsp)
+}
+
+// AuthServiceChangePasswordWithResponse performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// Changes the signed-in user's own password, given the current one
+//
+//	(failures count toward the sign-in throttle). The user's refresh
+//	tokens are revoked; browser sessions run to their expiry.
+func (c *ClientWithResponses) AuthServiceChangePasswordWithResponse(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error) {
+	rsp, err := c.AuthServiceChangePassword(ctx, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAuthServiceChangePasswordResponse(rsp)
 }
 
 // AuthServiceRefreshWithBodyWithResponse performs a POST /v1/auth/refresh (the `AuthServiceRefresh` operationId) request,
@@ -20024,6 +21026,39 @@ func ParseAdminServiceListAuditEventsResponse(rsp *http.Response) (*AdminService
 	return response, nil
 }
 
+// ParseAdminServiceGetPlatformMetricsResponse parses an HTTP response from a AdminServiceGetPlatformMetricsWithResponse call
+func ParseAdminServiceGetPlatformMetricsResponse(rsp *http.Response) (*AdminServiceGetPlatformMetricsResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminServiceGetPlatformMetricsResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest GetPlatformMetricsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseAdminServiceReassignSandboxResponse parses an HTTP response from a AdminServiceReassignSandboxWithResponse call
 func ParseAdminServiceReassignSandboxResponse(rsp *http.Response) (*AdminServiceReassignSandboxResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20040,6 +21075,39 @@ func ParseAdminServiceReassignSandboxResponse(rsp *http.Response) (*AdminService
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest ReassignSandboxResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminServiceListServersResponse parses an HTTP response from a AdminServiceListServersWithResponse call
+func ParseAdminServiceListServersResponse(rsp *http.Response) (*AdminServiceListServersResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminServiceListServersResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListServersResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20090,6 +21158,39 @@ func ParseAdminServiceListWorkersResponse(rsp *http.Response) (*AdminServiceList
 	return response, nil
 }
 
+// ParseAdminServiceDeleteWorkerResponse parses an HTTP response from a AdminServiceDeleteWorkerWithResponse call
+func ParseAdminServiceDeleteWorkerResponse(rsp *http.Response) (*AdminServiceDeleteWorkerResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminServiceDeleteWorkerResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest DeleteWorkerResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
 // ParseAdminServiceGetWorkerResponse parses an HTTP response from a AdminServiceGetWorkerWithResponse call
 func ParseAdminServiceGetWorkerResponse(rsp *http.Response) (*AdminServiceGetWorkerResponse, error) {
 	bodyBytes, err := io.ReadAll(rsp.Body)
@@ -20106,6 +21207,39 @@ func ParseAdminServiceGetWorkerResponse(rsp *http.Response) (*AdminServiceGetWor
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest GetWorkerResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminServiceListWorkerSandboxesResponse parses an HTTP response from a AdminServiceListWorkerSandboxesWithResponse call
+func ParseAdminServiceListWorkerSandboxesResponse(rsp *http.Response) (*AdminServiceListWorkerSandboxesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminServiceListWorkerSandboxesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListWorkerSandboxesResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -20304,6 +21438,39 @@ func ParseAuthServiceWhoAmIResponse(rsp *http.Response) (*AuthServiceWhoAmIRespo
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest WhoAmIResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAuthServiceChangePasswordResponse parses an HTTP response from a AuthServiceChangePasswordWithResponse call
+func ParseAuthServiceChangePasswordResponse(rsp *http.Response) (*AuthServiceChangePasswordResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AuthServiceChangePasswordResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ChangePasswordResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}

@@ -187,3 +187,25 @@ pub async fn access_token(app: &App, p: &crate::auth::Principal, id: &str) -> Re
     }
     app.preview().sandbox_token(&row.id, &row.tenant_id)
 }
+
+/// The sandboxes recorded on a worker, of every tenant, newest first,
+/// deleted ones left out: `limit + 1` rows from `offset` (for `paged`).
+/// For platform admins only (the access table says so): it crosses
+/// tenants, so its caller gives out what placement needs, not contents.
+pub async fn on_worker(
+    app: &App,
+    worker_id: &str,
+    offset: u64,
+    limit: u64,
+) -> Result<Vec<sandbox::Model>> {
+    crate::domain::workers::get(app, worker_id).await?;
+    Ok(sandbox::Entity::find()
+        .filter(sandbox::Column::WorkerId.eq(worker_id))
+        .filter(sandbox::Column::State.ne(SandboxState::Deleted.as_str()))
+        .order_by_desc(sandbox::Column::CreatedAt)
+        .order_by_desc(sandbox::Column::Id)
+        .offset(offset)
+        .limit(limit + 1)
+        .all(app.db())
+        .await?)
+}

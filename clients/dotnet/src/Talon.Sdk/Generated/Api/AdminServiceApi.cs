@@ -33,6 +33,27 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
+        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <returns>Object</returns>
+        Object AdminServiceDeleteWorker(string workerId);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <returns>ApiResponse of Object</returns>
+        ApiResponse<Object> AdminServiceDeleteWorkerWithHttpInfo(string workerId);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
         /// Stops placing new sandboxes on a worker; or, with &#x60;undrain&#x60;, resumes.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -52,6 +73,25 @@ namespace TalonGenerated.Api
         /// <param name="drainWorkerRequest"></param>
         /// <returns>ApiResponse of DrainWorkerResponse</returns>
         ApiResponse<DrainWorkerResponse> AdminServiceDrainWorkerWithHttpInfo(string workerId, DrainWorkerRequest drainWorkerRequest);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>GetPlatformMetricsResponse</returns>
+        GetPlatformMetricsResponse AdminServiceGetPlatformMetrics();
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>ApiResponse of GetPlatformMetricsResponse</returns>
+        ApiResponse<GetPlatformMetricsResponse> AdminServiceGetPlatformMetricsWithHttpInfo();
         /// <summary>
         /// 
         /// </summary>
@@ -112,6 +152,50 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
+        /// Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>ListServersResponse</returns>
+        ListServersResponse AdminServiceListServers();
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>ApiResponse of ListServersResponse</returns>
+        ApiResponse<ListServersResponse> AdminServiceListServersWithHttpInfo();
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <returns>ListWorkerSandboxesResponse</returns>
+        ListWorkerSandboxesResponse AdminServiceListWorkerSandboxes(string workerId, int? pageSize = default, string pageToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <returns>ApiResponse of ListWorkerSandboxesResponse</returns>
+        ApiResponse<ListWorkerSandboxesResponse> AdminServiceListWorkerSandboxesWithHttpInfo(string workerId, int? pageSize = default, string pageToken = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
         /// Lists registered workers.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -163,6 +247,29 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
+        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of Object</returns>
+        System.Threading.Tasks.Task<Object> AdminServiceDeleteWorkerAsync(string workerId, System.Threading.CancellationToken cancellationToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (Object)</returns>
+        System.Threading.Tasks.Task<ApiResponse<Object>> AdminServiceDeleteWorkerWithHttpInfoAsync(string workerId, System.Threading.CancellationToken cancellationToken = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
         /// Stops placing new sandboxes on a worker; or, with &#x60;undrain&#x60;, resumes.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -184,6 +291,27 @@ namespace TalonGenerated.Api
         /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
         /// <returns>Task of ApiResponse (DrainWorkerResponse)</returns>
         System.Threading.Tasks.Task<ApiResponse<DrainWorkerResponse>> AdminServiceDrainWorkerWithHttpInfoAsync(string workerId, DrainWorkerRequest drainWorkerRequest, System.Threading.CancellationToken cancellationToken = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of GetPlatformMetricsResponse</returns>
+        System.Threading.Tasks.Task<GetPlatformMetricsResponse> AdminServiceGetPlatformMetricsAsync(System.Threading.CancellationToken cancellationToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (GetPlatformMetricsResponse)</returns>
+        System.Threading.Tasks.Task<ApiResponse<GetPlatformMetricsResponse>> AdminServiceGetPlatformMetricsWithHttpInfoAsync(System.Threading.CancellationToken cancellationToken = default);
         /// <summary>
         /// 
         /// </summary>
@@ -244,6 +372,54 @@ namespace TalonGenerated.Api
         /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
         /// <returns>Task of ApiResponse (ListAuditEventsResponse)</returns>
         System.Threading.Tasks.Task<ApiResponse<ListAuditEventsResponse>> AdminServiceListAuditEventsWithHttpInfoAsync(int? pageSize = default, string pageToken = default, string tenantId = default, string actorId = default, string method = default, string resourceId = default, DateTimeOffset? startTime = default, DateTimeOffset? endTime = default, System.Threading.CancellationToken cancellationToken = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ListServersResponse</returns>
+        System.Threading.Tasks.Task<ListServersResponse> AdminServiceListServersAsync(System.Threading.CancellationToken cancellationToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (ListServersResponse)</returns>
+        System.Threading.Tasks.Task<ApiResponse<ListServersResponse>> AdminServiceListServersWithHttpInfoAsync(System.Threading.CancellationToken cancellationToken = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ListWorkerSandboxesResponse</returns>
+        System.Threading.Tasks.Task<ListWorkerSandboxesResponse> AdminServiceListWorkerSandboxesAsync(string workerId, int? pageSize = default, string pageToken = default, System.Threading.CancellationToken cancellationToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (ListWorkerSandboxesResponse)</returns>
+        System.Threading.Tasks.Task<ApiResponse<ListWorkerSandboxesResponse>> AdminServiceListWorkerSandboxesWithHttpInfoAsync(string workerId, int? pageSize = default, string pageToken = default, System.Threading.CancellationToken cancellationToken = default);
         /// <summary>
         /// 
         /// </summary>
@@ -504,6 +680,145 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
+        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <returns>Object</returns>
+        public Object AdminServiceDeleteWorker(string workerId)
+        {
+            TalonGenerated.Client.ApiResponse<Object> localVarResponse = AdminServiceDeleteWorkerWithHttpInfo(workerId);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <returns>ApiResponse of Object</returns>
+        public TalonGenerated.Client.ApiResponse<Object> AdminServiceDeleteWorkerWithHttpInfo(string workerId)
+        {
+            // verify the required parameter 'workerId' is set
+            if (workerId == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'workerId' when calling AdminServiceApi->AdminServiceDeleteWorker");
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.PathParameters.Add("workerId", TalonGenerated.Client.ClientUtils.ParameterToString(workerId)); // path parameter
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+            var localVarResponse = this.Client.Delete<Object>("/v1/admin/workers/{workerId}", localVarRequestOptions, this.Configuration);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceDeleteWorker", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of Object</returns>
+        public async System.Threading.Tasks.Task<Object> AdminServiceDeleteWorkerAsync(string workerId, System.Threading.CancellationToken cancellationToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<Object> localVarResponse = await AdminServiceDeleteWorkerWithHttpInfoAsync(workerId, cancellationToken).ConfigureAwait(false);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (Object)</returns>
+        public async System.Threading.Tasks.Task<TalonGenerated.Client.ApiResponse<Object>> AdminServiceDeleteWorkerWithHttpInfoAsync(string workerId, System.Threading.CancellationToken cancellationToken = default)
+        {
+            // verify the required parameter 'workerId' is set
+            if (workerId == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'workerId' when calling AdminServiceApi->AdminServiceDeleteWorker");
+
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.PathParameters.Add("workerId", TalonGenerated.Client.ClientUtils.ParameterToString(workerId)); // path parameter
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+
+            var localVarResponse = await this.AsynchronousClient.DeleteAsync<Object>("/v1/admin/workers/{workerId}", localVarRequestOptions, this.Configuration, cancellationToken).ConfigureAwait(false);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceDeleteWorker", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
         ///  Stops placing new sandboxes on a worker; or, with &#x60;undrain&#x60;, resumes.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -652,6 +967,131 @@ namespace TalonGenerated.Api
             if (this.ExceptionFactory != null)
             {
                 Exception _exception = this.ExceptionFactory("AdminServiceDrainWorker", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>GetPlatformMetricsResponse</returns>
+        public GetPlatformMetricsResponse AdminServiceGetPlatformMetrics()
+        {
+            TalonGenerated.Client.ApiResponse<GetPlatformMetricsResponse> localVarResponse = AdminServiceGetPlatformMetricsWithHttpInfo();
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>ApiResponse of GetPlatformMetricsResponse</returns>
+        public TalonGenerated.Client.ApiResponse<GetPlatformMetricsResponse> AdminServiceGetPlatformMetricsWithHttpInfo()
+        {
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+            var localVarResponse = this.Client.Get<GetPlatformMetricsResponse>("/v1/admin/metrics", localVarRequestOptions, this.Configuration);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceGetPlatformMetrics", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of GetPlatformMetricsResponse</returns>
+        public async System.Threading.Tasks.Task<GetPlatformMetricsResponse> AdminServiceGetPlatformMetricsAsync(System.Threading.CancellationToken cancellationToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<GetPlatformMetricsResponse> localVarResponse = await AdminServiceGetPlatformMetricsWithHttpInfoAsync(cancellationToken).ConfigureAwait(false);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  The platform&#39;s figures: the answering server&#39;s own counters, gauges  and histograms (those its ops listener exports to Prometheus), and  the sandboxes and workers by state, counted in the database.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (GetPlatformMetricsResponse)</returns>
+        public async System.Threading.Tasks.Task<TalonGenerated.Client.ApiResponse<GetPlatformMetricsResponse>> AdminServiceGetPlatformMetricsWithHttpInfoAsync(System.Threading.CancellationToken cancellationToken = default)
+        {
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+
+            var localVarResponse = await this.AsynchronousClient.GetAsync<GetPlatformMetricsResponse>("/v1/admin/metrics", localVarRequestOptions, this.Configuration, cancellationToken).ConfigureAwait(false);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceGetPlatformMetrics", localVarResponse);
                 if (_exception != null) throw _exception;
             }
 
@@ -1012,6 +1452,294 @@ namespace TalonGenerated.Api
             if (this.ExceptionFactory != null)
             {
                 Exception _exception = this.ExceptionFactory("AdminServiceListAuditEvents", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>ListServersResponse</returns>
+        public ListServersResponse AdminServiceListServers()
+        {
+            TalonGenerated.Client.ApiResponse<ListServersResponse> localVarResponse = AdminServiceListServersWithHttpInfo();
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <returns>ApiResponse of ListServersResponse</returns>
+        public TalonGenerated.Client.ApiResponse<ListServersResponse> AdminServiceListServersWithHttpInfo()
+        {
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+            var localVarResponse = this.Client.Get<ListServersResponse>("/v1/admin/servers", localVarRequestOptions, this.Configuration);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceListServers", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ListServersResponse</returns>
+        public async System.Threading.Tasks.Task<ListServersResponse> AdminServiceListServersAsync(System.Threading.CancellationToken cancellationToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<ListServersResponse> localVarResponse = await AdminServiceListServersWithHttpInfoAsync(cancellationToken).ConfigureAwait(false);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (ListServersResponse)</returns>
+        public async System.Threading.Tasks.Task<TalonGenerated.Client.ApiResponse<ListServersResponse>> AdminServiceListServersWithHttpInfoAsync(System.Threading.CancellationToken cancellationToken = default)
+        {
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+
+            var localVarResponse = await this.AsynchronousClient.GetAsync<ListServersResponse>("/v1/admin/servers", localVarRequestOptions, this.Configuration, cancellationToken).ConfigureAwait(false);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceListServers", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <returns>ListWorkerSandboxesResponse</returns>
+        public ListWorkerSandboxesResponse AdminServiceListWorkerSandboxes(string workerId, int? pageSize = default, string pageToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<ListWorkerSandboxesResponse> localVarResponse = AdminServiceListWorkerSandboxesWithHttpInfo(workerId, pageSize, pageToken);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <returns>ApiResponse of ListWorkerSandboxesResponse</returns>
+        public TalonGenerated.Client.ApiResponse<ListWorkerSandboxesResponse> AdminServiceListWorkerSandboxesWithHttpInfo(string workerId, int? pageSize = default, string pageToken = default)
+        {
+            // verify the required parameter 'workerId' is set
+            if (workerId == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'workerId' when calling AdminServiceApi->AdminServiceListWorkerSandboxes");
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.PathParameters.Add("workerId", TalonGenerated.Client.ClientUtils.ParameterToString(workerId)); // path parameter
+            if (pageSize != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageSize", pageSize));
+            }
+            if (pageToken != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageToken", pageToken));
+            }
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+            var localVarResponse = this.Client.Get<ListWorkerSandboxesResponse>("/v1/admin/workers/{workerId}/sandboxes", localVarRequestOptions, this.Configuration);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceListWorkerSandboxes", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ListWorkerSandboxesResponse</returns>
+        public async System.Threading.Tasks.Task<ListWorkerSandboxesResponse> AdminServiceListWorkerSandboxesAsync(string workerId, int? pageSize = default, string pageToken = default, System.Threading.CancellationToken cancellationToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<ListWorkerSandboxesResponse> localVarResponse = await AdminServiceListWorkerSandboxesWithHttpInfoAsync(workerId, pageSize, pageToken, cancellationToken).ConfigureAwait(false);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="workerId">The worker.</param>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (ListWorkerSandboxesResponse)</returns>
+        public async System.Threading.Tasks.Task<TalonGenerated.Client.ApiResponse<ListWorkerSandboxesResponse>> AdminServiceListWorkerSandboxesWithHttpInfoAsync(string workerId, int? pageSize = default, string pageToken = default, System.Threading.CancellationToken cancellationToken = default)
+        {
+            // verify the required parameter 'workerId' is set
+            if (workerId == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'workerId' when calling AdminServiceApi->AdminServiceListWorkerSandboxes");
+
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.PathParameters.Add("workerId", TalonGenerated.Client.ClientUtils.ParameterToString(workerId)); // path parameter
+            if (pageSize != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageSize", pageSize));
+            }
+            if (pageToken != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageToken", pageToken));
+            }
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+
+            var localVarResponse = await this.AsynchronousClient.GetAsync<ListWorkerSandboxesResponse>("/v1/admin/workers/{workerId}/sandboxes", localVarRequestOptions, this.Configuration, cancellationToken).ConfigureAwait(false);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceListWorkerSandboxes", localVarResponse);
                 if (_exception != null) throw _exception;
             }
 

@@ -33,6 +33,27 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <returns>Object</returns>
+        Object AuthServiceChangePassword(ChangePasswordRequest changePasswordRequest);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <returns>ApiResponse of Object</returns>
+        ApiResponse<Object> AuthServiceChangePasswordWithHttpInfo(ChangePasswordRequest changePasswordRequest);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
         /// Starts a browser session from an email and password. Over REST the  gateway puts the session into a &#x60;__Host-talon-session&#x60; cookie  (HttpOnly, Secure, SameSite&#x3D;Lax) and blanks &#x60;session_token&#x60; in the  body; every state-changing call authenticated by that cookie must then  carry &#x60;csrf_token&#x60; in an &#x60;X-CSRF-Token&#x60; header, and a foreign &#x60;Origin&#x60;  is refused. Unauthenticated.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -160,6 +181,29 @@ namespace TalonGenerated.Api
     internal interface IAuthServiceApiAsync : IApiAccessor
     {
         #region Asynchronous Operations
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of Object</returns>
+        System.Threading.Tasks.Task<Object> AuthServiceChangePasswordAsync(ChangePasswordRequest changePasswordRequest, System.Threading.CancellationToken cancellationToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (Object)</returns>
+        System.Threading.Tasks.Task<ApiResponse<Object>> AuthServiceChangePasswordWithHttpInfoAsync(ChangePasswordRequest changePasswordRequest, System.Threading.CancellationToken cancellationToken = default);
         /// <summary>
         /// 
         /// </summary>
@@ -505,6 +549,147 @@ namespace TalonGenerated.Api
                 return _exceptionFactory;
             }
             set { _exceptionFactory = value; }
+        }
+
+        /// <summary>
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <returns>Object</returns>
+        public Object AuthServiceChangePassword(ChangePasswordRequest changePasswordRequest)
+        {
+            TalonGenerated.Client.ApiResponse<Object> localVarResponse = AuthServiceChangePasswordWithHttpInfo(changePasswordRequest);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <returns>ApiResponse of Object</returns>
+        public TalonGenerated.Client.ApiResponse<Object> AuthServiceChangePasswordWithHttpInfo(ChangePasswordRequest changePasswordRequest)
+        {
+            // verify the required parameter 'changePasswordRequest' is set
+            if (changePasswordRequest == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'changePasswordRequest' when calling AuthServiceApi->AuthServiceChangePassword");
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+                "application/json"
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.Data = changePasswordRequest;
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+            var localVarResponse = this.Client.Post<Object>("/v1/auth/password", localVarRequestOptions, this.Configuration);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AuthServiceChangePassword", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of Object</returns>
+        public async System.Threading.Tasks.Task<Object> AuthServiceChangePasswordAsync(ChangePasswordRequest changePasswordRequest, System.Threading.CancellationToken cancellationToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<Object> localVarResponse = await AuthServiceChangePasswordWithHttpInfoAsync(changePasswordRequest, cancellationToken).ConfigureAwait(false);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="changePasswordRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (Object)</returns>
+        public async System.Threading.Tasks.Task<TalonGenerated.Client.ApiResponse<Object>> AuthServiceChangePasswordWithHttpInfoAsync(ChangePasswordRequest changePasswordRequest, System.Threading.CancellationToken cancellationToken = default)
+        {
+            // verify the required parameter 'changePasswordRequest' is set
+            if (changePasswordRequest == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'changePasswordRequest' when calling AuthServiceApi->AuthServiceChangePassword");
+
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+                "application/json"
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.Data = changePasswordRequest;
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+
+            var localVarResponse = await this.AsynchronousClient.PostAsync<Object>("/v1/auth/password", localVarRequestOptions, this.Configuration, cancellationToken).ConfigureAwait(false);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AuthServiceChangePassword", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
         }
 
         /// <summary>

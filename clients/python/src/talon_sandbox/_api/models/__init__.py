@@ -14,6 +14,8 @@ from .browser import Browser
 from .browser_state import BrowserState
 from .cancel_agent_run_request import CancelAgentRunRequest
 from .cancel_agent_run_response import CancelAgentRunResponse
+from .change_password_request import ChangePasswordRequest
+from .change_password_response import ChangePasswordResponse
 from .close_process_stdin_request import CloseProcessStdinRequest
 from .close_process_stdin_response import CloseProcessStdinResponse
 from .code_completed import CodeCompleted
@@ -60,6 +62,7 @@ from .delete_secret_response import DeleteSecretResponse
 from .delete_snapshot_response import DeleteSnapshotResponse
 from .delete_user_response import DeleteUserResponse
 from .delete_volume_response import DeleteVolumeResponse
+from .delete_worker_response import DeleteWorkerResponse
 from .drain_worker_request import DrainWorkerRequest
 from .drain_worker_response import DrainWorkerResponse
 from .file_info import FileInfo
@@ -69,6 +72,13 @@ from .fork_sandbox_request import ForkSandboxRequest
 from .fork_sandbox_response import ForkSandboxResponse
 from .get_browser_response import GetBrowserResponse
 from .get_image_response import GetImageResponse
+from .get_platform_metrics_response import GetPlatformMetricsResponse
+from .get_platform_metrics_response_sandboxes_by_state import (
+    GetPlatformMetricsResponseSandboxesByState,
+)
+from .get_platform_metrics_response_workers_by_state import (
+    GetPlatformMetricsResponseWorkersByState,
+)
 from .get_process_logs_response import GetProcessLogsResponse
 from .get_sandbox_metrics_response import GetSandboxMetricsResponse
 from .get_sandbox_response import GetSandboxResponse
@@ -94,10 +104,12 @@ from .list_ports_response import ListPortsResponse
 from .list_processes_response import ListProcessesResponse
 from .list_sandboxes_response import ListSandboxesResponse
 from .list_secrets_response import ListSecretsResponse
+from .list_servers_response import ListServersResponse
 from .list_snapshots_response import ListSnapshotsResponse
 from .list_tenants_response import ListTenantsResponse
 from .list_users_response import ListUsersResponse
 from .list_volumes_response import ListVolumesResponse
+from .list_worker_sandboxes_response import ListWorkerSandboxesResponse
 from .list_workers_response import ListWorkersResponse
 from .listening_port import ListeningPort
 from .log_entry import LogEntry
@@ -108,12 +120,17 @@ from .logout_request import LogoutRequest
 from .logout_response import LogoutResponse
 from .make_dir_request import MakeDirRequest
 from .make_dir_response import MakeDirResponse
+from .metric_family import MetricFamily
+from .metric_family_kind import MetricFamilyKind
+from .metric_sample import MetricSample
+from .metric_sample_labels import MetricSampleLabels
 from .move_path_request import MovePathRequest
 from .move_path_response import MovePathResponse
 from .network_policy import NetworkPolicy
 from .network_policy_mode import NetworkPolicyMode
 from .pause_sandbox_request import PauseSandboxRequest
 from .pause_sandbox_response import PauseSandboxResponse
+from .platform_server import PlatformServer
 from .prewarm_image_request import PrewarmImageRequest
 from .prewarm_image_response import PrewarmImageResponse
 from .process_event import ProcessEvent
@@ -213,6 +230,10 @@ from .who_am_i_response_role import WhoAmIResponseRole
 from .worker import Worker
 from .worker_capacity import WorkerCapacity
 from .worker_failover_scope import WorkerFailoverScope
+from .worker_sandbox import WorkerSandbox
+from .worker_sandbox_isolation import WorkerSandboxIsolation
+from .worker_sandbox_state import WorkerSandboxState
+from .worker_sandbox_worker_loss_action import WorkerSandboxWorkerLossAction
 from .worker_state import WorkerState
 from .write_file_finish import WriteFileFinish
 from .write_file_header import WriteFileHeader
@@ -234,6 +255,8 @@ __all__ = (
     "BrowserState",
     "CancelAgentRunRequest",
     "CancelAgentRunResponse",
+    "ChangePasswordRequest",
+    "ChangePasswordResponse",
     "CloseProcessStdinRequest",
     "CloseProcessStdinResponse",
     "CodeCompleted",
@@ -280,6 +303,7 @@ __all__ = (
     "DeleteSnapshotResponse",
     "DeleteUserResponse",
     "DeleteVolumeResponse",
+    "DeleteWorkerResponse",
     "DrainWorkerRequest",
     "DrainWorkerResponse",
     "FileInfo",
@@ -289,6 +313,9 @@ __all__ = (
     "ForkSandboxResponse",
     "GetBrowserResponse",
     "GetImageResponse",
+    "GetPlatformMetricsResponse",
+    "GetPlatformMetricsResponseSandboxesByState",
+    "GetPlatformMetricsResponseWorkersByState",
     "GetProcessLogsResponse",
     "GetSandboxMetricsResponse",
     "GetSandboxResponse",
@@ -315,10 +342,12 @@ __all__ = (
     "ListProcessesResponse",
     "ListSandboxesResponse",
     "ListSecretsResponse",
+    "ListServersResponse",
     "ListSnapshotsResponse",
     "ListTenantsResponse",
     "ListUsersResponse",
     "ListVolumesResponse",
+    "ListWorkerSandboxesResponse",
     "ListWorkersResponse",
     "LogEntry",
     "LogEntryStream",
@@ -328,12 +357,17 @@ __all__ = (
     "LogoutResponse",
     "MakeDirRequest",
     "MakeDirResponse",
+    "MetricFamily",
+    "MetricFamilyKind",
+    "MetricSample",
+    "MetricSampleLabels",
     "MovePathRequest",
     "MovePathResponse",
     "NetworkPolicy",
     "NetworkPolicyMode",
     "PauseSandboxRequest",
     "PauseSandboxResponse",
+    "PlatformServer",
     "PrewarmImageRequest",
     "PrewarmImageResponse",
     "ProcessEvent",
@@ -427,6 +461,10 @@ __all__ = (
     "Worker",
     "WorkerCapacity",
     "WorkerFailoverScope",
+    "WorkerSandbox",
+    "WorkerSandboxIsolation",
+    "WorkerSandboxState",
+    "WorkerSandboxWorkerLossAction",
     "WorkerState",
     "WriteFileFinish",
     "WriteFileHeader",
