@@ -208,6 +208,7 @@ const ADMIN_PAGES = [
   "admin-tenants",
   "admin-tenant",
   "admin-audit",
+  "admin-metrics",
 ];
 const admins = [];
 after(async () => {
@@ -266,7 +267,7 @@ async function adminTour(o, at) {
     await at("admin-workers", page);
     await page.getByLabel("Sandbox id").fill(sbx.sandboxId);
     await page.getByRole("button", { name: "Choose a worker…" }).click();
-    await page.getByRole("dialog", { name: `Move ${sbx.sandboxId}` }).getByText("It is not in your tenant", { exact: false }).waitFor();
+    await page.getByRole("dialog", { name: `Move ${sbx.sandboxId}` }).getByText("of tenant", { exact: false }).waitFor();
     await at("admin-move-dialog", page);
     await closeDialog(`Move ${sbx.sandboxId}`);
 
@@ -282,6 +283,11 @@ async function adminTour(o, at) {
     await page.getByRole("heading", { level: 1, name: "Audit log" }).waitFor();
     await page.getByRole("table", { name: "Audit records" }).locator("tbody tr td").first().waitFor();
     await at("admin-audit", page);
+
+    await page.getByRole("navigation", { name: "Admin sections" }).getByRole("link", { name: "Metrics" }).click();
+    await page.getByRole("heading", { level: 1, name: "Platform metrics" }).waitFor();
+    await page.getByRole("region", { name: "Sandboxes now" }).locator("dd").first().waitFor();
+    await at("admin-metrics", page);
     assert.deepEqual(problems.errors, []);
     assert.deepEqual(problems.csp, []);
   } catch (e) {

@@ -3,7 +3,9 @@
 // workers page, and moves a stopped sandbox onto it through the move
 // dialog (which lists only the workers that may take it); REST confirms
 // each change. The audit page then shows those actions, its filters (in
-// the address) narrowing to them. Needs a second worker: TALON_BIN,
+// the address) narrowing to them. Once stopped and holding nothing, the
+// worker is forgotten from the workers page (a connected one is refused),
+// so the platform is left as the test found it. Needs a second worker: TALON_BIN,
 // TALON_GRPC_URL, TALON_DATA_DIR (see lib.mjs, workerSkip).
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +16,7 @@ import {
   launch,
   mainNav,
   makePlatformAdmin,
+  makeTenant,
   newSession,
   removeUser,
   rest,
@@ -40,17 +43,38 @@ before(async () => {
   admin = await makePlatformAdmin();
 });
 
+let forgotten = false;
+/** Another tenant's sandbox, moved from the worker's list: { tenant, sandboxId }. */
+let foreign;
+
+/** Deletes the moved sandbox (so the worker holds nothing) and waits for it to go. */
+async function deleteMoved() {
+  if (foreign && !foreign.deleted) {
+    await rest("DELETE", `/v1/sandboxes/${foreign.sandboxId}`, foreign.tenant.token);
+    await until(async () => {
+      const r = await rest("GET", `/v1/sandboxes/${foreign.sandboxId}`, foreign.tenant.token);
+      return r.status === 404 || r.body?.sandbox?.state === "SANDBOX_STATE_DELETED";
+    }, "the other tenant's sandbox to be deleted", 60_000);
+    foreign.deleted = true;
+  }
+  if (!sandbox || sandbox.deleted) return;
+  await rest("DELETE", `/v1/sandboxes/${sandbox.sandboxId}`, adminKey);
+  await until(async () => {
+    const r = await rest("GET", `/v1/sandboxes/${sandbox.sandboxId}`, adminKey);
+    return r.status === 404 || r.body?.sandbox?.state === "SANDBOX_STATE_DELETED";
+  }, "the moved sandbox to be deleted", 60_000);
+  sandbox.deleted = true;
+}
+
 after(async () => {
   await browser?.close();
-  // The moved sandbox goes first (so the worker holds nothing), then the worker and the user.
-  if (sandbox) {
-    await rest("DELETE", `/v1/sandboxes/${sandbox.sandboxId}`, adminKey);
-    await until(async () => {
-      const r = await rest("GET", `/v1/sandboxes/${sandbox.sandboxId}`, adminKey);
-      return r.status === 404 || r.body?.sandbox?.state === "SANDBOX_STATE_DELETED";
-    }, "the moved sandbox to be deleted", 60_000).catch((e) => console.error(e.message));
-  }
+  // The moved sandbox goes first (so the worker holds nothing), then the worker (stopped, then forgotten) and the user.
+  await deleteMoved().catch((e) => console.error(e.message));
   if (worker) await stopWorker(worker);
+  if (worker && !forgotten) {
+    await until(async () => (await rest("DELETE", `/v1/admin/workers/${worker.id}`, adminKey)).status !== 400, "the worker's session to end")
+      .catch((e) => console.error(`forgetting ${worker.id}: ${e.message}`));
+  }
   if (admin) await removeUser(admin);
 });
 
@@ -132,6 +156,47 @@ test("an admin drains and undrains a worker, and moves a sandbox to it", { skip 
   }
 });
 
+test("a worker's row lists its sandboxes of every tenant; one is moved from there", { skip }, async () => {
+  assert.ok(worker, "the first test did not start the second worker");
+  // A stopped sandbox of another tenant: GetSandbox would not show it to the admin.
+  const t = await makeTenant("foreign");
+  const made = await call("POST", "/v1/sandboxes?waitUntilRunning=true", t.token, { resources: { cpuMillis: 250, memoryMib: 256 } });
+  foreign = { tenant: t, sandboxId: made.sandbox.sandboxId };
+  await call("POST", `/v1/sandboxes/${foreign.sandboxId}:stop`, t.token, {});
+  const state = async () => (await call("GET", `/v1/sandboxes/${foreign.sandboxId}`, t.token)).sandbox;
+  await until(async () => (await state()).state === "SANDBOX_STATE_STOPPED", "the sandbox to stop", 60_000);
+  const from = made.sandbox.workerId;
+  // The REST view: its tenant, state and size, none of what it holds.
+  const listed = (await call("GET", `/v1/admin/workers/${from}/sandboxes?pageSize=500`, adminKey)).sandboxes;
+  const mine = listed.find((x) => x.sandboxId === foreign.sandboxId);
+  assert.equal(mine?.tenantId, t.tenantId);
+  assert.equal(mine.state, "SANDBOX_STATE_STOPPED");
+  assert.ok(!("env" in mine) && !("metadata" in mine) && !("labels" in mine), JSON.stringify(mine));
+  assert.equal((await rest("GET", `/v1/admin/workers/${from}/sandboxes`, t.token)).status, 403);
+
+  const { context, page, problems } = await newSession(browser);
+  try {
+    await signIn(page, admin);
+    await page.goto(`${consoleUrl}/admin/workers`);
+    await page.getByRole("button", { name: `Sandboxes on ${from}` }).click();
+    const list = page.getByRole("table", { name: `Sandboxes on ${from}` });
+    const line = list.getByRole("row").filter({ hasText: foreign.sandboxId });
+    await line.getByText(t.tenantId).waitFor();
+    await line.getByRole("button", { name: `Move ${foreign.sandboxId}` }).click();
+    const move = page.getByRole("dialog", { name: `Move ${foreign.sandboxId}` });
+    await move.getByText(`of tenant ${t.tenantId}`, { exact: false }).waitFor();
+    await move.getByRole("radio", { name: new RegExp(worker.id) }).check();
+    await move.getByRole("button", { name: "Move", exact: true }).click();
+    await move.getByRole("status").filter({ hasText: `Moved: it is starting on ${worker.id}` }).waitFor();
+    await page.screenshot({ path: results("admin-worker-sandboxes.png"), fullPage: true });
+    await move.getByRole("button", { name: "Done" }).click();
+    assert.equal((await state()).workerId, worker.id);
+    assert.deepEqual(problems.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
 test("the audit page shows the drain and the move, its filters narrowing to them", { skip }, async () => {
   assert.ok(worker && sandbox, "the first test did not get as far as the move");
   const { context, page, problems } = await newSession(browser);
@@ -180,6 +245,69 @@ test("the audit page shows the drain and the move, its filters narrowing to them
     await page.getByRole("button", { name: "Clear filters" }).click();
     await page.waitForURL(`${consoleUrl}/admin/audit`);
     await until(async () => (await rows.count()) > 2, "the whole log");
+    assert.deepEqual(problems.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("an admin forgets the stopped worker; a connected one is refused", { skip }, async () => {
+  assert.ok(worker && sandbox, "the first test did not get as far as the move");
+  // A connected worker: refused with the reason (FAILED_PRECONDITION is HTTP 400).
+  const live = (await workers()).find((w) => w.workerId !== worker.id && w.state === "WORKER_STATE_ACTIVE");
+  const refused = await rest("DELETE", `/v1/admin/workers/${live.workerId}`, adminKey);
+  assert.equal(refused.status, 400, JSON.stringify(refused.body));
+  assert.match(refused.body.message, /connected/);
+  await deleteMoved();
+  await stopWorker(worker);
+  await until(async () => (await workers()).find((w) => w.workerId === worker.id)?.state !== "WORKER_STATE_ACTIVE", "the worker to be offline");
+  const { context, page, problems } = await newSession(browser);
+  try {
+    await signIn(page, admin);
+    await page.goto(`${consoleUrl}/admin/workers`);
+    const row = page.getByRole("table", { name: "Workers" }).getByRole("row").filter({ hasText: worker.id });
+    await row.getByRole("button", { name: `Forget ${worker.id}` }).click();
+    const dialog = page.getByRole("dialog", { name: new RegExp(`^Forget .*${worker.id}`) });
+    await dialog.getByRole("button", { name: "Forget" }).click();
+    await dialog.waitFor({ state: "hidden" });
+    await row.waitFor({ state: "detached" });
+    forgotten = true;
+    assert.ok(!(await workers()).some((w) => w.workerId === worker.id), "still listed");
+    // The servers of the control plane: this one, live, holding the duties.
+    const servers = page.getByRole("table", { name: "Servers" });
+    await servers.getByText("(answered this page)").waitFor();
+    await servers.getByText("Holds the duties").waitFor();
+    await page.screenshot({ path: results("admin-workers-forgotten.png"), fullPage: true });
+    assert.deepEqual(problems.errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+test("the metrics page charts the platform's figures, as the API answers them", { skip: noTalon }, async () => {
+  // The API: the answering server's families and the counts by state.
+  const m = await call("GET", "/v1/admin/metrics", adminKey);
+  assert.ok(m.serverId, JSON.stringify(m).slice(0, 200));
+  const rpc = m.families.find((f) => f.name === "talon_rpc_requests_total");
+  assert.equal(rpc?.kind, "METRIC_KIND_COUNTER");
+  assert.ok(rpc.samples.some((s) => s.labels.method === "/talon.v1.AdminService/GetPlatformMetrics"), "its own call is not counted");
+  assert.ok(Number(m.workersByState.WORKER_STATE_ACTIVE) >= 1, JSON.stringify(m.workersByState));
+  // A developer is refused it.
+  const t = await makeTenant("metrics");
+  assert.equal((await rest("GET", "/v1/admin/metrics", t.token)).status, 403);
+  const { context, page, problems } = await newSession(browser);
+  try {
+    await signIn(page, admin);
+    await page.goto(`${consoleUrl}/admin/metrics`);
+    await page.getByRole("heading", { level: 1, name: "Platform metrics" }).waitFor();
+    const workersNow = page.getByRole("region", { name: "Workers now" });
+    await workersNow.getByText("Active", { exact: false }).first().waitFor();
+    // The second sample (5 s on) makes the rates: the page's own calls are among the methods.
+    const top = page.getByRole("table", { name: /methods called most/ });
+    await top.getByRole("row").filter({ hasText: "AdminService/GetPlatformMetrics" }).waitFor({ timeout: 20_000 });
+    const rpcChart = page.getByRole("img", { name: /^RPCs per second over the last \d+ samples/ });
+    await until(async () => !/now —/.test((await rpcChart.getAttribute("aria-label")) ?? ""), "an RPC rate");
+    await page.screenshot({ path: results("admin-metrics.png"), fullPage: true });
     assert.deepEqual(problems.errors, []);
   } finally {
     await context.close();

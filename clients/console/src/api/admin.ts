@@ -17,6 +17,10 @@ export type User = Schemas["User"];
 export type UserRole = NonNullable<User["role"]>;
 export type ApiKey = Schemas["ApiKey"];
 export type AuditEvent = Schemas["AuditEvent"];
+export type PlatformServer = Schemas["PlatformServer"];
+export type PlatformMetrics = Schemas["GetPlatformMetricsResponse"];
+export type MetricFamily = Schemas["MetricFamily"];
+export type WorkerSandbox = Schemas["WorkerSandbox"];
 
 /** An owner of the platform tenant (WhoAmI says so). */
 export function isPlatformAdmin(me: WhoAmI | null | undefined): boolean {
@@ -70,6 +74,65 @@ export async function reassignSandbox(
     }),
   );
   return { workerId: r.workerId ?? "", generation: String(r.generation ?? "") };
+}
+
+/**
+ * Forgets a worker gone for good: the server refuses one that is
+ * connected or still holds a sandbox or a snapshot, and says why.
+ */
+export async function forgetWorker(api: Api, workerId: string): Promise<void> {
+  await api.call(api.client.DELETE("/v1/admin/workers/{workerId}", { params: { path: { workerId } } }));
+}
+
+/** One page of the sandboxes a worker holds, of every tenant (no contents: what placement needs). */
+export async function listWorkerSandboxes(
+  api: Api,
+  workerId: string,
+  pageToken = "",
+  pageSize = 50,
+): Promise<{ sandboxes: WorkerSandbox[]; nextPageToken: string }> {
+  const r = await api.call(
+    api.client.GET("/v1/admin/workers/{workerId}/sandboxes", {
+      params: { path: { workerId }, query: { pageSize, ...(pageToken ? { pageToken } : {}) } },
+    }),
+  );
+  return { sandboxes: r.sandboxes ?? [], nextPageToken: r.nextPageToken ?? "" };
+}
+
+/**
+ * Finds a sandbox of any tenant on the given workers (GetSandbox is the
+ * caller's tenant only, even for an admin): its record and its worker,
+ * or null. Reads at most `maxPages` pages of 500 per worker.
+ */
+export async function findOnWorkers(
+  api: Api,
+  workers: Worker[],
+  sandboxId: string,
+  maxPages = 20,
+): Promise<{ sandbox: WorkerSandbox; workerId: string } | null> {
+  for (const w of workers) {
+    const workerId = w.workerId ?? "";
+    let token = "";
+    for (let page = 0; page < maxPages; page++) {
+      const r = await listWorkerSandboxes(api, workerId, token, 500);
+      const found = r.sandboxes.find((s) => s.sandboxId === sandboxId);
+      if (found) return { sandbox: found, workerId };
+      token = r.nextPageToken;
+      if (!token) break;
+    }
+  }
+  return null;
+}
+
+/** The control plane's servers, and which holds the duties. */
+export async function listServers(api: Api): Promise<PlatformServer[]> {
+  const r = await api.call(api.client.GET("/v1/admin/servers"));
+  return r.servers ?? [];
+}
+
+/** The answering server's figures, and sandboxes and workers by state. */
+export async function getPlatformMetrics(api: Api): Promise<PlatformMetrics> {
+  return await api.call(api.client.GET("/v1/admin/metrics"));
 }
 
 // ----------------------------------------------------------- audit log

@@ -55,3 +55,11 @@ export function roleName(role: string | undefined): string {
       return "Unknown role";
   }
 }
+
+/**
+ * Changes the signed-in user's password. Every session of the old one
+ * ends at once, this one too: the caller signs in again with the new one.
+ */
+export async function changePassword(api: Api, currentPassword: string, newPassword: string): Promise<void> {
+  await api.call(api.client.POST("/v1/auth/password", { body: { currentPassword, newPassword } }));
+}

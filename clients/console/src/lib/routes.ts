@@ -69,16 +69,16 @@ export function sandboxPath(id: string, tab: SandboxTab = "overview"): string {
 
 // The owner and platform-admin pages (src/pages/owner, src/pages/admin).
 export type TenantSection = "users" | "quota" | "audit";
-export type AdminSection = "workers" | "tenants" | "audit";
+export type AdminSection = "workers" | "tenants" | "audit" | "metrics";
 export type OwnerAdminRoute =
   | { name: "keys" }
   | { name: "tenant"; section: TenantSection }
   | { name: "admin"; section: AdminSection }
   | { name: "adminTenant"; id: string };
 
-const OWNER_ADMIN = /^\/(keys|tenant|admin)(?:\/(users|quota|audit|workers|tenants)(?:\/([^/]+))?)?\/?$/;
+const OWNER_ADMIN = /^\/(keys|tenant|admin)(?:\/(users|quota|audit|workers|tenants|metrics)(?:\/([^/]+))?)?\/?$/;
 
-/** `/keys`, `/tenant[/users|quota|audit]`, `/admin[/workers|tenants|audit]`, `/admin/tenants/{id}`; else null. */
+/** `/keys`, `/tenant[/users|quota|audit]`, `/admin[/workers|tenants|audit|metrics]`, `/admin/tenants/{id}`; else null. */
 export function matchOwnerAdmin(p: string): OwnerAdminRoute | { name: "notFound"; path: string } | null {
   const m = OWNER_ADMIN.exec(p);
   if (!m) return null;
@@ -97,6 +97,7 @@ export function matchOwnerAdmin(p: string): OwnerAdminRoute | { name: "notFound"
       return notFound;
     }
   }
-  if (!(section === undefined || section === "workers" || section === "tenants" || section === "audit")) return notFound;
+  if (!(section === undefined || section === "workers" || section === "tenants" || section === "audit" || section === "metrics"))
+    return notFound;
   return { name: "admin", section: (section as AdminSection | undefined) ?? "workers" };
 }
