@@ -413,8 +413,17 @@ where
             let span = tracing::info_span!("rpc", method = %method, request_id = %rid);
             let _enter = span.enter();
             drop(_enter);
+            let rule = lookup(&method);
+            // A method outside the table is counted under one name: its
+            // path is the caller's, and a series per path would let anyone
+            // add series without end.
+            let label = if rule.is_some() {
+                method.as_str()
+            } else {
+                "unknown"
+            };
             let deny = |status: Status, state: &LayerState| {
-                state.metrics.rpc(&method, status.code(), started.elapsed());
+                state.metrics.rpc(label, status.code(), started.elapsed());
                 let mut resp = status.into_http::<Body>();
                 if let Ok(v) = http::HeaderValue::from_str(&rid) {
                     resp.headers_mut()
@@ -422,7 +431,7 @@ where
                 }
                 Ok(resp)
             };
-            let Some(rule) = lookup(&method) else {
+            let Some(rule) = rule else {
                 return deny(
                     Status::permission_denied("method is not in the access table"),
                     &state,

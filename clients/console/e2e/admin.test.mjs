@@ -72,7 +72,7 @@ after(async () => {
   await deleteMoved().catch((e) => console.error(e.message));
   if (worker) await stopWorker(worker);
   if (worker && !forgotten) {
-    await until(async () => (await rest("DELETE", `/v1/admin/workers/${worker.id}`, adminKey)).status !== 400, "the worker's session to end")
+    await until(async () => (await rest("DELETE", `/v1/admin/workers/${worker.id}`, adminKey)).status !== 400, "the worker's lease to lapse", 90_000)
       .catch((e) => console.error(`forgetting ${worker.id}: ${e.message}`));
   }
   if (admin) await removeUser(admin);
@@ -260,7 +260,12 @@ test("an admin forgets the stopped worker; a connected one is refused", { skip }
   assert.match(refused.body.message, /connected/);
   await deleteMoved();
   await stopWorker(worker);
+  // Offline, its lease holds a while (it may be running out of reach): refused until it is lost.
   await until(async () => (await workers()).find((w) => w.workerId === worker.id)?.state !== "WORKER_STATE_ACTIVE", "the worker to be offline");
+  const early = await rest("DELETE", `/v1/admin/workers/${worker.id}`, adminKey);
+  if (early.status === 400) assert.match(early.body.message, /lease holds/);
+  else assert.fail(`forgotten while its lease held: ${early.status} ${JSON.stringify(early.body)}`);
+  await until(async () => (await workers()).find((w) => w.workerId === worker.id)?.state === "WORKER_STATE_LOST", "the worker to be lost", 90_000);
   const { context, page, problems } = await newSession(browser);
   try {
     await signIn(page, admin);

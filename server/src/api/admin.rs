@@ -229,3 +229,23 @@ impl AdminService for AdminApi {
         }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// Every family the server registers is of a kind the API gives: a
+    /// new kind fails here, not on an admin's metrics page.
+    #[test]
+    fn every_family_of_the_server_converts() {
+        let m = crate::metrics::Metrics::new();
+        m.rpc(
+            "/talon.v1.AdminService/ListWorkers",
+            tonic::Code::Ok,
+            std::time::Duration::from_millis(3),
+        );
+        let families = m.gather();
+        assert!(families.len() > 5, "{} families", families.len());
+        for f in &families {
+            super::family_to_pb(f).unwrap_or_else(|e| panic!("{}: {e}", f.name()));
+        }
+    }
+}

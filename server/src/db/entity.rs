@@ -87,6 +87,9 @@ pub mod refresh_token {
         pub created_at: i64,
         pub expires_at: i64,
         pub revoked_at: Option<i64>,
+        /// The password it was issued under (`password::fingerprint`);
+        /// "" for tokens from before migration 16.
+        pub password_fp: String,
     }
 
     #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

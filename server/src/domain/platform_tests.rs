@@ -17,6 +17,18 @@ use tonic::Code;
 
 const PASS: &str = "correct horse battery";
 
+/// Lets a worker's lease lapse, as when it stopped renewing.
+async fn lapse(app: &crate::app::App, id: &str) {
+    let w = crate::db::entity::worker::Entity::find_by_id(id.to_string())
+        .one(app.db())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut am: crate::db::entity::worker::ActiveModel = w.into();
+    am.lease_expires_at = Set(0);
+    am.update(app.db()).await.unwrap();
+}
+
 #[tokio::test]
 async fn a_worker_is_forgotten_only_once_it_is_gone_and_holds_nothing() {
     let (app, _fake, _d) = app_with(
@@ -28,8 +40,13 @@ async fn a_worker_is_forgotten_only_once_it_is_gone_and_holds_nothing() {
     let e = workers::forget(&app, "w2").await.unwrap_err();
     assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
     assert!(e.to_string().contains("connected"), "{e}");
-    // Its session ends (the test support's sessions are numbered from 1).
+    // Its session ends (the test support's sessions are numbered from 1),
+    // but its lease holds: it may still be running, out of reach.
     app.hub().detach("w2", 2);
+    let e = workers::forget(&app, "w2").await.unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition, "{e}");
+    assert!(e.to_string().contains("lease holds"), "{e}");
+    lapse(&app, "w2").await;
     // A stopped sandbox keeps its disk there: refused, naming the count.
     row("sbx_1", "ten_a", "w2", "stopped")
         .into_active_model()
@@ -235,13 +252,7 @@ async fn a_workers_sandboxes_are_listed_across_tenants_without_the_deleted() {
     {
         let mut r = row(id, tenant, worker, state);
         r.created_at = i as i64;
-        made.push(
-            r.clone()
-                .into_active_model()
-                .insert(app.db())
-                .await
-                .unwrap(),
-        );
+        r.into_active_model().insert(app.db()).await.unwrap();
     }
     let ids = |rows: Vec<crate::db::entity::sandbox::Model>| {
         rows.into_iter().map(|r| r.id).collect::<Vec<_>>()
@@ -270,4 +281,64 @@ async fn a_workers_sandboxes_are_listed_across_tenants_without_the_deleted() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
+}
+
+#[tokio::test]
+async fn a_refresh_token_issued_under_an_old_password_is_refused_even_if_the_revoke_missed_it() {
+    let (app, _fake, _d) = app_with("ten_a", &[]).await;
+    let p = signed_in(&app).await;
+    // A sign-in that raced a change: its row was written after the
+    // change's revoke read the table, so nothing revoked it; only the
+    // password it records tells.
+    let session = sessions::login(&app, &p.email, PASS).await.unwrap();
+    let u = user::Entity::find_by_id(p.user_id.clone())
+        .one(app.db())
+        .await
+        .unwrap()
+        .unwrap();
+    let mut am: user::ActiveModel = u.into();
+    am.password_hash = Set(crate::auth::password::hash("a brand new password").unwrap());
+    am.update(app.db()).await.unwrap();
+    let e = sessions::refresh(&app, &session.refresh_token)
+        .await
+        .err()
+        .expect("refreshed under the new password");
+    assert_eq!(e.code(), Code::Unauthenticated);
+    // A token of the current password refreshes as ever.
+    let fresh = sessions::login(&app, &p.email, "a brand new password")
+        .await
+        .unwrap();
+    sessions::refresh(&app, &fresh.refresh_token).await.unwrap();
+}
+
+#[tokio::test]
+async fn an_owner_setting_a_users_password_ends_that_users_refresh_tokens() {
+    let (app, _fake, _d) = app_with("ten_a", &[]).await;
+    let p = signed_in(&app).await;
+    let session = sessions::login(&app, &p.email, PASS).await.unwrap();
+    let scope = super::tenants::TenantScope::of_stored(&p.tenant_id);
+    super::tenants::update_user(
+        &app,
+        &scope,
+        &p.user_id,
+        super::tenants::UserChange {
+            role: None,
+            disabled: None,
+            password: Some("set by the owner!".into()),
+        },
+    )
+    .await
+    .unwrap();
+    let e = sessions::refresh(&app, &session.refresh_token)
+        .await
+        .err()
+        .expect("refreshed after a reset");
+    assert_eq!(e.code(), Code::Unauthenticated);
+    let (id, _) = session.refresh_token.split_once('.').unwrap();
+    let rt = refresh_token::Entity::find_by_id(id.to_string())
+        .one(app.db())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(rt.revoked_at.is_some(), "the reset did not revoke it");
 }

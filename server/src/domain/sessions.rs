@@ -91,6 +91,7 @@ async fn issue(app: &App, u: &user::Model) -> Result<Tokens> {
         created_at: Set(now),
         expires_at: Set(expires),
         revoked_at: Set(None),
+        password_fp: Set(password::fingerprint(&u.password_hash)),
     }
     .insert(app.db())
     .await?;
@@ -135,6 +136,11 @@ pub async fn refresh(app: &App, token: &str) -> Result<Tokens> {
         .one(app.db())
         .await?
         .filter(|u| !u.disabled)
+        // Issued under another password (it raced a change): refused.
+        .filter(|u| {
+            row.password_fp.is_empty()
+                || digest_eq(&row.password_fp, &password::fingerprint(&u.password_hash))
+        })
         .ok_or_else(|| Error::Unauthenticated("invalid refresh token".into()))?;
     issue(app, &u).await
 }

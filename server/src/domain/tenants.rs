@@ -318,13 +318,16 @@ pub async fn update_user(
     if let Some(d) = change.disabled {
         am.disabled = Set(d);
     }
+    let reset = change.password.is_some();
     if let Some(p) = change.password {
         password::validate(&p)?;
         am.password_hash = Set(password::hash(&p)?);
     }
     let u = am.update(&txn).await?;
-    if disabled || change.role.is_some() {
-        // A changed user starts over: refresh tokens issued before are void.
+    if disabled || change.role.is_some() || reset {
+        // A changed user starts over: refresh tokens issued before are
+        // void (a new password also voids every access token and browser
+        // session of the old one: they carry its fingerprint).
         revoke_sessions(&txn, user_id).await?;
     }
     txn.commit().await?;

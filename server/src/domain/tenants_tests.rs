@@ -283,6 +283,7 @@ async fn a_role_change_or_disable_voids_the_users_refresh_tokens_and_a_password_
         created_at: Set(1),
         expires_at: Set(i64::MAX),
         revoked_at: Set(None),
+        password_fp: Set(String::new()),
     }
     .insert(app.db())
     .await

@@ -403,21 +403,37 @@ pub async fn set_draining(app: &App, id: &str, draining: bool) -> Result<WorkerV
 }
 
 /// Forgets a worker gone for good (decommissioned, or a test's): one with
-/// no session anywhere that holds nothing. Whatever is still recorded on
-/// it (a sandbox, even stopped, keeps its disk there; a snapshot its
-/// copy) would be stranded, so the caller moves or deletes that first.
-/// A worker that registers again later is simply recorded again.
+/// no session anywhere whose lease has lapsed, that holds nothing.
+/// Whatever is still recorded on it (a sandbox, even stopped, keeps its
+/// disk there; a snapshot its copy) would be stranded, so the caller moves
+/// or deletes that first. The checks and the delete are one write
+/// transaction with the worker's row locked (SQLite's write transaction
+/// serializes; PostgreSQL's `FOR UPDATE`), and the delete names the
+/// session and the lapsed lease it saw: a worker that registers or renews
+/// meanwhile is not deleted. One that registers again later is recorded
+/// again.
 pub async fn forget(app: &App, id: &str) -> Result<()> {
     use crate::db::entity::{sandbox, snapshot};
     use crate::domain::state::SandboxState;
-    use sea_orm::PaginatorTrait;
-    let v = get(app, id).await?;
-    if v.connected {
+    use sea_orm::{PaginatorTrait, QuerySelect};
+    if get(app, id).await?.connected {
         return Err(Error::FailedPrecondition(format!(
             "worker {id} is connected: stop it first (drain it and move its sandboxes to keep them)"
         )));
     }
     let txn = crate::db::begin_write(app.db()).await?;
+    let now = crate::domain::lease::db_now_ms(&txn).await?;
+    let w = worker::Entity::find_by_id(id.to_string())
+        .lock_exclusive()
+        .one(&txn)
+        .await?
+        .ok_or_else(|| Error::NotFound(format!("worker {id}")))?;
+    if w.lease_expires_at > now {
+        return Err(Error::FailedPrecondition(format!(
+            "worker {id}'s lease holds for {} s more: it may still be running; try again once it is lost",
+            (w.lease_expires_at - now + 999) / 1000
+        )));
+    }
     let sandboxes = sandbox::Entity::find()
         .filter(sandbox::Column::WorkerId.eq(id))
         .filter(sandbox::Column::State.ne(SandboxState::Deleted.as_str()))
@@ -437,9 +453,17 @@ pub async fn forget(app: &App, id: &str) -> Result<()> {
             "worker {id} still holds {snapshots} snapshot(s): delete them first"
         )));
     }
-    worker::Entity::delete_by_id(id.to_string())
+    let gone = worker::Entity::delete_many()
+        .filter(worker::Column::Id.eq(id))
+        .filter(worker::Column::SessionAt.eq(w.session_at))
+        .filter(worker::Column::LeaseExpiresAt.lte(now))
         .exec(&txn)
         .await?;
+    if gone.rows_affected != 1 {
+        return Err(Error::Aborted(format!(
+            "worker {id} changed meanwhile; look again"
+        )));
+    }
     txn.commit().await?;
     Ok(())
 }

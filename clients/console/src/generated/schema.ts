@@ -111,9 +111,10 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * @description Forgets a worker that is gone for good: one with no session (lost or
-         *      offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-         *      worker that registers again later is listed again.
+         * @description Forgets a worker that is gone for good: one with no session whose
+         *      lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+         *      its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+         *      which. A worker that registers again later is listed again.
          */
         delete: operations["AdminService_DeleteWorker"];
         options?: never;
@@ -246,8 +247,10 @@ export interface paths {
         put?: never;
         /**
          * @description Changes the signed-in user's own password, given the current one
-         *      (failures count toward the sign-in throttle). The user's refresh
-         *      tokens are revoked; browser sessions run to their expiry.
+         *      (failures count toward the sign-in throttle). Every session of the
+         *      old password ends: its refresh tokens are revoked, and its access
+         *      tokens and browser sessions, which carry the password's fingerprint,
+         *      are refused.
          */
         post: operations["AuthService_ChangePassword"];
         delete?: never;

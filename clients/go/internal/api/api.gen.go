@@ -4124,9 +4124,10 @@ type ClientInterface interface {
 
 	// AdminServiceDeleteWorker performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
 	//
-	// Forgets a worker that is gone for good: one with no session (lost or
-	//  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-	//  worker that registers again later is listed again.
+	// Forgets a worker that is gone for good: one with no session whose
+	//  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+	//  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+	//  which. A worker that registers again later is listed again.
 	AdminServiceDeleteWorker(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminServiceGetWorker performs a GET /v1/admin/workers/{workerId} (the `AdminServiceGetWorker` operationId) request.
@@ -4213,16 +4214,20 @@ type ClientInterface interface {
 	// with any type of body and a specified content type.
 	//
 	// Changes the signed-in user's own password, given the current one
-	//  (failures count toward the sign-in throttle). The user's refresh
-	//  tokens are revoked; browser sessions run to their expiry.
+	//  (failures count toward the sign-in throttle). Every session of the
+	//  old password ends: its refresh tokens are revoked, and its access
+	//  tokens and browser sessions, which carry the password's fingerprint,
+	//  are refused.
 	AuthServiceChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthServiceChangePassword performs a POST /v1/auth/password (the `AuthServiceChangePassword` operationId) request.
 	// Takes a body of the `application/json` content type.
 	//
 	// Changes the signed-in user's own password, given the current one
-	//  (failures count toward the sign-in throttle). The user's refresh
-	//  tokens are revoked; browser sessions run to their expiry.
+	//  (failures count toward the sign-in throttle). Every session of the
+	//  old password ends: its refresh tokens are revoked, and its access
+	//  tokens and browser sessions, which carry the password's fingerprint,
+	//  are refused.
 	AuthServiceChangePassword(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AuthServiceRefreshWithBody performs a POST /v1/auth/refresh (the `AuthServiceRefresh` operationId) request,
@@ -5137,10 +5142,11 @@ func (c *Client) AdminServiceListWorkers(ctx context.Context, reqEditors ...Requ
 
 // AdminServiceDeleteWorker performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
 //
-// Forgets a worker that is gone for good: one with no session (lost or
+// Forgets a worker that is gone for good: one with no session whose
 //
-//	offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-//	worker that registers again later is listed again.
+//	lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+//	its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+//	which. A worker that registers again later is listed again.
 func (c *Client) AdminServiceDeleteWorker(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminServiceDeleteWorkerRequest(c.Server, workerId)
 	if err != nil {
@@ -5361,8 +5367,10 @@ func (c *Client) AuthServiceWhoAmI(ctx context.Context, reqEditors ...RequestEdi
 //
 // Changes the signed-in user's own password, given the current one
 //
-//	(failures count toward the sign-in throttle). The user's refresh
-//	tokens are revoked; browser sessions run to their expiry.
+//	(failures count toward the sign-in throttle). Every session of the
+//	old password ends: its refresh tokens are revoked, and its access
+//	tokens and browser sessions, which carry the password's fingerprint,
+//	are refused.
 func (c *Client) AuthServiceChangePasswordWithBody(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthServiceChangePasswordRequestWithBody(c.Server, contentType, body)
 	if err != nil {
@@ -5380,8 +5388,10 @@ func (c *Client) AuthServiceChangePasswordWithBody(ctx context.Context, contentT
 //
 // Changes the signed-in user's own password, given the current one
 //
-//	(failures count toward the sign-in throttle). The user's refresh
-//	tokens are revoked; browser sessions run to their expiry.
+//	(failures count toward the sign-in throttle). Every session of the
+//	old password ends: its refresh tokens are revoked, and its access
+//	tokens and browser sessions, which carry the password's fingerprint,
+//	are refused.
 func (c *Client) AuthServiceChangePassword(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAuthServiceChangePasswordRequest(c.Server, body)
 	if err != nil {
@@ -13093,9 +13103,10 @@ type ClientWithResponsesInterface interface {
 
 	// AdminServiceDeleteWorkerWithResponse performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
 	//
-	// Forgets a worker that is gone for good: one with no session (lost or
-	//  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-	//  worker that registers again later is listed again.
+	// Forgets a worker that is gone for good: one with no session whose
+	//  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+	//  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+	//  which. A worker that registers again later is listed again.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	AdminServiceDeleteWorkerWithResponse(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*AdminServiceDeleteWorkerResponse, error)
@@ -13200,8 +13211,10 @@ type ClientWithResponsesInterface interface {
 	// with any type of body and a specified content type.
 	//
 	// Changes the signed-in user's own password, given the current one
-	//  (failures count toward the sign-in throttle). The user's refresh
-	//  tokens are revoked; browser sessions run to their expiry.
+	//  (failures count toward the sign-in throttle). Every session of the
+	//  old password ends: its refresh tokens are revoked, and its access
+	//  tokens and browser sessions, which carry the password's fingerprint,
+	//  are refused.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	AuthServiceChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error)
@@ -13210,8 +13223,10 @@ type ClientWithResponsesInterface interface {
 	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
 	//
 	// Changes the signed-in user's own password, given the current one
-	//  (failures count toward the sign-in throttle). The user's refresh
-	//  tokens are revoked; browser sessions run to their expiry.
+	//  (failures count toward the sign-in throttle). Every session of the
+	//  old password ends: its refresh tokens are revoked, and its access
+	//  tokens and browser sessions, which carry the password's fingerprint,
+	//  are refused.
 	AuthServiceChangePasswordWithResponse(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error)
 
 	// AuthServiceRefreshWithBodyWithResponse performs a POST /v1/auth/refresh (the `AuthServiceRefresh` operationId) request,
@@ -18991,10 +19006,11 @@ func (c *ClientWithResponses) AdminServiceListWorkersWithResponse(ctx context.Co
 
 // AdminServiceDeleteWorkerWithResponse performs a DELETE /v1/admin/workers/{workerId} (the `AdminServiceDeleteWorker` operationId) request.
 //
-// Forgets a worker that is gone for good: one with no session (lost or
+// Forgets a worker that is gone for good: one with no session whose
 //
-//	offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-//	worker that registers again later is listed again.
+//	lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+//	its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+//	which. A worker that registers again later is listed again.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) AdminServiceDeleteWorkerWithResponse(ctx context.Context, workerId string, reqEditors ...RequestEditorFn) (*AdminServiceDeleteWorkerResponse, error) {
@@ -19181,8 +19197,10 @@ func (c *ClientWithResponses) AuthServiceWhoAmIWithResponse(ctx context.Context,
 //
 // Changes the signed-in user's own password, given the current one
 //
-//	(failures count toward the sign-in throttle). The user's refresh
-//	tokens are revoked; browser sessions run to their expiry.
+//	(failures count toward the sign-in throttle). Every session of the
+//	old password ends: its refresh tokens are revoked, and its access
+//	tokens and browser sessions, which carry the password's fingerprint,
+//	are refused.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) AuthServiceChangePasswordWithBodyWithResponse(ctx context.Context, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error) {
@@ -19198,8 +19216,10 @@ func (c *ClientWithResponses) AuthServiceChangePasswordWithBodyWithResponse(ctx 
 //
 // Changes the signed-in user's own password, given the current one
 //
-//	(failures count toward the sign-in throttle). The user's refresh
-//	tokens are revoked; browser sessions run to their expiry.
+//	(failures count toward the sign-in throttle). Every session of the
+//	old password ends: its refresh tokens are revoked, and its access
+//	tokens and browser sessions, which carry the password's fingerprint,
+//	are refused.
 func (c *ClientWithResponses) AuthServiceChangePasswordWithResponse(ctx context.Context, body AuthServiceChangePasswordJSONRequestBody, reqEditors ...RequestEditorFn) (*AuthServiceChangePasswordResponse, error) {
 	rsp, err := c.AuthServiceChangePassword(ctx, body, reqEditors...)
 	if err != nil {

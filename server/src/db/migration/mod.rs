@@ -3,6 +3,7 @@
 
 mod durability;
 mod first;
+mod refresh_passwords;
 mod second;
 mod snapshot_reservations;
 #[cfg(test)]
@@ -10,6 +11,7 @@ mod walk_tests;
 
 use durability::*;
 use first::*;
+use refresh_passwords::*;
 pub(crate) use sea_orm_migration::prelude::*;
 use second::*;
 use snapshot_reservations::*;
@@ -35,6 +37,7 @@ impl MigratorTrait for Migrator {
             Box::new(Volumes),
             Box::new(Durability),
             Box::new(SnapshotReservations),
+            Box::new(RefreshPasswords),
         ]
     }
 }

@@ -65,10 +65,8 @@ async fn walk(db: &DatabaseConnection) {
     assert_eq!(tenant::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(user::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(api_key::Entity::find().all(db).await.unwrap().len(), 1);
-    assert_eq!(
-        refresh_token::Entity::find().all(db).await.unwrap().len(),
-        1
-    );
+    let tokens = refresh_token::Entity::find().all(db).await.unwrap();
+    assert_eq!((tokens.len(), tokens[0].password_fp.as_str()), (1, ""));
     assert_eq!(audit_event::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(secret::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(image::Entity::find().all(db).await.unwrap().len(), 1);

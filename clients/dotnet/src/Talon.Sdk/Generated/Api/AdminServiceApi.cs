@@ -33,7 +33,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -44,7 +44,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -247,7 +247,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -259,7 +259,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        /// Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -680,7 +680,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        ///  Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -692,7 +692,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        ///  Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -747,7 +747,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        ///  Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -760,7 +760,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Forgets a worker that is gone for good: one with no session (lost or  offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A  worker that registers again later is listed again.
+        ///  Forgets a worker that is gone for good: one with no session whose  lease has lapsed (it is lost), holding no sandbox (a stopped one keeps  its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying  which. A worker that registers again later is listed again.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>

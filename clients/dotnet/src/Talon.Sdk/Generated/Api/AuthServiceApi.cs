@@ -33,7 +33,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>
@@ -44,7 +44,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>
@@ -185,7 +185,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>
@@ -197,7 +197,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        /// Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>
@@ -552,7 +552,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>
@@ -564,7 +564,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>
@@ -620,7 +620,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>
@@ -633,7 +633,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). The user&#39;s refresh  tokens are revoked; browser sessions run to their expiry.
+        ///  Changes the signed-in user&#39;s own password, given the current one  (failures count toward the sign-in throttle). Every session of the  old password ends: its refresh tokens are revoked, and its access  tokens and browser sessions, which carry the password&#39;s fingerprint,  are refused.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="changePasswordRequest"></param>

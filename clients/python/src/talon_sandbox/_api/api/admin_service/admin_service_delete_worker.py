@@ -52,9 +52,10 @@ def sync_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[DeleteWorkerResponse | Status]:
-    """Forgets a worker that is gone for good: one with no session (lost or
-     offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-     worker that registers again later is listed again.
+    """Forgets a worker that is gone for good: one with no session whose
+     lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+     its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+     which. A worker that registers again later is listed again.
 
     Args:
         worker_id (str):
@@ -83,9 +84,10 @@ def sync(
     *,
     client: AuthenticatedClient | Client,
 ) -> DeleteWorkerResponse | Status | None:
-    """Forgets a worker that is gone for good: one with no session (lost or
-     offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-     worker that registers again later is listed again.
+    """Forgets a worker that is gone for good: one with no session whose
+     lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+     its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+     which. A worker that registers again later is listed again.
 
     Args:
         worker_id (str):
@@ -109,9 +111,10 @@ async def asyncio_detailed(
     *,
     client: AuthenticatedClient | Client,
 ) -> Response[DeleteWorkerResponse | Status]:
-    """Forgets a worker that is gone for good: one with no session (lost or
-     offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-     worker that registers again later is listed again.
+    """Forgets a worker that is gone for good: one with no session whose
+     lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+     its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+     which. A worker that registers again later is listed again.
 
     Args:
         worker_id (str):
@@ -138,9 +141,10 @@ async def asyncio(
     *,
     client: AuthenticatedClient | Client,
 ) -> DeleteWorkerResponse | Status | None:
-    """Forgets a worker that is gone for good: one with no session (lost or
-     offline) that holds no sandboxes. FAILED_PRECONDITION otherwise. A
-     worker that registers again later is listed again.
+    """Forgets a worker that is gone for good: one with no session whose
+     lease has lapsed (it is lost), holding no sandbox (a stopped one keeps
+     its disk there) and no snapshot. FAILED_PRECONDITION otherwise, saying
+     which. A worker that registers again later is listed again.
 
     Args:
         worker_id (str):

@@ -59,8 +59,10 @@ def sync_detailed(
     body: ChangePasswordRequest,
 ) -> Response[ChangePasswordResponse | Status]:
     """Changes the signed-in user's own password, given the current one
-     (failures count toward the sign-in throttle). The user's refresh
-     tokens are revoked; browser sessions run to their expiry.
+     (failures count toward the sign-in throttle). Every session of the
+     old password ends: its refresh tokens are revoked, and its access
+     tokens and browser sessions, which carry the password's fingerprint,
+     are refused.
 
     Args:
         body (ChangePasswordRequest): Request for ChangePassword.
@@ -90,8 +92,10 @@ def sync(
     body: ChangePasswordRequest,
 ) -> ChangePasswordResponse | Status | None:
     """Changes the signed-in user's own password, given the current one
-     (failures count toward the sign-in throttle). The user's refresh
-     tokens are revoked; browser sessions run to their expiry.
+     (failures count toward the sign-in throttle). Every session of the
+     old password ends: its refresh tokens are revoked, and its access
+     tokens and browser sessions, which carry the password's fingerprint,
+     are refused.
 
     Args:
         body (ChangePasswordRequest): Request for ChangePassword.
@@ -116,8 +120,10 @@ async def asyncio_detailed(
     body: ChangePasswordRequest,
 ) -> Response[ChangePasswordResponse | Status]:
     """Changes the signed-in user's own password, given the current one
-     (failures count toward the sign-in throttle). The user's refresh
-     tokens are revoked; browser sessions run to their expiry.
+     (failures count toward the sign-in throttle). Every session of the
+     old password ends: its refresh tokens are revoked, and its access
+     tokens and browser sessions, which carry the password's fingerprint,
+     are refused.
 
     Args:
         body (ChangePasswordRequest): Request for ChangePassword.
@@ -145,8 +151,10 @@ async def asyncio(
     body: ChangePasswordRequest,
 ) -> ChangePasswordResponse | Status | None:
     """Changes the signed-in user's own password, given the current one
-     (failures count toward the sign-in throttle). The user's refresh
-     tokens are revoked; browser sessions run to their expiry.
+     (failures count toward the sign-in throttle). Every session of the
+     old password ends: its refresh tokens are revoked, and its access
+     tokens and browser sessions, which carry the password's fingerprint,
+     are refused.
 
     Args:
         body (ChangePasswordRequest): Request for ChangePassword.
