@@ -11,7 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
-step() { printf '\n==> %s\n' "$*"; }
+# Each stage with the time since the run began, so a slow stage shows.
+step() { printf '\n==> %s  [%dm%02ds]\n' "$*" $((SECONDS / 60)) $((SECONDS % 60)); }
 
 step "tools"
 if [ ! -x .tools/node_modules/.bin/buf ]; then
