@@ -196,12 +196,7 @@ pub async fn change_password(app: &App, p: &Principal, current: &str, new: &str)
     let mut am: user::ActiveModel = u.into();
     am.password_hash = Set(password::hash(new)?);
     am.update(&txn).await?;
-    refresh_token::Entity::update_many()
-        .col_expr(refresh_token::Column::RevokedAt, Expr::value(now_ms()))
-        .filter(refresh_token::Column::UserId.eq(&p.user_id))
-        .filter(refresh_token::Column::RevokedAt.is_null())
-        .exec(&txn)
-        .await?;
+    crate::domain::tenants::revoke_sessions(&txn, &p.user_id).await?;
     txn.commit().await?;
     app.forget_principals();
     Ok(())

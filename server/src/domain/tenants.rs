@@ -336,7 +336,8 @@ pub async fn update_user(
     Ok(u)
 }
 
-async fn revoke_sessions<C: ConnectionTrait>(db: &C, user_id: &str) -> Result<()> {
+/// Revokes every live refresh token of a user.
+pub(crate) async fn revoke_sessions<C: ConnectionTrait>(db: &C, user_id: &str) -> Result<()> {
     refresh_token::Entity::update_many()
         .col_expr(refresh_token::Column::RevokedAt, Expr::value(now_ms()))
         .filter(refresh_token::Column::UserId.eq(user_id))
