@@ -145,6 +145,30 @@ async fn worker_registered(s: &Server) {
     panic!("the embedded worker never registered");
 }
 
+/// One call with a valid credential through each edge, so the REST
+/// gateway's and the E2B edge's own connections to the server are
+/// authenticated before a flood comes: otherwise one of them may be the
+/// connection closed to make room, and the call that was riding on it
+/// fails once (499 "operation was canceled") while it reconnects.
+async fn edges_authenticated(s: &Server) {
+    let key = s.boot.api_key.clone();
+    let c = reqwest::Client::new();
+    let me = c
+        .get(format!("{}/v1/auth/me", s.http))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(me.status().as_u16(), 200, "REST before the flood");
+    let list = c
+        .get(format!("{}/v2/sandboxes", s.e2b))
+        .header("x-api-key", &key)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(list.status().as_u16(), 200, "E2B before the flood");
+}
+
 /// A call that must be answered promptly.
 async fn prompt<T>(what: &str, f: impl std::future::Future<Output = T>) -> T {
     tokio::time::timeout(Duration::from_secs(5), f)
@@ -160,6 +184,7 @@ async fn floods_of_stalled_connections_leave_every_listener_answering() {
     talon_core::listen::raise_fd_limit();
     let s = up().await;
     worker_registered(&s).await;
+    edges_authenticated(&s).await;
     let (sbx, token) = sandbox_token(&s);
     let forged_key = [("authorization", "Bearer tln_forged0_xxxxxxxxxxxxxxxx")];
     let envd = |line: &str, ctype: &'static str| {
