@@ -300,6 +300,17 @@ async fn a_sandbox_forks_five_ways_and_its_snapshot_outlives_it_and_a_worker_res
     drop(w);
 }
 
+/// A running sandbox of a new tenant `name`, once `script` ran in it.
+async fn running_after(s: &Server, name: &str, script: &str) -> (TestTenant, Clients, pb::Sandbox) {
+    let t = tenant(s, name).await;
+    let mut dev = s.as_(&t.developer).await;
+    let src = create_running(&mut dev).await;
+    let mut p = procs_client(dev.channel.clone(), bearer(&dev.token));
+    let (out, rc) = sh(&mut p, &src.sandbox_id, script).await;
+    assert_eq!(rc, 0, "{out}");
+    (t, dev, src)
+}
+
 /// Concurrent snapshots are checked against the tenant's quota together:
 /// each reserves what it may hold before its copy (issue 30: four at once
 /// against 100 MiB all succeeded, 160 MiB kept).
@@ -307,17 +318,12 @@ async fn a_sandbox_forks_five_ways_and_its_snapshot_outlives_it_and_a_worker_res
 async fn concurrent_snapshots_never_pass_the_tenants_quota_together() {
     ensure_agent_built();
     let s = Server::up_with(&["--tenant-snapshot-mib", "100"]).await;
-    let t = tenant(&s, "snap-race").await;
-    let mut dev = s.as_(&t.developer).await;
-    let src = create_running(&mut dev).await;
-    let mut p = procs_client(dev.channel.clone(), bearer(&dev.token));
-    let (_, rc) = sh(
-        &mut p,
-        &src.sandbox_id,
+    let (_, mut dev, src) = running_after(
+        &s,
+        "snap-race",
         "head -c 40M /dev/urandom > /workspace/big && sync",
     )
     .await;
-    assert_eq!(rc, 0);
     let mut calls = Vec::new();
     for i in 0..4 {
         let mut c = dev.sandboxes.clone();
@@ -349,4 +355,134 @@ async fn concurrent_snapshots_never_pass_the_tenants_quota_together() {
     let held: i64 = listed.iter().map(|x| x.size_bytes).sum();
     assert_eq!(held, kept, "no reservation is listed");
     assert!(held <= 100 << 20, "the quota held: {held} bytes kept");
+}
+
+/// TakeSnapshot over REST streams the copy's progress as NDJSON: steps in
+/// phase order with the bytes copied only growing, one taken mid-copy
+/// (a 768 MiB file takes longer than the worker's 250 ms between looks),
+/// and the snapshot on the last line, "done", whose bytes are its size.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_streams_its_progress_over_rest() {
+    ensure_agent_built();
+    let s = Server::up_with(&[]).await;
+    let (t, mut dev, src) = running_after(
+        &s,
+        "snap-progress",
+        "head -c 768M /dev/zero > /workspace/big && sync",
+    )
+    .await;
+    let resp = reqwest::Client::new()
+        .post(format!(
+            "{}/v1/sandboxes/{}/snapshots:take",
+            s.http, src.sandbox_id
+        ))
+        .bearer_auth(&t.developer)
+        .json(&serde_json::json!({"name": "with-progress"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let body = resp.text().await.unwrap();
+    let steps: Vec<serde_json::Value> = body
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let (last, before) = steps.split_last().expect("at least the last step");
+    assert_eq!(last["phase"], "done", "{body}");
+    let size: i64 = last["snapshot"]["sizeBytes"]
+        .as_str()
+        .expect("the snapshot's size")
+        .parse()
+        .unwrap();
+    assert!(size >= 768 << 20, "{body}");
+    let num =
+        |v: &serde_json::Value, k: &str| -> i64 { v[k].as_str().map_or(0, |s| s.parse().unwrap()) };
+    assert_eq!(num(last, "bytesDone"), size);
+    const ORDER: [&str; 4] = ["copying", "publishing", "sharing", "done"];
+    let (mut phase, mut done) = (0, 0);
+    for st in &steps {
+        let at = ORDER
+            .iter()
+            .position(|p| st["phase"] == *p)
+            .unwrap_or_else(|| panic!("an unknown phase: {st}"));
+        assert!(at >= phase, "phases out of order: {body}");
+        assert!(num(st, "bytesDone") >= done, "bytes went back: {body}");
+        assert_eq!(
+            st.get("snapshot").is_some(),
+            st["phase"] == "done",
+            "the snapshot comes with \"done\", once, last: {body}"
+        );
+        (phase, done) = (at, num(st, "bytesDone"));
+    }
+    assert!(
+        before.iter().any(|st| st["phase"] == "copying"
+            && num(st, "bytesDone") > 0
+            && num(st, "bytesDone") < size
+            && num(st, "bytesTotal") >= size),
+        "no step was taken mid-copy: {body}"
+    );
+    // It is listed like any other, and a refusal is the call's status.
+    let listed = dev
+        .sandboxes
+        .list_snapshots(pb::ListSnapshotsRequest::default())
+        .await
+        .unwrap()
+        .into_inner()
+        .snapshots;
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].name, "with-progress");
+    let again = reqwest::Client::new()
+        .post(format!(
+            "{}/v1/sandboxes/{}/snapshots:take",
+            s.http, src.sandbox_id
+        ))
+        .bearer_auth(&t.developer)
+        .json(&serde_json::json!({"name": "with-progress"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        again.status().as_u16(),
+        409,
+        "{}",
+        again.text().await.unwrap()
+    );
+
+    // A client that goes away mid-copy: the copy runs to its end (on the
+    // server and on the worker), and the snapshot is kept and listed.
+    let mut gone = reqwest::Client::new()
+        .post(format!(
+            "{}/v1/sandboxes/{}/snapshots:take",
+            s.http, src.sandbox_id
+        ))
+        .bearer_auth(&t.developer)
+        .json(&serde_json::json!({"name": "left-behind"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status().as_u16(), 200);
+    let first = gone.chunk().await.unwrap().expect("a first step");
+    assert!(
+        String::from_utf8_lossy(&first).contains("\"copying\""),
+        "{first:?}"
+    );
+    drop(gone);
+    let mut kept = None;
+    for _ in 0..240 {
+        let listed = dev
+            .sandboxes
+            .list_snapshots(pb::ListSnapshotsRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .snapshots;
+        kept = listed.into_iter().find(|x| x.name == "left-behind");
+        if kept.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let kept = kept.expect("the snapshot whose client went away was kept");
+    assert!(kept.size_bytes >= 768 << 20, "{kept:?}");
 }

@@ -1,11 +1,11 @@
-// Snapshots and forks from the page: take a snapshot (pending while it
-// runs; then listed, as REST lists it), fork the sandbox (the fork
+// Snapshots and forks from the page: take a snapshot (its progress shown
+// while it runs; then listed, as REST lists it), fork the sandbox (the fork
 // reaches RUNNING with the source's files, and its link leads to its
 // page), start a new sandbox from the snapshot, delete the snapshot.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { call, cleanUp, consoleUrl, getSandbox, launch, results, skip, until } from "./lib.mjs";
-import { getFile, putFile, signedInOn, toast } from "./tools.mjs";
+import { getFile, putFile, sh, signedInOn, toast } from "./tools.mjs";
 
 let browser;
 before(async () => {
@@ -19,7 +19,11 @@ after(async () => {
 test("take a snapshot, fork the sandbox and start one from the snapshot, then delete it", { skip, timeout: 240_000 }, async () => {
   const marker = `snapshot-e2e-${Date.now().toString(36)}\n`;
   const { t, id, context, page, problems } = await signedInOn(browser, "snapshots", "snapshots", {
-    before: (t, s) => putFile(t, s.sandboxId, "/workspace/marker.txt", marker),
+    before: async (t, s) => {
+      await putFile(t, s.sandboxId, "/workspace/marker.txt", marker);
+      // Enough to copy that the copy's progress shows before it ends.
+      await sh(t, s.sandboxId, "head -c 512M /dev/zero > /workspace/big && sync");
+    },
   });
   try {
     await page.getByRole("heading", { level: 2, name: "Snapshots and forks" }).waitFor();
@@ -33,11 +37,15 @@ test("take a snapshot, fork the sandbox and start one from the snapshot, then de
 
     const snapName = `e2e-${Date.now().toString(36)}`;
     await name.fill(snapName);
-    // Pending while it runs: the button is busy and a status says so.
+    // Pending while it runs: the button is busy, and the copy's progress
+    // shows as the server streams it (bytes of about how many).
     const busy = page.waitForSelector('button[aria-busy="true"]:has-text("Take a snapshot")');
+    const progress = page.getByTestId("snapshot-progress").filter({ hasText: /Copying the files .*: [1-9][\d.]* \w+ of about [\d.]+ \w+/ });
     await page.getByRole("button", { name: "Take a snapshot" }).click();
     await busy;
+    await progress.waitFor({ timeout: 30_000 });
     await toast(page, "Snapshot taken").waitFor({ timeout: 60_000 });
+    await sh(t, id, "rm /workspace/big");
     const list = page.getByRole("table", { name: "This sandbox's snapshots" });
     await list.getByText(snapName, { exact: true }).waitFor();
     const listed = await call("GET", `/v1/snapshots?sandboxId=${id}`, t.token);

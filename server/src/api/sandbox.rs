@@ -174,6 +174,79 @@ impl SandboxService for SandboxApi {
         ))
     }
 
+    type TakeSnapshotStream =
+        Pin<Box<dyn Stream<Item = Result<pb::TakeSnapshotResponse, Status>> + Send>>;
+
+    /// CreateSnapshot whose copy is watched: the checks and the
+    /// reservation answer the call; the copy runs in its own task (to its
+    /// end, whoever still watches), its progress sent as it changes.
+    async fn take_snapshot(
+        &self,
+        req: Request<pb::TakeSnapshotRequest>,
+    ) -> Result<Response<Self::TakeSnapshotStream>, Status> {
+        let p = principal(&req)?;
+        let r = req.into_inner();
+        let row = sandboxes::get(&self.0, &TenantScope::own(&p), &r.sandbox_id).await?;
+        let taking = snapshots::begin(&self.0, &p, &row, &r.name, r.memory).await?;
+        let id = taking.id().to_string();
+        let (progress, mut watch) = tokio::sync::watch::channel(Default::default());
+        let (app, audit) = (self.0.clone(), self.0.clone());
+        let resource = id.clone();
+        let mut job = tokio::spawn(async move { snapshots::finish(&app, taking, &progress).await });
+        let (tx, rx) = tokio::sync::mpsc::channel(4);
+        tokio::spawn(async move {
+            let done = loop {
+                tokio::select! {
+                    biased;
+                    done = &mut job => break done,
+                    changed = watch.changed() => {
+                        if changed.is_err() {
+                            break (&mut job).await;
+                        }
+                        let s = watch.borrow_and_update().clone();
+                        let _ = tx.send(Ok(pb::TakeSnapshotResponse {
+                            phase: s.phase,
+                            bytes_done: s.bytes_done,
+                            bytes_total: s.bytes_total,
+                            snapshot: None,
+                        })).await;
+                    }
+                }
+            };
+            let total = watch.borrow().bytes_total;
+            let end = match done {
+                Ok(Ok(m)) => Ok(pb::TakeSnapshotResponse {
+                    phase: "done".into(),
+                    bytes_done: m.size_bytes,
+                    bytes_total: total,
+                    snapshot: Some(snapshot_to_pb(&m)),
+                }),
+                Ok(Err(e)) => Err(Status::from(e)),
+                Err(e) => Err(Status::internal(format!("the snapshot's task failed: {e}"))),
+            };
+            if let Err(s) = &end {
+                // The call was audited OK when its stream began; the copy's
+                // failure is audited too, under the same snapshot id.
+                audit
+                    .audit()
+                    .record(crate::audit::AuditRecord::new(
+                        &p,
+                        "/talon.v1.SandboxService/TakeSnapshot",
+                        &resource,
+                        s.code(),
+                        "",
+                    ))
+                    .await;
+            }
+            let _ = tx.send(end).await;
+        });
+        Ok(with_resource(
+            Response::new(Box::pin(tokio_stream::wrappers::ReceiverStream::new(rx))
+                as Self::TakeSnapshotStream),
+            id,
+        ))
+    }
+
     async fn list_snapshots(
         &self,
         req: Request<pb::ListSnapshotsRequest>,

@@ -93,9 +93,8 @@ pub async fn used_bytes(db: &impl sea_orm::ConnectionTrait, tenant: &str) -> Res
     Ok(sum.flatten().unwrap_or(0))
 }
 
-/// Snapshots a running or paused sandbox of the caller's tenant. Memory
-/// is refused as a precondition of the platform, not UNIMPLEMENTED (the
-/// HTTP 501 a client would take for a server fault).
+/// Snapshots a running or paused sandbox of the caller's tenant: `begin`,
+/// then `finish`.
 pub async fn create(
     app: &App,
     p: &Principal,
@@ -103,6 +102,41 @@ pub async fn create(
     name: &str,
     memory: bool,
 ) -> Result<snapshot::Model> {
+    let taking = begin(app, p, row, name, memory).await?;
+    finish(
+        app,
+        taking,
+        &tokio::sync::watch::channel(Default::default()).0,
+    )
+    .await
+}
+
+/// A snapshot reserved and not yet copied (see `begin`).
+pub struct Taking {
+    pending: snapshot::Model,
+    row: sandbox::Model,
+    addr: String,
+    max: i64,
+}
+
+impl Taking {
+    /// The snapshot's id.
+    pub fn id(&self) -> &str {
+        &self.pending.id
+    }
+}
+
+/// The checks of a snapshot and its reservation (see `reserve`), before
+/// any copy: a refusal here leaves nothing behind. Memory is refused as
+/// a precondition of the platform, not UNIMPLEMENTED (the HTTP 501 a
+/// client would take for a server fault).
+pub async fn begin(
+    app: &App,
+    p: &Principal,
+    row: &sandbox::Model,
+    name: &str,
+    memory: bool,
+) -> Result<Taking> {
     if memory {
         return Err(Error::FailedPrecondition(
             "memory snapshots need CRIU, which does not work on this platform's kernels yet; \
@@ -147,6 +181,34 @@ pub async fn create(
         pending: true,
     };
     let max = reserve(app, pending.clone()).await?;
+    Ok(Taking {
+        pending,
+        row: row.clone(),
+        addr,
+        max,
+    })
+}
+
+/// The copy of a snapshot `begin` reserved, telling `progress` how far
+/// it has got: the snapshot, or the reservation and whatever the worker
+/// kept let go.
+pub async fn finish(
+    app: &App,
+    t: Taking,
+    progress: &tokio::sync::watch::Sender<wpb::TakeSnapshotResponse>,
+) -> Result<snapshot::Model> {
+    let Taking {
+        pending,
+        row,
+        addr,
+        max,
+    } = t;
+    let (id, worker, worker_image) = (
+        pending.id.clone(),
+        pending.worker_id.clone(),
+        pending.worker_image.clone(),
+    );
+    let row = &row;
     let done = app
         .workers()
         .snapshot(
@@ -157,6 +219,7 @@ pub async fn create(
                 image_name: worker_image.clone(),
                 max_bytes: max,
             },
+            progress,
         )
         .await;
     let done = match done {

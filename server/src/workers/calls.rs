@@ -41,12 +41,14 @@ pub trait WorkerCalls: Send + Sync {
         generation: i64,
     ) -> Result<wpb::GetSandboxUsageResponse>;
 
-    /// Copies a sandbox's files into an image on its worker.
+    /// Copies a sandbox's files into an image on its worker, telling
+    /// `progress` how far the copy has got as it goes.
     async fn snapshot(
         &self,
         addr: &str,
         generation: i64,
         req: wpb::SnapshotSandboxRequest,
+        progress: &tokio::sync::watch::Sender<wpb::TakeSnapshotResponse>,
     ) -> Result<wpb::SnapshotSandboxResponse>;
 
     /// Has the worker at `addr` forget an image.
@@ -195,14 +197,41 @@ impl WorkerCalls for Remote {
         addr: &str,
         generation: i64,
         req: wpb::SnapshotSandboxRequest,
+        progress: &tokio::sync::watch::Sender<wpb::TakeSnapshotResponse>,
     ) -> Result<wpb::SnapshotSandboxResponse> {
         let id = req.sandbox_id.clone();
-        let req = sandbox_request(self, req, &id, generation);
-        WorkerSandboxServiceClient::new(self.channel(addr)?)
-            .snapshot_sandbox(req)
+        let mut client = WorkerSandboxServiceClient::new(self.channel(addr)?);
+        let take = wpb::TakeSnapshotRequest {
+            sandbox_id: req.sandbox_id.clone(),
+            image_name: req.image_name.clone(),
+            max_bytes: req.max_bytes,
+        };
+        let fail = |s: tonic::Status| error(&at(addr), s.code(), s.message());
+        let mut steps = match client
+            .take_snapshot(sandbox_request(self, take, &id, generation))
             .await
-            .map(tonic::Response::into_inner)
-            .map_err(|s| error(&at(addr), s.code(), s.message()))
+        {
+            Ok(s) => s.into_inner(),
+            // A worker of an earlier release: the copy without progress.
+            Err(s) if s.code() == tonic::Code::Unimplemented => {
+                return client
+                    .snapshot_sandbox(sandbox_request(self, req, &id, generation))
+                    .await
+                    .map(tonic::Response::into_inner)
+                    .map_err(fail);
+            }
+            Err(s) => return Err(fail(s)),
+        };
+        while let Some(step) = steps.message().await.map_err(fail)? {
+            // The last step is the caller's to report, with what it keeps.
+            if let Some(done) = step.done {
+                return Ok(done);
+            }
+            progress.send_replace(step);
+        }
+        Err(Error::Unavailable(format!(
+            "worker {addr} ended sandbox {id}'s snapshot without its result"
+        )))
     }
 
     async fn delete_image(&self, addr: &str, name: &str) -> Result<()> {
@@ -231,6 +260,12 @@ impl WorkerCalls for Remote {
             .initial_stream_window_size(Some(talon_proto::h2::STREAM_WINDOW))
             .initial_connection_window_size(Some(talon_proto::h2::CONNECTION_WINDOW))
             .max_frame_size(Some(talon_proto::h2::MAX_FRAME))
+            // A host that vanished without a reset ends its streams (a
+            // snapshot's, a process's) within half a minute, not at TCP's
+            // own timeout.
+            .http2_keep_alive_interval(Duration::from_secs(10))
+            .keep_alive_timeout(Duration::from_secs(20))
+            .keep_alive_while_idle(true)
             .connect_lazy();
         cache.insert(addr.to_string(), c.clone());
         Ok(c)

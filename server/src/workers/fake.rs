@@ -251,6 +251,7 @@ impl WorkerCalls for FakeWorkers {
         addr: &str,
         _generation: i64,
         req: wpb::SnapshotSandboxRequest,
+        _progress: &tokio::sync::watch::Sender<wpb::TakeSnapshotResponse>,
     ) -> Result<wpb::SnapshotSandboxResponse> {
         self.record(Call::Snapshot {
             addr: addr.into(),

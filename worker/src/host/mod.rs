@@ -19,6 +19,7 @@ pub use fence::{Fence, WorkerError, code_of, fence};
 pub use prepare::SECRETS_TMPFS_BYTES;
 pub use record::{Held, HeldImage, SandboxPhase};
 pub use recover::Settled;
+pub use snapshot::SnapshotProgress;
 
 use crate::agent_socket::AgentPeer;
 use crate::bundle::Layout;

@@ -13,6 +13,7 @@ use super::*;
 use crate::bundle::{self, RootKind};
 use crate::image::capture::{self, Shift};
 use crate::image::{ImageRef, Seed, Staged};
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 /// The directories of a sandbox's disk a snapshot carries, by root kind:
 /// what the sandbox may write that is not its root's overlay. `etc` is
@@ -23,6 +24,30 @@ pub(super) fn seed_dirs(kind: RootKind) -> &'static [&'static str] {
         RootKind::Host => &["workspace", "home", "root", "tmp", "var"],
         RootKind::ReadOnlyImage => &["workspace", "root", "tmp"],
         RootKind::Overlay => &["workspace"],
+    }
+}
+
+/// How far a snapshot has got, for a watcher on another task: its phase,
+/// the bytes of content copied, and about how many there are (the bytes
+/// in use on the sandbox's disk when the copy began).
+#[derive(Debug, Default)]
+pub struct SnapshotProgress {
+    phase: AtomicU8,
+    pub copied: AtomicU64,
+    pub total: AtomicU64,
+}
+
+/// The phases of a snapshot, in order.
+const PHASES: [&str; 3] = ["copying", "publishing", "sharing"];
+
+impl SnapshotProgress {
+    /// "copying", "publishing" or "sharing".
+    pub fn phase(&self) -> &'static str {
+        PHASES[usize::from(self.phase.load(Ordering::Relaxed)).min(PHASES.len() - 1)]
+    }
+    fn enter(&self, phase: &str) {
+        let i = PHASES.iter().position(|p| *p == phase).expect("a phase");
+        self.phase.store(i as u8, Ordering::Relaxed);
     }
 }
 
@@ -37,6 +62,19 @@ impl SandboxHost {
         generation: i64,
         name: &str,
         max_bytes: u64,
+    ) -> anyhow::Result<(ImageRef, std::time::Duration)> {
+        self.snapshot_watched(id, generation, name, max_bytes, &Arc::default())
+            .await
+    }
+
+    /// `snapshot`, telling `progress` how far it has got as it goes.
+    pub async fn snapshot_watched(
+        &self,
+        id: &str,
+        generation: i64,
+        name: &str,
+        max_bytes: u64,
+        progress: &Arc<SnapshotProgress>,
     ) -> anyhow::Result<(ImageRef, std::time::Duration)> {
         if !crate::image::valid_name(name) || name.starts_with(POOL_PREFIX) {
             return Err(WorkerError::Invalid(format!(
@@ -60,6 +98,9 @@ impl SandboxHost {
             ),
         };
         disk_mounted(&self.layout(id), id)?;
+        if let Ok((used, _)) = crate::usage::disk_usage(&self.layout(id).disk()) {
+            progress.total.store(used, Ordering::Relaxed);
+        }
         if thaw {
             self.runtime_for(h.isolation)?.pause(h.cid()).await?;
         }
@@ -70,8 +111,11 @@ impl SandboxHost {
             .as_ref()
             .map_or(RootKind::Host, HeldImage::root_kind);
         let staged = {
-            let images = images.clone();
-            tokio::task::spawn_blocking(move || stage(&images, &layout, kind, uid, max_bytes)).await
+            let (images, progress) = (images.clone(), progress.clone());
+            tokio::task::spawn_blocking(move || {
+                stage(&images, &layout, kind, uid, max_bytes, &progress.copied)
+            })
+            .await
         };
         let frozen_for = if thaw {
             t0.elapsed()
@@ -87,6 +131,7 @@ impl SandboxHost {
             }
         }
         let staged = staged??;
+        progress.enter("publishing");
         let (upper, seeds, bytes) =
             tokio::task::spawn_blocking(move || publish(&images, staged)).await??;
         tracing::info!(sandbox = %id, snapshot = %name, ?frozen_for, bytes, "snapshot taken");
@@ -117,6 +162,7 @@ impl SandboxHost {
         }
         if let Some(shared) = self.shared_images.clone() {
             // On the shared backend the snapshot outlives this worker.
+            progress.enter("sharing");
             let (images, r) = (self.images.clone(), r.clone());
             let published =
                 tokio::task::spawn_blocking(move || shared.publish(&images, &r)).await?;
@@ -209,6 +255,7 @@ fn stage(
     kind: RootKind,
     uid: u32,
     max_bytes: u64,
+    copied: &AtomicU64,
 ) -> anyhow::Result<Trees> {
     let shift = Shift {
         from: uid,
@@ -218,7 +265,7 @@ fn stage(
     let mut bytes = 0u64;
     let mut copy = |dir: &Path| -> anyhow::Result<Staged> {
         let st = images
-            .stage(dir, shift, max_bytes.saturating_sub(bytes))
+            .stage_counted(dir, shift, max_bytes.saturating_sub(bytes), copied)
             .map_err(|e| match e {
                 crate::image::ImportError::TooLarge(_) => {
                     anyhow::Error::from(WorkerError::TooLarge(format!(

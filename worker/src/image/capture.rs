@@ -20,6 +20,7 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::OwnedFd;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Host ids `[from, from + len)` become `[to, to + len)`: from a
 /// sandbox's range to the image's own (`to` 0) when a snapshot is taken,
@@ -67,9 +68,11 @@ pub enum CaptureError {
 
 const XATTR_OPAQUE: &str = "trusted.overlay.opaque";
 
-struct State {
+struct State<'a> {
     shift: Shift,
     max_bytes: u64,
+    /// Bytes of content copied so far, for a watcher (see `capture_counted`).
+    counter: &'a AtomicU64,
     done: Captured,
     /// (dev, ino) of a file with several links → where its first copy is,
     /// as the destination directory's fd and name.
@@ -82,6 +85,23 @@ pub fn capture(
     dst: &Path,
     shift: Shift,
     max_bytes: u64,
+) -> Result<Captured, CaptureError> {
+    capture_counted(src, dst, shift, max_bytes, &AtomicU64::new(0))
+}
+
+/// Bytes of one file copied between two additions to the counter: a
+/// large file's copy shows progress as it goes.
+const COUNT_EVERY: u64 = 8 << 20;
+
+/// `capture`, adding the bytes of content it copies to `counter` as it
+/// goes (every `COUNT_EVERY` bytes of a file, and at its end), so
+/// another thread can show how far it has got.
+pub fn capture_counted(
+    src: &Path,
+    dst: &Path,
+    shift: Shift,
+    max_bytes: u64,
+    counter: &AtomicU64,
 ) -> Result<Captured, CaptureError> {
     let dir = |p: &Path| {
         rustix::fs::open(
@@ -97,6 +117,7 @@ pub fn capture(
     let mut st = State {
         shift,
         max_bytes,
+        counter,
         done: Captured::default(),
         links: HashMap::new(),
     };
@@ -108,7 +129,11 @@ pub fn capture(
     Ok(st.done)
 }
 
-fn copy_dir(s: &OwnedFd, d: std::sync::Arc<OwnedFd>, st: &mut State) -> Result<(), CaptureError> {
+fn copy_dir(
+    s: &OwnedFd,
+    d: std::sync::Arc<OwnedFd>,
+    st: &mut State<'_>,
+) -> Result<(), CaptureError> {
     for leaf in read_names(s)? {
         let n = name(&leaf);
         let meta =
@@ -178,8 +203,17 @@ fn copy_dir(s: &OwnedFd, d: std::sync::Arc<OwnedFd>, st: &mut State) -> Result<(
                 let mut from = std::fs::File::from(sf);
                 let mut to = std::fs::File::from(df);
                 // At most what was listed: a file that grows meanwhile
-                // cannot blow the budget.
-                let copied = std::io::copy(&mut std::io::Read::take(&mut from, size), &mut to)?;
+                // cannot blow the budget. In steps, counted as they go.
+                let mut copied = 0u64;
+                while copied < size {
+                    let step = (size - copied).min(COUNT_EVERY);
+                    let n = std::io::copy(&mut std::io::Read::take(&mut from, step), &mut to)?;
+                    if n == 0 {
+                        break;
+                    }
+                    copied += n;
+                    st.counter.fetch_add(n, Ordering::Relaxed);
+                }
                 to.flush()?;
                 st.done.bytes += copied;
                 copy_user_xattrs(&from, &to)?;

@@ -285,6 +285,17 @@ impl ImageStore {
         shift: capture::Shift,
         budget: u64,
     ) -> Result<Staged, ImportError> {
+        self.stage_counted(src, shift, budget, &std::sync::atomic::AtomicU64::new(0))
+    }
+
+    /// `stage`, adding the bytes it copies to `counter` as it goes.
+    pub fn stage_counted(
+        &self,
+        src: &Path,
+        shift: capture::Shift,
+        budget: u64,
+        counter: &std::sync::atomic::AtomicU64,
+    ) -> Result<Staged, ImportError> {
         let mut staged = Staged {
             dir: self
                 .tmp_dir()
@@ -292,13 +303,15 @@ impl ImageStore {
             bytes: 0,
         };
         std::fs::create_dir(&staged.dir)?;
-        let c = capture::capture(src, &staged.dir, shift, budget).map_err(|e| match e {
-            capture::CaptureError::TooLarge(n) => {
-                ImportError::TooLarge(format!("the snapshot holds more than {n} bytes"))
-            }
-            capture::CaptureError::Refused(m) => ImportError::Invalid(m),
-            capture::CaptureError::Io(e) => ImportError::Io(e),
-        })?;
+        let c = capture::capture_counted(src, &staged.dir, shift, budget, counter).map_err(
+            |e| match e {
+                capture::CaptureError::TooLarge(n) => {
+                    ImportError::TooLarge(format!("the snapshot holds more than {n} bytes"))
+                }
+                capture::CaptureError::Refused(m) => ImportError::Invalid(m),
+                capture::CaptureError::Io(e) => ImportError::Io(e),
+            },
+        )?;
         staged.bytes = c.bytes;
         Ok(staged)
     }

@@ -1,19 +1,33 @@
 /**
  * Snapshots and forks of a sandbox: take one (its files; memory is not
- * kept), list a sandbox's, start a new sandbox from one, fork the sandbox
+ * kept; its progress streamed), list a sandbox's, start a new sandbox from one, fork the sandbox
  * (a snapshot taken now and `count` sandboxes from it), delete one.
  */
 import type { Api, Schemas } from "./client";
+import { messages } from "./ndjson";
 import type { Sandbox } from "./sandboxes";
 
 export type Snapshot = Schemas["Snapshot"];
+export type SnapshotStep = Schemas["TakeSnapshotResponse"];
 
-export async function createSnapshot(api: Api, id: string, name: string): Promise<Snapshot> {
-  const r = await api.call(
-    api.client.POST("/v1/sandboxes/{sandboxId}/snapshots", { params: { path: { sandboxId: id } }, body: name ? { name } : {} }),
-  );
-  if (!r.snapshot) throw new Error("the gateway answered without the snapshot");
-  return r.snapshot;
+/**
+ * Takes a snapshot, telling `onStep` how far the copy has got as it goes
+ * (TakeSnapshot's stream); the snapshot, from its last message.
+ */
+export async function takeSnapshot(
+  api: Api,
+  id: string,
+  name: string,
+  onStep: (s: SnapshotStep) => void,
+  signal?: AbortSignal,
+): Promise<Snapshot> {
+  const resp = await api.postStream(`/v1/sandboxes/${encodeURIComponent(id)}/snapshots:take`, name ? { name } : {}, signal);
+  for await (const m of messages(resp)) {
+    const step = m as SnapshotStep;
+    onStep(step);
+    if (step.snapshot) return step.snapshot;
+  }
+  throw new Error("the snapshot's stream ended without the snapshot");
 }
 
 /** The snapshots of one sandbox, newest first (every page). */

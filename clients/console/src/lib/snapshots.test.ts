@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { forkCount, frozenLabel, previewPort, previewTtl, snapshotNameError } from "./snapshots";
+import { forkCount, frozenLabel, previewPort, previewTtl, snapshotNameError, snapshotStep } from "./snapshots";
 
 describe("the snapshot, fork and preview forms", () => {
   it("checks snapshot names (empty lets the server make one)", () => {
@@ -33,5 +33,22 @@ describe("the snapshot, fork and preview forms", () => {
     expect(frozenLabel("2.25s")).toBe("2.3 s");
     expect(frozenLabel("0s")).toBe("not frozen");
     expect(frozenLabel(undefined)).toBe("—");
+  });
+
+  it("shows a snapshot's progress, short of the end until it is done", () => {
+    const b = (n: number) => `${n} B`;
+    expect(snapshotStep({}, b)).toEqual({ label: "Starting: 0 B", fraction: null });
+    expect(snapshotStep({ phase: "copying", bytesDone: "25", bytesTotal: "100" }, b)).toEqual({
+      label: "Copying the files (the sandbox is frozen meanwhile): 25 B of about 100 B",
+      fraction: 0.25,
+    });
+    // The total is the disk in use, an estimate the copy may pass.
+    expect(snapshotStep({ phase: "publishing", bytesDone: 120, bytesTotal: 100 }, b).fraction).toBe(0.99);
+    expect(snapshotStep({ phase: "copying", bytesDone: "7" }, b)).toEqual({
+      label: "Copying the files (the sandbox is frozen meanwhile): 7 B",
+      fraction: null,
+    });
+    expect(snapshotStep({ phase: "done", bytesDone: "90", bytesTotal: "100" }, b)).toEqual({ label: "Done: 90 B", fraction: 1 });
+    expect(snapshotStep({ phase: "later-phase" }, b).label).toBe("later-phase: 0 B");
   });
 });

@@ -51,3 +51,31 @@ export function frozenLabel(d: string | undefined): string {
   if (s === 0) return "not frozen";
   return s < 1 ? `${Math.max(1, Math.round(s * 1000))} ms` : `${+s.toFixed(1)} s`;
 }
+
+/** The words for each phase of a snapshot's copy (TakeSnapshot's `phase`). */
+const PHASES: Record<string, string> = {
+  copying: "Copying the files (the sandbox is frozen meanwhile)",
+  publishing: "Hashing the copy (the sandbox runs again)",
+  sharing: "Putting it on the shared storage",
+  done: "Done",
+};
+
+/**
+ * A snapshot's progress for people: its phase in words, the bytes copied
+ * of about how many, and the fraction done (null when the total is
+ * unknown). The total is the sandbox's disk in use, a little more than
+ * the copy holds, so the fraction stops short of 1 until "done".
+ */
+export function snapshotStep(
+  s: { phase?: string; bytesDone?: string | number; bytesTotal?: string | number },
+  bytes: (n: number) => string,
+): { label: string; fraction: number | null } {
+  const phase = s.phase ?? "";
+  const words = PHASES[phase] ?? (phase ? phase : "Starting");
+  const done = Number(s.bytesDone ?? 0);
+  const total = Number(s.bytesTotal ?? 0);
+  if (phase === "done") return { label: `${words}: ${bytes(done)}`, fraction: 1 };
+  if (!total) return { label: `${words}: ${bytes(done)}`, fraction: null };
+  const fraction = Math.min(0.99, done / total);
+  return { label: `${words}: ${bytes(done)} of about ${bytes(total)}`, fraction };
+}
