@@ -88,6 +88,7 @@ pub const METHODS: &[MethodRule] = &[
     rule("/talon.v1.SandboxService/UpdateNetworkPolicy", DEV, MUT),
     rule("/talon.v1.SandboxService/WatchSandboxEvents", VIEW, READ),
     rule("/talon.v1.SandboxService/CreateSnapshot", DEV, MUT),
+    rule("/talon.v1.SandboxService/TakeSnapshot", DEV, MUT),
     rule("/talon.v1.SandboxService/ListSnapshots", VIEW, READ),
     rule("/talon.v1.SandboxService/GetSnapshot", VIEW, READ),
     rule("/talon.v1.SandboxService/DeleteSnapshot", DEV, MUT),
@@ -205,6 +206,11 @@ pub const METHODS: &[MethodRule] = &[
     ),
     rule(
         "/talon.v1.AdminService/GetPlatformMetrics",
+        PlatformAdmin,
+        READ,
+    ),
+    rule(
+        "/talon.v1.AdminService/ListSandboxMoves",
         PlatformAdmin,
         READ,
     ),

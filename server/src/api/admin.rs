@@ -2,13 +2,17 @@
 
 use super::principal;
 use crate::api::convert::{
-    audit_to_pb, ms_of, state_to_pb, ts, worker_sandbox_to_pb, worker_to_pb,
+    audit_to_pb, ms_of, sandbox_move_to_pb, state_to_pb, ts, worker_sandbox_to_pb, worker_to_pb,
 };
 use crate::app::App;
 use crate::audit::with_resource;
 use crate::domain::audit_events::{self, AuditQuery};
+use crate::domain::sandboxes::history;
 use crate::domain::workers::{self, WorkerView};
-use crate::domain::{page, paged, sandboxes, servers};
+use crate::domain::{
+    decode_cursor, decode_keyset, encode_cursor, encode_keyset, page, paged, paged_by, sandboxes,
+    servers,
+};
 use std::sync::Arc;
 use talon_proto::v1 as pb;
 use talon_proto::v1::admin_service_server::AdminService;
@@ -139,13 +143,32 @@ impl AdminService for AdminApi {
         req: Request<pb::ListWorkerSandboxesRequest>,
     ) -> Result<Response<pb::ListWorkerSandboxesResponse>, Status> {
         let r = req.into_inner();
-        let (offset, limit) = page(&r.page_token, r.page_size)?;
-        let rows = sandboxes::on_worker(&self.0, &r.worker_id, offset, limit).await?;
-        let (rows, next) = paged(rows, offset, limit);
+        let (_, limit) = page("", r.page_size)?;
+        let after = decode_keyset(&r.page_token)?;
+        let rows = sandboxes::on_worker(&self.0, &r.worker_id, after, limit).await?;
+        let (rows, next) = paged_by(rows, limit, |l| encode_keyset(l.created_at, &l.id));
         Ok(Response::new(pb::ListWorkerSandboxesResponse {
             sandboxes: rows
                 .iter()
                 .map(worker_sandbox_to_pb)
+                .collect::<crate::error::Result<_>>()?,
+            next_page_token: next,
+        }))
+    }
+
+    async fn list_sandbox_moves(
+        &self,
+        req: Request<pb::ListSandboxMovesRequest>,
+    ) -> Result<Response<pb::ListSandboxMovesResponse>, Status> {
+        let r = req.into_inner();
+        let (_, limit) = page("", r.page_size)?;
+        let before = decode_cursor(&r.page_token)?;
+        let rows = history::moves(&self.0, &r.sandbox_id, &r.worker_id, before, limit).await?;
+        let (rows, next) = paged_by(rows, limit, |l| encode_cursor(l.id));
+        Ok(Response::new(pb::ListSandboxMovesResponse {
+            moves: rows
+                .iter()
+                .map(sandbox_move_to_pb)
                 .collect::<crate::error::Result<_>>()?,
             next_page_token: next,
         }))

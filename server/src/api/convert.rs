@@ -196,6 +196,28 @@ pub fn worker_sandbox_to_pb(m: &sandbox::Model) -> Result<pb::WorkerSandbox> {
     })
 }
 
+/// One row of the failover history; a cause this release does not know
+/// is an error, not UNSPECIFIED.
+pub fn sandbox_move_to_pb(m: &crate::db::entity::sandbox_move::Model) -> Result<pb::SandboxMove> {
+    use crate::domain::sandboxes::history::Cause;
+    let cause = match Cause::parse(&m.cause)? {
+        Cause::Reassigned => pb::SandboxMoveCause::Reassigned,
+        Cause::WorkerLost => pb::SandboxMoveCause::WorkerLost,
+        Cause::NotHeld => pb::SandboxMoveCause::NotHeld,
+        Cause::Fenced => pb::SandboxMoveCause::Fenced,
+    };
+    Ok(pb::SandboxMove {
+        sandbox_id: m.sandbox_id.clone(),
+        tenant_id: m.tenant_id.clone(),
+        from_worker_id: m.from_worker.clone(),
+        to_worker_id: m.to_worker.clone(),
+        cause: cause as i32,
+        generation: m.generation,
+        move_time: Some(ts(m.moved_at)),
+        workspace_kept: m.workspace_kept,
+    })
+}
+
 /// A requested restart policy: unspecified is ALWAYS; an unknown number
 /// is INVALID_ARGUMENT.
 pub fn restart_policy_from_pb(v: i32) -> Result<Option<RestartPolicy>> {

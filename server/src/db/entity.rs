@@ -235,6 +235,31 @@ pub mod audit_event {
     impl ActiveModelBehavior for ActiveModel {}
 }
 
+pub mod sandbox_move {
+    use sea_orm::entity::prelude::*;
+
+    #[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+    #[sea_orm(table_name = "sandbox_moves")]
+    pub struct Model {
+        #[sea_orm(primary_key)]
+        pub id: i64,
+        pub moved_at: i64,
+        pub sandbox_id: String,
+        pub tenant_id: String,
+        pub from_worker: String,
+        pub to_worker: String,
+        /// `history::Cause`'s name.
+        pub cause: String,
+        pub generation: i64,
+        pub workspace_kept: bool,
+    }
+
+    #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+    pub enum Relation {}
+
+    impl ActiveModelBehavior for ActiveModel {}
+}
+
 pub mod secret {
     use sea_orm::entity::prelude::*;
 

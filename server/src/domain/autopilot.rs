@@ -27,6 +27,7 @@
 //! worker has room, the move waits and is retried every tick; that is
 //! audited once per episode and counted.
 
+use super::sandboxes::history::Cause;
 use crate::app::App;
 use crate::audit::AuditRecord;
 use crate::db::entity::{sandbox, worker};
@@ -128,7 +129,9 @@ impl Autopilot {
                 }
                 budget -= 1;
                 let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
-                match super::sandboxes::move_to(app, row, None, Some(w.lost_at)).await {
+                match super::sandboxes::move_to(app, row, None, Some(w.lost_at), Cause::WorkerLost)
+                    .await
+                {
                     Ok(fresh) => {
                         app.metrics().failover.moved.inc();
                         tracing::info!(sandbox = %id, from = %w.id, to = ?fresh.worker_id, generation = fresh.generation, "sandbox moved off a lost worker");
@@ -239,13 +242,20 @@ pub async fn recover_missing(
     for row in rows.into_iter().filter(|r| !held.contains(&r.id)) {
         let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
         tracing::warn!(sandbox = %id, worker = %worker_id, "the worker no longer holds a sandbox placed on it; starting it again");
-        let moved = match super::sandboxes::move_to(app, row.clone(), None, None).await {
-            // No other worker: built again where it was.
-            Err(Error::Unavailable(_)) => {
-                super::sandboxes::restart_in_place(app, row, "the worker no longer held it").await
-            }
-            other => other,
-        };
+        let moved =
+            match super::sandboxes::move_to(app, row.clone(), None, None, Cause::NotHeld).await {
+                // No other worker: built again where it was.
+                Err(Error::Unavailable(_)) => {
+                    super::sandboxes::restart_in_place(
+                        app,
+                        row,
+                        "the worker no longer held it",
+                        Cause::NotHeld,
+                    )
+                    .await
+                }
+                other => other,
+            };
         match moved {
             Ok(_) => {
                 app.metrics().failover.moved.inc();
@@ -276,12 +286,13 @@ pub async fn restart_fenced(app: &Arc<App>, row: sandbox::Model) -> Result<()> {
         return Ok(());
     }
     let (id, tenant) = (row.id.clone(), row.tenant_id.clone());
-    let moved = match super::sandboxes::move_to(app, row.clone(), None, None).await {
+    let moved = match super::sandboxes::move_to(app, row.clone(), None, None, Cause::Fenced).await {
         Err(Error::Unavailable(_)) => {
             super::sandboxes::restart_in_place(
                 app,
                 row,
                 "the worker had stopped it when its lease lapsed",
+                Cause::Fenced,
             )
             .await
         }

@@ -237,6 +237,42 @@ async fn after_the_grace_period_what_its_fence_stopped_moves_to_a_live_worker_at
     let moved = audited(&app, "autopilot.MoveSandbox").await;
     assert_eq!(moved.len(), 2);
     assert!(moved.iter().all(|a| a.tenant_id == TENANT), "{moved:?}");
+    // The failover history holds both, from w1 to w2, newest first, and
+    // pages by cursor.
+    use crate::domain::sandboxes::history::{self, Cause};
+    let (h, next) = crate::domain::paged_by(
+        history::moves(&app, "", "w1", 0, 1).await.unwrap(),
+        1,
+        |l| crate::domain::encode_cursor(l.id),
+    );
+    let before = crate::domain::decode_cursor(&next).unwrap();
+    assert_eq!(before, h[0].id);
+    let rest = history::moves(&app, "", "w1", before, 10).await.unwrap();
+    let all: Vec<_> = h.iter().chain(&rest).collect();
+    assert_eq!(all.len(), 2, "{all:?}");
+    assert!(all[0].id > all[1].id);
+    for m in &all {
+        assert_eq!(
+            (m.from_worker.as_str(), m.to_worker.as_str(), m.generation),
+            ("w1", "w2", 2),
+            "{m:?}"
+        );
+        assert_eq!(Cause::parse(&m.cause).unwrap(), Cause::WorkerLost);
+        assert!(!m.workspace_kept, "local disks: {m:?}");
+        assert_eq!(m.tenant_id, TENANT);
+    }
+    let one = history::moves(&app, "sbx_run", "", 0, 10).await.unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].sandbox_id, "sbx_run");
+    assert!(
+        history::moves(&app, "", "w9", 0, 10)
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    for bad in ["o5", "c0", "c-1", "cx", "5"] {
+        assert!(crate::domain::decode_cursor(bad).is_err(), "{bad}");
+    }
 
     // Nothing more to move: the next tick sends nothing, and the worker
     // stays lost while its lease is lapsed.
@@ -400,6 +436,19 @@ async fn a_fenced_sandbox_starts_again_on_another_worker_else_in_place() {
     );
     assert_eq!(create_generations(&fake, "sbx_a"), [("w2".to_string(), 2)]);
     assert_eq!(audited(&app, "autopilot.RestartFenced").await.len(), 1);
+    let h = crate::domain::sandboxes::history::moves(&app, "sbx_a", "", 0, 10)
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            h.len(),
+            h[0].from_worker.as_str(),
+            h[0].to_worker.as_str(),
+            h[0].cause.as_str()
+        ),
+        (1, "w1", "w2", "fenced"),
+        "{h:?}"
+    );
     // No other worker: started again where it is, at the next generation,
     // its state message saying what became of its workspace.
     app.hub().detach("w2", 2);

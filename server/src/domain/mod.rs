@@ -58,6 +58,46 @@ pub fn encode_page_token(offset: u64) -> String {
     format!("o{offset}")
 }
 
+/// A cursor page token ("c" and the last id a page held), for lists read
+/// by descending id; empty is the first page. Anything else is refused.
+pub fn decode_cursor(token: &str) -> crate::error::Result<i64> {
+    if token.is_empty() {
+        return Ok(0);
+    }
+    token
+        .strip_prefix("c")
+        .and_then(|n| {
+            n.parse()
+                .ok()
+                .filter(|v: &i64| *v > 0 && v.to_string() == n)
+        })
+        .ok_or_else(|| crate::error::Error::InvalidArgument("invalid page_token".into()))
+}
+
+pub fn encode_cursor(last_id: i64) -> String {
+    format!("c{last_id}")
+}
+
+/// A keyset page token ("k", then the creation time and id of the last
+/// row a page held), for lists read newest first by (created_at, id);
+/// empty is the first page. Anything else is refused.
+pub fn decode_keyset(token: &str) -> crate::error::Result<Option<(i64, String)>> {
+    if token.is_empty() {
+        return Ok(None);
+    }
+    token
+        .strip_prefix("k")
+        .and_then(|t| t.split_once('.'))
+        .and_then(|(at, id)| Some((at.parse().ok()?, id)))
+        .filter(|(_, id)| !id.is_empty())
+        .map(|(at, id)| Some((at, id.to_string())))
+        .ok_or_else(|| crate::error::Error::InvalidArgument("invalid page_token".into()))
+}
+
+pub fn encode_keyset(created_at: i64, id: &str) -> String {
+    format!("k{created_at}.{id}")
+}
+
 /// Page size when a list request sets none, and the most one page holds.
 pub const DEFAULT_PAGE_SIZE: u64 = 50;
 pub const MAX_PAGE_SIZE: u64 = 500;
@@ -74,6 +114,18 @@ pub fn page(token: &str, size: i32) -> crate::error::Result<(u64, u64)> {
         decode_page_token(token)?,
         page_size(size, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE),
     ))
+}
+
+/// `paged` for lists read by cursor: the page of `limit + 1` rows cut to
+/// `limit`, and the token of its last row (`token`) when more follow.
+pub fn paged_by<T>(mut rows: Vec<T>, limit: u64, token: impl Fn(&T) -> String) -> (Vec<T>, String) {
+    let more = rows.len() as u64 > limit;
+    rows.truncate(limit as usize);
+    let next = match rows.last() {
+        Some(last) if more => token(last),
+        _ => String::new(),
+    };
+    (rows, next)
 }
 
 /// Trims rows fetched with `limit + 1` to one page, and gives the token of

@@ -257,29 +257,54 @@ async fn a_workers_sandboxes_are_listed_across_tenants_without_the_deleted() {
     let ids = |rows: Vec<crate::db::entity::sandbox::Model>| {
         rows.into_iter().map(|r| r.id).collect::<Vec<_>>()
     };
+    use crate::domain::sandboxes::on_worker;
     // Newest first, both tenants, the deleted and the other worker's left out.
     assert_eq!(
-        ids(crate::domain::sandboxes::on_worker(&app, "w1", 0, 50)
-            .await
-            .unwrap()),
+        ids(on_worker(&app, "w1", None, 50).await.unwrap()),
         ["sbx_b1", "sbx_a1"]
     );
     // limit + 1 rows, for the page token.
     assert_eq!(
-        ids(crate::domain::sandboxes::on_worker(&app, "w1", 0, 0)
-            .await
-            .unwrap()),
+        ids(on_worker(&app, "w1", None, 0).await.unwrap()),
         ["sbx_b1"]
     );
+    // The next page starts after the last row seen, whatever was made
+    // meanwhile: a newer sandbox on w1 shifts nothing (by offset, it
+    // would have shown sbx_b1 again).
+    let mut r = row("sbx_new", "ten_a", "w1", "running");
+    r.created_at = 10;
+    r.into_active_model().insert(app.db()).await.unwrap();
     assert_eq!(
-        ids(crate::domain::sandboxes::on_worker(&app, "w1", 1, 1)
+        ids(on_worker(&app, "w1", Some((1, "sbx_b1".into())), 1)
             .await
             .unwrap()),
         ["sbx_a1"]
     );
-    let e = crate::domain::sandboxes::on_worker(&app, "w9", 0, 50)
-        .await
-        .unwrap_err();
+    // Equal times fall back on the id.
+    let mut r = row("sbx_a0", "ten_a", "w1", "running");
+    r.created_at = 0;
+    r.into_active_model().insert(app.db()).await.unwrap();
+    assert_eq!(
+        ids(on_worker(&app, "w1", Some((0, "sbx_a1".into())), 5)
+            .await
+            .unwrap()),
+        ["sbx_a0"]
+    );
+    // The page token carries both, and a bad one is refused.
+    let t = crate::domain::encode_keyset(1, "sbx_b1");
+    assert_eq!(
+        crate::domain::decode_keyset(&t).unwrap(),
+        Some((1, "sbx_b1".to_string()))
+    );
+    assert_eq!(crate::domain::decode_keyset("").unwrap(), None);
+    for bad in ["o50", "k1", "k.sbx", "kx.sbx", "k1."] {
+        assert_eq!(
+            crate::domain::decode_keyset(bad).unwrap_err().code(),
+            Code::InvalidArgument,
+            "{bad}"
+        );
+    }
+    let e = on_worker(&app, "w9", None, 50).await.unwrap_err();
     assert_eq!(e.code(), Code::NotFound);
 }
 

@@ -21,6 +21,7 @@ export type PlatformServer = Schemas["PlatformServer"];
 export type PlatformMetrics = Schemas["GetPlatformMetricsResponse"];
 export type MetricFamily = Schemas["MetricFamily"];
 export type WorkerSandbox = Schemas["WorkerSandbox"];
+export type SandboxMove = Schemas["SandboxMove"];
 
 /** An owner of the platform tenant (WhoAmI says so). */
 export function isPlatformAdmin(me: WhoAmI | null | undefined): boolean {
@@ -122,6 +123,18 @@ export async function findOnWorkers(
     }
   }
   return null;
+}
+
+/** One page of the failover history, newest first (by cursor: a move recorded meanwhile shifts nothing). */
+export async function listSandboxMoves(
+  api: Api,
+  pageToken = "",
+  pageSize = 20,
+): Promise<{ moves: SandboxMove[]; nextPageToken: string }> {
+  const r = await api.call(
+    api.client.GET("/v1/admin/sandbox-moves", { params: { query: { pageSize, ...(pageToken ? { pageToken } : {}) } } }),
+  );
+  return { moves: r.moves ?? [], nextPageToken: r.nextPageToken ?? "" };
 }
 
 /** The control plane's servers, and which holds the duties. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Worker } from "../api/admin";
-import { eligibleWorkers, free, moveChoices, num, share, sortWorkers, usedOf, workerState } from "./workers";
+import { eligibleWorkers, free, moveCause, moveChoices, num, share, sortWorkers, usedOf, workerState } from "./workers";
 
 const w = (id: string, state: Worker["state"], cap: [number, number, number], used: [number, number, number]): Worker => ({
   workerId: id,
@@ -88,5 +88,16 @@ describe("order", () => {
       w("a", "WORKER_STATE_ACTIVE", [0, 0, 0], [0, 0, 0]),
     ];
     expect(sortWorkers(ws).map((x) => x.workerId)).toEqual(["a", "b", "x", "y", "z"]);
+  });
+});
+
+describe("the failover history", () => {
+  it("says why a sandbox moved, and shows a cause it does not know as it is", () => {
+    expect(moveCause("SANDBOX_MOVE_CAUSE_REASSIGNED")).toBe("Moved by hand");
+    expect(moveCause("SANDBOX_MOVE_CAUSE_WORKER_LOST")).toBe("Worker lost");
+    expect(moveCause("SANDBOX_MOVE_CAUSE_NOT_HELD")).toBe("Worker no longer held it");
+    expect(moveCause("SANDBOX_MOVE_CAUSE_FENCED")).toBe("Fenced, started again");
+    expect(moveCause("SANDBOX_MOVE_CAUSE_LATER")).toBe("SANDBOX_MOVE_CAUSE_LATER");
+    expect(moveCause(undefined)).toBe("Not recorded");
   });
 });

@@ -65,6 +65,22 @@ export function workerState(s: WorkerState | undefined) {
   return WORKER_STATES[s ?? "WORKER_STATE_UNSPECIFIED"] ?? WORKER_STATES.WORKER_STATE_UNSPECIFIED;
 }
 
+/** Why a sandbox moved, in words (SandboxMove.cause). */
+export function moveCause(c: string | undefined): string {
+  switch (c) {
+    case "SANDBOX_MOVE_CAUSE_REASSIGNED":
+      return "Moved by hand";
+    case "SANDBOX_MOVE_CAUSE_WORKER_LOST":
+      return "Worker lost";
+    case "SANDBOX_MOVE_CAUSE_NOT_HELD":
+      return "Worker no longer held it";
+    case "SANDBOX_MOVE_CAUSE_FENCED":
+      return "Fenced, started again";
+    default:
+      return c ? c : "Not recorded";
+  }
+}
+
 export function failoverScope(s: Worker["failoverScope"]): string {
   switch (s) {
     case "FAILOVER_SCOPE_NONE":

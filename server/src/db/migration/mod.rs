@@ -4,6 +4,7 @@
 mod durability;
 mod first;
 mod refresh_passwords;
+mod sandbox_moves;
 mod second;
 mod snapshot_reservations;
 #[cfg(test)]
@@ -12,6 +13,7 @@ mod walk_tests;
 use durability::*;
 use first::*;
 use refresh_passwords::*;
+use sandbox_moves::*;
 pub(crate) use sea_orm_migration::prelude::*;
 use second::*;
 use snapshot_reservations::*;
@@ -38,6 +40,7 @@ impl MigratorTrait for Migrator {
             Box::new(Durability),
             Box::new(SnapshotReservations),
             Box::new(RefreshPasswords),
+            Box::new(SandboxMoves),
         ]
     }
 }

@@ -40,6 +40,9 @@ fn rows_after(n: usize) -> &'static [&'static str] {
         13 => &[
             "INSERT INTO volumes (id, tenant_id, name, size_mib, created_at, sandbox_id, mounted_at) VALUES ('vol_w', 'ten_w', 'data', 64, 1, '', 0)",
         ],
+        17 => &[
+            "INSERT INTO sandbox_moves (moved_at, sandbox_id, tenant_id, from_worker, to_worker, cause, generation, workspace_kept) VALUES (1, 'sbx_w', 'ten_w', 'wrk_v', 'wrk_w', 'worker_lost', 2, FALSE)",
+        ],
         _ => &[],
     }
 }
@@ -75,6 +78,15 @@ async fn walk(db: &DatabaseConnection) {
     assert_eq!((snaps.len(), snaps[0].pending), (1, false));
     assert_eq!(server::Entity::find().all(db).await.unwrap().len(), 1);
     assert_eq!(volume::Entity::find().all(db).await.unwrap().len(), 1);
+    let moves = sandbox_move::Entity::find().all(db).await.unwrap();
+    assert_eq!(
+        (
+            moves.len(),
+            moves[0].cause.as_str(),
+            moves[0].workspace_kept
+        ),
+        (1, "worker_lost", false)
+    );
     // The oldest rows, with their later columns' defaults, read as such.
     let w = worker::Entity::find_by_id("wrk_w")
         .one(db)

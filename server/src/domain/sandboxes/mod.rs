@@ -17,6 +17,7 @@
 mod control;
 #[cfg(test)]
 mod control_tests;
+pub mod history;
 mod idle;
 mod lifecycle;
 mod metrics;

@@ -2,6 +2,7 @@
 //! by the autopilot), or started again in place when none has room.
 
 use super::control::{command_for, dispatch_create, tell, transition};
+use super::history::{self, Cause};
 use super::lifecycle::Edge;
 use super::ops::{amount, not_deleted};
 use super::quota::{self, Reach, candidates};
@@ -48,7 +49,7 @@ pub async fn reassign(app: &Arc<App>, id: &str, target: Option<&str>) -> Result<
             )));
         }
     }
-    move_to(app, row, target, None).await
+    move_to(app, row, target, None, Cause::Reassigned).await
 }
 
 /// Moves `row` (as read) to `target` or the placement's choice; `lost_at`
@@ -60,6 +61,7 @@ pub(crate) async fn move_to(
     row: sandbox::Model,
     target: Option<&str>,
     lost_at: Option<i64>,
+    cause: Cause,
 ) -> Result<sandbox::Model> {
     not_deleted(&row)?;
     let h = quota::holdings(app.db(), None).await?;
@@ -112,8 +114,9 @@ pub(crate) async fn move_to(
         .clone(),
     };
     let from = row.worker_id.clone().unwrap_or_default();
-    let message = move_message(app, &from, &worker, lost_at).await?;
+    let (message, kept) = move_message(app, &from, &worker, lost_at).await?;
     let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
+    remember(app, &fresh, (&from, &worker), cause, kept).await;
     if let Some(old) = row.worker_id.clone().filter(|w| app.hub().is_connected(w)) {
         // Tell the old worker to let go, at the generation it holds; a
         // shared disk is the new worker's.
@@ -140,26 +143,52 @@ pub(crate) async fn restart_in_place(
     app: &Arc<App>,
     row: sandbox::Model,
     why: &str,
+    cause: Cause,
 ) -> Result<sandbox::Model> {
     use crate::domain::workers::{WorkspaceBackend, backend_of};
     not_deleted(&row)?;
     let worker = row.worker_id.clone().ok_or_else(|| {
         Error::FailedPrecondition(format!("sandbox {} is not placed on a worker", row.id))
     })?;
-    let message = match backend_of(app, &worker).await? {
-        WorkspaceBackend::Shared => {
-            format!("started again on {worker} from its workspace on shared storage: {why}")
-        }
-        WorkspaceBackend::Local => format!(
+    let kept = backend_of(app, &worker).await? == WorkspaceBackend::Shared;
+    let message = if kept {
+        format!("started again on {worker} from its workspace on shared storage: {why}")
+    } else {
+        format!(
             "started again on {worker} with an empty workspace: {why}, and its disk (local backend) is not there"
-        ),
+        )
     };
     let fresh = transition(app, &row, Edge::Reassign(&worker, &message)).await?;
+    remember(app, &fresh, (&worker, &worker), cause, kept).await;
     dispatch_create(app, fresh.clone(), Missing::Skip).await?;
     Ok(fresh)
 }
 
-async fn move_message(app: &App, from: &str, to: &str, lost_at: Option<i64>) -> Result<String> {
+/// Records a move that took in the failover history. The move stands
+/// whatever happens here, so a failure is logged, not answered.
+async fn remember(app: &App, fresh: &sandbox::Model, ends: (&str, &str), cause: Cause, kept: bool) {
+    let r = history::record(
+        app,
+        &fresh.id,
+        &fresh.tenant_id,
+        ends,
+        cause,
+        fresh.generation,
+        kept,
+    )
+    .await;
+    if let Err(e) = r {
+        tracing::error!(sandbox = %fresh.id, error = %e, "a move was not recorded in the failover history");
+    }
+}
+
+/// The state message of a move, and whether the workspace came along.
+async fn move_message(
+    app: &App,
+    from: &str,
+    to: &str,
+    lost_at: Option<i64>,
+) -> Result<(String, bool)> {
     use crate::domain::workers::{WorkspaceBackend, backend_of};
     let why = match lost_at {
         Some(t) => format!("moved from worker {from}, lost at {t} ms (its lease lapsed)"),
@@ -167,11 +196,12 @@ async fn move_message(app: &App, from: &str, to: &str, lost_at: Option<i64>) -> 
     };
     let kept = backend_of(app, from).await? == WorkspaceBackend::Shared
         && backend_of(app, to).await? == WorkspaceBackend::Shared;
-    Ok(if kept {
+    let message = if kept {
         format!("{why}; started on {to} from its workspace on shared storage")
     } else {
         format!(
             "{why}; its workspace was on {from}'s own disk (local backend) and is lost: started on {to} with an empty one"
         )
-    })
+    };
+    Ok((message, kept))
 }

@@ -189,22 +189,33 @@ pub async fn access_token(app: &App, p: &crate::auth::Principal, id: &str) -> Re
 }
 
 /// The sandboxes recorded on a worker, of every tenant, newest first,
-/// deleted ones left out: `limit + 1` rows from `offset` (for `paged`).
+/// deleted ones left out: up to `limit + 1` rows after the row `after`
+/// (its creation time and id; none for the first page), so a sandbox
+/// made between two pages never shifts the next (keyset, not offset).
 /// For platform admins only (the access table says so): it crosses
 /// tenants, so its caller gives out what placement needs, not contents.
 pub async fn on_worker(
     app: &App,
     worker_id: &str,
-    offset: u64,
+    after: Option<(i64, String)>,
     limit: u64,
 ) -> Result<Vec<sandbox::Model>> {
+    use sea_orm::Condition;
     crate::domain::workers::get(app, worker_id).await?;
-    Ok(sandbox::Entity::find()
+    let mut q = sandbox::Entity::find()
         .filter(sandbox::Column::WorkerId.eq(worker_id))
-        .filter(sandbox::Column::State.ne(SandboxState::Deleted.as_str()))
-        .order_by_desc(sandbox::Column::CreatedAt)
+        .filter(sandbox::Column::State.ne(SandboxState::Deleted.as_str()));
+    if let Some((at, id)) = after {
+        q = q.filter(
+            Condition::any().add(sandbox::Column::CreatedAt.lt(at)).add(
+                Condition::all()
+                    .add(sandbox::Column::CreatedAt.eq(at))
+                    .add(sandbox::Column::Id.lt(id)),
+            ),
+        );
+    }
+    Ok(q.order_by_desc(sandbox::Column::CreatedAt)
         .order_by_desc(sandbox::Column::Id)
-        .offset(offset)
         .limit(limit + 1)
         .all(app.db())
         .await?)
