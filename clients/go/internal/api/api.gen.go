@@ -548,6 +548,33 @@ func (e SandboxWorkerLossAction) Valid() bool {
 	}
 }
 
+// Defines values for SandboxMoveCause.
+const (
+	SANDBOXMOVECAUSEFENCED      SandboxMoveCause = "SANDBOX_MOVE_CAUSE_FENCED"
+	SANDBOXMOVECAUSENOTHELD     SandboxMoveCause = "SANDBOX_MOVE_CAUSE_NOT_HELD"
+	SANDBOXMOVECAUSEREASSIGNED  SandboxMoveCause = "SANDBOX_MOVE_CAUSE_REASSIGNED"
+	SANDBOXMOVECAUSEUNSPECIFIED SandboxMoveCause = "SANDBOX_MOVE_CAUSE_UNSPECIFIED"
+	SANDBOXMOVECAUSEWORKERLOST  SandboxMoveCause = "SANDBOX_MOVE_CAUSE_WORKER_LOST"
+)
+
+// Valid indicates whether the value is a known member of the SandboxMoveCause enum.
+func (e SandboxMoveCause) Valid() bool {
+	switch e {
+	case SANDBOXMOVECAUSEFENCED:
+		return true
+	case SANDBOXMOVECAUSENOTHELD:
+		return true
+	case SANDBOXMOVECAUSEREASSIGNED:
+		return true
+	case SANDBOXMOVECAUSEUNSPECIFIED:
+		return true
+	case SANDBOXMOVECAUSEWORKERLOST:
+		return true
+	default:
+		return false
+	}
+}
+
 // Defines values for SecretDelivery.
 const (
 	SecretDeliverySECRETDELIVERYENV         SecretDelivery = "SECRET_DELIVERY_ENV"
@@ -1768,6 +1795,15 @@ type ListProcessesResponse struct {
 	Processes *[]ProcessInfo `json:"processes,omitempty"`
 }
 
+// ListSandboxMovesResponse Response of ListSandboxMoves.
+type ListSandboxMovesResponse struct {
+	// Moves One page.
+	Moves *[]SandboxMove `json:"moves,omitempty"`
+
+	// NextPageToken Empty on the last page.
+	NextPageToken *string `json:"nextPageToken,omitempty"`
+}
+
 // ListSandboxesResponse Response of ListSandboxes.
 type ListSandboxesResponse struct {
 	// NextPageToken Empty on the last page.
@@ -2557,6 +2593,38 @@ type SandboxMetrics struct {
 	SampleTime *time.Time `json:"sampleTime,omitempty"`
 }
 
+// SandboxMove One move of a sandbox.
+type SandboxMove struct {
+	// Cause Why.
+	Cause *SandboxMoveCause `json:"cause,omitempty"`
+
+	// FromWorkerId The worker it was on.
+	FromWorkerId *string `json:"fromWorkerId,omitempty"`
+
+	// Generation Its generation from then on.
+	Generation *string `json:"generation,omitempty"`
+
+	// MoveTime When.
+	MoveTime *time.Time `json:"moveTime,omitempty"`
+
+	// SandboxId The sandbox.
+	SandboxId *string `json:"sandboxId,omitempty"`
+
+	// TenantId Its tenant.
+	TenantId *string `json:"tenantId,omitempty"`
+
+	// ToWorkerId The worker it went to; the same as `from_worker_id` when it was
+	//  started again in place (no other worker had room).
+	ToWorkerId *string `json:"toWorkerId,omitempty"`
+
+	// WorkspaceKept Its workspace came along (both workers on the shared backend, or in
+	//  place on it); otherwise it started with an empty one.
+	WorkspaceKept *bool `json:"workspaceKept,omitempty"`
+}
+
+// SandboxMoveCause Why.
+type SandboxMoveCause string
+
 // Secret A secret, without its value.
 type Secret struct {
 	// CreateTime Output only.
@@ -2784,6 +2852,39 @@ type TakeScreenshotResponse struct {
 
 	// Url The page's URL.
 	Url *string `json:"url,omitempty"`
+}
+
+// TakeSnapshotRequest Request for TakeSnapshot: CreateSnapshot's fields.
+type TakeSnapshotRequest struct {
+	// Memory Refused (FAILED_PRECONDITION), as in CreateSnapshot.
+	Memory *bool `json:"memory,omitempty"`
+
+	// Name The snapshot's name; one is made from the sandbox's id and the time
+	//  when empty.
+	Name *string `json:"name,omitempty"`
+
+	// SandboxId The sandbox, running or paused.
+	SandboxId *string `json:"sandboxId,omitempty"`
+}
+
+// TakeSnapshotResponse Response of TakeSnapshot: one step of the copy.
+type TakeSnapshotResponse struct {
+	// BytesDone Bytes of file content copied so far.
+	BytesDone *string `json:"bytesDone,omitempty"`
+
+	// BytesTotal About how many there are to copy: the bytes in use on the sandbox's
+	//  disk when the copy began (a little more than the copy holds); 0 when
+	//  not known.
+	BytesTotal *string `json:"bytesTotal,omitempty"`
+
+	// Phase "copying" (the sandbox's files into the worker's store; a running
+	//  sandbox is frozen meanwhile), "publishing" (hashing them into
+	//  layers, the sandbox running again), "sharing" (onto the shared
+	//  storage, where there is one) or "done".
+	Phase *string `json:"phase,omitempty"`
+
+	// Snapshot The snapshot, on the last message ("done") only.
+	Snapshot *Snapshot `json:"snapshot,omitempty"`
 }
 
 // Tenant A tenant.
@@ -3177,6 +3278,21 @@ type AdminServiceListAuditEventsParams struct {
 
 	// EndTime Only events before this.
 	EndTime *time.Time `form:"endTime,omitempty" json:"endTime,omitempty"`
+}
+
+// AdminServiceListSandboxMovesParams defines parameters for AdminServiceListSandboxMoves.
+type AdminServiceListSandboxMovesParams struct {
+	// PageSize At most this many; 50 when unset, 500 at most.
+	PageSize *int32 `form:"pageSize,omitempty" json:"pageSize,omitempty"`
+
+	// PageToken From a previous response.
+	PageToken *string `form:"pageToken,omitempty" json:"pageToken,omitempty"`
+
+	// SandboxId Only this sandbox's moves.
+	SandboxId *string `form:"sandboxId,omitempty" json:"sandboxId,omitempty"`
+
+	// WorkerId Only moves from or to this worker.
+	WorkerId *string `form:"workerId,omitempty" json:"workerId,omitempty"`
 }
 
 // AdminServiceListWorkerSandboxesParams defines parameters for AdminServiceListWorkerSandboxes.
@@ -3656,6 +3772,9 @@ type ProcessServiceSendProcessSignalJSONRequestBody = SendProcessSignalRequest
 // SandboxServiceCreateSnapshotJSONRequestBody defines body for SandboxServiceCreateSnapshot for application/json ContentType.
 type SandboxServiceCreateSnapshotJSONRequestBody = CreateSnapshotRequest
 
+// SandboxServiceTakeSnapshotJSONRequestBody defines body for SandboxServiceTakeSnapshot for application/json ContentType.
+type SandboxServiceTakeSnapshotJSONRequestBody = TakeSnapshotRequest
+
 // SandboxServiceForkSandboxJSONRequestBody defines body for SandboxServiceForkSandbox for application/json ContentType.
 type SandboxServiceForkSandboxJSONRequestBody = ForkSandboxRequest
 
@@ -4097,6 +4216,15 @@ type ClientInterface interface {
 	//  the sandboxes and workers by state, counted in the database.
 	AdminServiceGetPlatformMetrics(ctx context.Context, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// AdminServiceListSandboxMoves performs a GET /v1/admin/sandbox-moves (the `AdminServiceListSandboxMoves` operationId) request.
+	//
+	// The failover history: every move of a sandbox from one worker to
+	//  another (or started again on the same one), by hand or by the
+	//  autopilot, newest first; of one sandbox or one worker (moved from or
+	//  to) when asked. Pages by cursor, so a move recorded meanwhile never
+	//  shifts the next page.
+	AdminServiceListSandboxMoves(ctx context.Context, params *AdminServiceListSandboxMovesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// AdminServiceReassignSandboxWithBody performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -4139,7 +4267,8 @@ type ClientInterface interface {
 	//
 	// Lists the sandboxes a worker holds, of every tenant, newest first
 	//  (deleted ones left out): what placement and moves need of each, not
-	//  what it holds (no env, labels, metadata or policy).
+	//  what it holds (no env, labels, metadata or policy). Pages by cursor,
+	//  so a sandbox made meanwhile never shifts the next page.
 	AdminServiceListWorkerSandboxes(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*http.Response, error)
 
 	// AdminServiceDrainWorkerWithBody performs a POST /v1/admin/workers/{workerId}:drain (the `AdminServiceDrainWorker` operationId) request,
@@ -4791,6 +4920,26 @@ type ClientInterface interface {
 	//  Counted against the tenant's snapshot storage quota.
 	SandboxServiceCreateSnapshot(ctx context.Context, sandboxId string, body SandboxServiceCreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
 
+	// SandboxServiceTakeSnapshotWithBody performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// CreateSnapshot with its progress, for a client that shows it: the
+	//  same checks, quota and reservation, answered before the copy starts
+	//  (a refusal is the call's status); then a message each time the copy
+	//  moves on, and the last one holds the snapshot. An error during the
+	//  copy ends the stream with its status, and nothing is kept.
+	SandboxServiceTakeSnapshotWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error)
+
+	// SandboxServiceTakeSnapshot performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request.
+	// Takes a body of the `application/json` content type.
+	//
+	// CreateSnapshot with its progress, for a client that shows it: the
+	//  same checks, quota and reservation, answered before the copy starts
+	//  (a refusal is the call's status); then a message each time the copy
+	//  moves on, and the last one holds the snapshot. An error during the
+	//  copy ends the stream with its status, and nothing is kept.
+	SandboxServiceTakeSnapshot(ctx context.Context, sandboxId string, body SandboxServiceTakeSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error)
+
 	// SandboxServiceForkSandboxWithBody performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -5072,6 +5221,26 @@ func (c *Client) AdminServiceGetPlatformMetrics(ctx context.Context, reqEditors 
 	return c.Client.Do(req)
 }
 
+// AdminServiceListSandboxMoves performs a GET /v1/admin/sandbox-moves (the `AdminServiceListSandboxMoves` operationId) request.
+//
+// The failover history: every move of a sandbox from one worker to
+//
+//	another (or started again on the same one), by hand or by the
+//	autopilot, newest first; of one sandbox or one worker (moved from or
+//	to) when asked. Pages by cursor, so a move recorded meanwhile never
+//	shifts the next page.
+func (c *Client) AdminServiceListSandboxMoves(ctx context.Context, params *AdminServiceListSandboxMovesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewAdminServiceListSandboxMovesRequest(c.Server, params)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // AdminServiceReassignSandboxWithBody performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -5179,7 +5348,8 @@ func (c *Client) AdminServiceGetWorker(ctx context.Context, workerId string, req
 // Lists the sandboxes a worker holds, of every tenant, newest first
 //
 //	(deleted ones left out): what placement and moves need of each, not
-//	what it holds (no env, labels, metadata or policy).
+//	what it holds (no env, labels, metadata or policy). Pages by cursor,
+//	so a sandbox made meanwhile never shifts the next page.
 func (c *Client) AdminServiceListWorkerSandboxes(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*http.Response, error) {
 	req, err := NewAdminServiceListWorkerSandboxesRequest(c.Server, workerId, params)
 	if err != nil {
@@ -6858,6 +7028,48 @@ func (c *Client) SandboxServiceCreateSnapshot(ctx context.Context, sandboxId str
 	return c.Client.Do(req)
 }
 
+// SandboxServiceTakeSnapshotWithBody performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request,
+// with any type of body and a specified content type.
+//
+// CreateSnapshot with its progress, for a client that shows it: the
+//
+//	same checks, quota and reservation, answered before the copy starts
+//	(a refusal is the call's status); then a message each time the copy
+//	moves on, and the last one holds the snapshot. An error during the
+//	copy ends the stream with its status, and nothing is kept.
+func (c *Client) SandboxServiceTakeSnapshotWithBody(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceTakeSnapshotRequestWithBody(c.Server, sandboxId, contentType, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
+// SandboxServiceTakeSnapshot performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request.
+// Takes a body of the `application/json` content type.
+//
+// CreateSnapshot with its progress, for a client that shows it: the
+//
+//	same checks, quota and reservation, answered before the copy starts
+//	(a refusal is the call's status); then a message each time the copy
+//	moves on, and the last one holds the snapshot. An error during the
+//	copy ends the stream with its status, and nothing is kept.
+func (c *Client) SandboxServiceTakeSnapshot(ctx context.Context, sandboxId string, body SandboxServiceTakeSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*http.Response, error) {
+	req, err := NewSandboxServiceTakeSnapshotRequest(c.Server, sandboxId, body)
+	if err != nil {
+		return nil, err
+	}
+	req = req.WithContext(ctx)
+	if err := c.applyEditors(ctx, req, reqEditors); err != nil {
+		return nil, err
+	}
+	return c.Client.Do(req)
+}
+
 // SandboxServiceForkSandboxWithBody performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -7682,6 +7894,96 @@ func NewAdminServiceGetPlatformMetricsRequest(server string) (*http.Request, err
 	queryURL, err := serverURL.Parse(operationPath)
 	if err != nil {
 		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+
+	return req, nil
+}
+
+// NewAdminServiceListSandboxMovesRequest constructs an http.Request for the AdminServiceListSandboxMoves method
+func NewAdminServiceListSandboxMovesRequest(server string, params *AdminServiceListSandboxMovesParams) (*http.Request, error) {
+	var err error
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/admin/sandbox-moves")
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	if params != nil {
+		// queryValues collects non-styled parameters (passthrough, JSON)
+		// that are safe to round-trip through url.Values.Encode().
+		queryValues := queryURL.Query()
+		// rawQueryFragments collects pre-encoded query fragments from
+		// styled parameters, preserving literal commas as delimiters
+		// per the OpenAPI spec (e.g. "color=blue,black,brown").
+		var rawQueryFragments []string
+
+		if params.PageSize != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageSize", *params.PageSize, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "integer", Format: "int32"}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.PageToken != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "pageToken", *params.PageToken, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.SandboxId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "sandboxId", *params.SandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if params.WorkerId != nil {
+
+			if queryFrag, err := runtime.StyleParamWithOptions("form", true, "workerId", *params.WorkerId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationQuery, Type: "string", Format: ""}); err != nil {
+				return nil, err
+			} else {
+				for _, qp := range strings.Split(queryFrag, "&") {
+					rawQueryFragments = append(rawQueryFragments, qp)
+				}
+			}
+
+		}
+
+		if encoded := queryValues.Encode(); encoded != "" {
+			rawQueryFragments = append(rawQueryFragments, encoded)
+		}
+		queryURL.RawQuery = strings.Join(rawQueryFragments, "&")
 	}
 
 	req, err := http.NewRequest(http.MethodGet, queryURL.String(), nil)
@@ -11657,6 +11959,53 @@ func NewSandboxServiceCreateSnapshotRequestWithBody(server string, sandboxId str
 	return req, nil
 }
 
+// NewSandboxServiceTakeSnapshotRequest calls the generic SandboxServiceTakeSnapshot builder with application/json body
+func NewSandboxServiceTakeSnapshotRequest(server string, sandboxId string, body SandboxServiceTakeSnapshotJSONRequestBody) (*http.Request, error) {
+	var bodyReader io.Reader
+	buf, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	bodyReader = bytes.NewReader(buf)
+	return NewSandboxServiceTakeSnapshotRequestWithBody(server, sandboxId, "application/json", bodyReader)
+}
+
+// NewSandboxServiceTakeSnapshotRequestWithBody constructs an http.Request for the SandboxServiceTakeSnapshot method, with any body, and a specified content type
+func NewSandboxServiceTakeSnapshotRequestWithBody(server string, sandboxId string, contentType string, body io.Reader) (*http.Request, error) {
+	var err error
+
+	var pathParam0 string
+
+	pathParam0, err = runtime.StyleParamWithOptions("simple", false, "sandboxId", sandboxId, runtime.StyleParamOptions{ParamLocation: runtime.ParamLocationPath, Type: "string", Format: ""})
+	if err != nil {
+		return nil, err
+	}
+
+	serverURL, err := url.Parse(server)
+	if err != nil {
+		return nil, err
+	}
+
+	operationPath := fmt.Sprintf("/v1/sandboxes/%s/snapshots:take", pathParam0)
+	if operationPath[0] == '/' {
+		operationPath = "." + operationPath
+	}
+
+	queryURL, err := serverURL.Parse(operationPath)
+	if err != nil {
+		return nil, err
+	}
+
+	req, err := http.NewRequest(http.MethodPost, queryURL.String(), body)
+	if err != nil {
+		return nil, err
+	}
+
+	req.Header.Add("Content-Type", contentType)
+
+	return req, nil
+}
+
 // NewSandboxServiceForkSandboxRequest calls the generic SandboxServiceForkSandbox builder with application/json body
 func NewSandboxServiceForkSandboxRequest(server string, sandboxId string, body SandboxServiceForkSandboxJSONRequestBody) (*http.Request, error) {
 	var bodyReader io.Reader
@@ -13070,6 +13419,17 @@ type ClientWithResponsesInterface interface {
 	// Returns a wrapper object for the known response body format(s).
 	AdminServiceGetPlatformMetricsWithResponse(ctx context.Context, reqEditors ...RequestEditorFn) (*AdminServiceGetPlatformMetricsResponse, error)
 
+	// AdminServiceListSandboxMovesWithResponse performs a GET /v1/admin/sandbox-moves (the `AdminServiceListSandboxMoves` operationId) request.
+	//
+	// The failover history: every move of a sandbox from one worker to
+	//  another (or started again on the same one), by hand or by the
+	//  autopilot, newest first; of one sandbox or one worker (moved from or
+	//  to) when asked. Pages by cursor, so a move recorded meanwhile never
+	//  shifts the next page.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	AdminServiceListSandboxMovesWithResponse(ctx context.Context, params *AdminServiceListSandboxMovesParams, reqEditors ...RequestEditorFn) (*AdminServiceListSandboxMovesResponse, error)
+
 	// AdminServiceReassignSandboxWithBodyWithResponse performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -13122,7 +13482,8 @@ type ClientWithResponsesInterface interface {
 	//
 	// Lists the sandboxes a worker holds, of every tenant, newest first
 	//  (deleted ones left out): what placement and moves need of each, not
-	//  what it holds (no env, labels, metadata or policy).
+	//  what it holds (no env, labels, metadata or policy). Pages by cursor,
+	//  so a sandbox made meanwhile never shifts the next page.
 	//
 	// Returns a wrapper object for the known response body format(s).
 	AdminServiceListWorkerSandboxesWithResponse(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*AdminServiceListWorkerSandboxesResponse, error)
@@ -13904,6 +14265,28 @@ type ClientWithResponsesInterface interface {
 	//  Counted against the tenant's snapshot storage quota.
 	SandboxServiceCreateSnapshotWithResponse(ctx context.Context, sandboxId string, body SandboxServiceCreateSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceCreateSnapshotResponse, error)
 
+	// SandboxServiceTakeSnapshotWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request,
+	// with any type of body and a specified content type.
+	//
+	// CreateSnapshot with its progress, for a client that shows it: the
+	//  same checks, quota and reservation, answered before the copy starts
+	//  (a refusal is the call's status); then a message each time the copy
+	//  moves on, and the last one holds the snapshot. An error during the
+	//  copy ends the stream with its status, and nothing is kept.
+	//
+	// Returns a wrapper object for the known response body format(s).
+	SandboxServiceTakeSnapshotWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceTakeSnapshotResponse, error)
+
+	// SandboxServiceTakeSnapshotWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request.
+	// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+	//
+	// CreateSnapshot with its progress, for a client that shows it: the
+	//  same checks, quota and reservation, answered before the copy starts
+	//  (a refusal is the call's status); then a message each time the copy
+	//  moves on, and the last one holds the snapshot. An error during the
+	//  copy ends the stream with its status, and nothing is kept.
+	SandboxServiceTakeSnapshotWithResponse(ctx context.Context, sandboxId string, body SandboxServiceTakeSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceTakeSnapshotResponse, error)
+
 	// SandboxServiceForkSandboxWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
 	// with any type of body and a specified content type.
 	//
@@ -14298,6 +14681,54 @@ func (r AdminServiceGetPlatformMetricsResponse) StatusCode() int {
 
 // ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
 func (r AdminServiceGetPlatformMetricsResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
+type AdminServiceListSandboxMovesResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSON200 the response for an HTTP 200 `application/json` response
+	JSON200 *ListSandboxMovesResponse
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSON200 returns the response for an HTTP 200 `application/json` response
+func (r AdminServiceListSandboxMovesResponse) GetJSON200() *ListSandboxMovesResponse {
+	return r.JSON200
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r AdminServiceListSandboxMovesResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r AdminServiceListSandboxMovesResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r AdminServiceListSandboxMovesResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r AdminServiceListSandboxMovesResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r AdminServiceListSandboxMovesResponse) ContentType() string {
 	if r.HTTPResponse != nil {
 		return r.HTTPResponse.Header.Get("Content-Type")
 	}
@@ -17573,6 +18004,47 @@ func (r SandboxServiceCreateSnapshotResponse) ContentType() string {
 	return ""
 }
 
+type SandboxServiceTakeSnapshotResponse struct {
+	Body         []byte
+	HTTPResponse *http.Response
+	// JSONDefault the response for an HTTP default `application/json` response
+	JSONDefault *Status
+}
+
+// GetJSONDefault returns the response for an HTTP default `application/json` response
+func (r SandboxServiceTakeSnapshotResponse) GetJSONDefault() *Status {
+	return r.JSONDefault
+}
+
+// GetBody returns the raw response body bytes
+func (r SandboxServiceTakeSnapshotResponse) GetBody() []byte {
+	return r.Body
+}
+
+// Status returns HTTPResponse.Status
+func (r SandboxServiceTakeSnapshotResponse) Status() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Status
+	}
+	return http.StatusText(0)
+}
+
+// StatusCode returns HTTPResponse.StatusCode
+func (r SandboxServiceTakeSnapshotResponse) StatusCode() int {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.StatusCode
+	}
+	return 0
+}
+
+// ContentType is a convenience method to retrieve the Content-Type value from the HTTP response headers
+func (r SandboxServiceTakeSnapshotResponse) ContentType() string {
+	if r.HTTPResponse != nil {
+		return r.HTTPResponse.Header.Get("Content-Type")
+	}
+	return ""
+}
+
 type SandboxServiceForkSandboxResponse struct {
 	Body         []byte
 	HTTPResponse *http.Response
@@ -18946,6 +19418,24 @@ func (c *ClientWithResponses) AdminServiceGetPlatformMetricsWithResponse(ctx con
 	return ParseAdminServiceGetPlatformMetricsResponse(rsp)
 }
 
+// AdminServiceListSandboxMovesWithResponse performs a GET /v1/admin/sandbox-moves (the `AdminServiceListSandboxMoves` operationId) request.
+//
+// The failover history: every move of a sandbox from one worker to
+//
+//	another (or started again on the same one), by hand or by the
+//	autopilot, newest first; of one sandbox or one worker (moved from or
+//	to) when asked. Pages by cursor, so a move recorded meanwhile never
+//	shifts the next page.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) AdminServiceListSandboxMovesWithResponse(ctx context.Context, params *AdminServiceListSandboxMovesParams, reqEditors ...RequestEditorFn) (*AdminServiceListSandboxMovesResponse, error) {
+	rsp, err := c.AdminServiceListSandboxMoves(ctx, params, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseAdminServiceListSandboxMovesResponse(rsp)
+}
+
 // AdminServiceReassignSandboxWithBodyWithResponse performs a POST /v1/admin/sandboxes/{sandboxId}:reassign (the `AdminServiceReassignSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -19039,7 +19529,8 @@ func (c *ClientWithResponses) AdminServiceGetWorkerWithResponse(ctx context.Cont
 // Lists the sandboxes a worker holds, of every tenant, newest first
 //
 //	(deleted ones left out): what placement and moves need of each, not
-//	what it holds (no env, labels, metadata or policy).
+//	what it holds (no env, labels, metadata or policy). Pages by cursor,
+//	so a sandbox made meanwhile never shifts the next page.
 //
 // Returns a wrapper object for the known response body format(s).
 func (c *ClientWithResponses) AdminServiceListWorkerSandboxesWithResponse(ctx context.Context, workerId string, params *AdminServiceListWorkerSandboxesParams, reqEditors ...RequestEditorFn) (*AdminServiceListWorkerSandboxesResponse, error) {
@@ -20452,6 +20943,42 @@ func (c *ClientWithResponses) SandboxServiceCreateSnapshotWithResponse(ctx conte
 	return ParseSandboxServiceCreateSnapshotResponse(rsp)
 }
 
+// SandboxServiceTakeSnapshotWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request,
+// with any type of body and a specified content type.
+//
+// CreateSnapshot with its progress, for a client that shows it: the
+//
+//	same checks, quota and reservation, answered before the copy starts
+//	(a refusal is the call's status); then a message each time the copy
+//	moves on, and the last one holds the snapshot. An error during the
+//	copy ends the stream with its status, and nothing is kept.
+//
+// Returns a wrapper object for the known response body format(s).
+func (c *ClientWithResponses) SandboxServiceTakeSnapshotWithBodyWithResponse(ctx context.Context, sandboxId string, contentType string, body io.Reader, reqEditors ...RequestEditorFn) (*SandboxServiceTakeSnapshotResponse, error) {
+	rsp, err := c.SandboxServiceTakeSnapshotWithBody(ctx, sandboxId, contentType, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceTakeSnapshotResponse(rsp)
+}
+
+// SandboxServiceTakeSnapshotWithResponse performs a POST /v1/sandboxes/{sandboxId}/snapshots:take (the `SandboxServiceTakeSnapshot` operationId) request.
+// Takes a body of the `application/json` content type, and returns a wrapper object for the known response body format(s).
+//
+// CreateSnapshot with its progress, for a client that shows it: the
+//
+//	same checks, quota and reservation, answered before the copy starts
+//	(a refusal is the call's status); then a message each time the copy
+//	moves on, and the last one holds the snapshot. An error during the
+//	copy ends the stream with its status, and nothing is kept.
+func (c *ClientWithResponses) SandboxServiceTakeSnapshotWithResponse(ctx context.Context, sandboxId string, body SandboxServiceTakeSnapshotJSONRequestBody, reqEditors ...RequestEditorFn) (*SandboxServiceTakeSnapshotResponse, error) {
+	rsp, err := c.SandboxServiceTakeSnapshot(ctx, sandboxId, body, reqEditors...)
+	if err != nil {
+		return nil, err
+	}
+	return ParseSandboxServiceTakeSnapshotResponse(rsp)
+}
+
 // SandboxServiceForkSandboxWithBodyWithResponse performs a POST /v1/sandboxes/{sandboxId}:fork (the `SandboxServiceForkSandbox` operationId) request,
 // with any type of body and a specified content type.
 //
@@ -21062,6 +21589,39 @@ func ParseAdminServiceGetPlatformMetricsResponse(rsp *http.Response) (*AdminServ
 	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
 		var dest GetPlatformMetricsResponse
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSON200 = &dest
+
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseAdminServiceListSandboxMovesResponse parses an HTTP response from a AdminServiceListSandboxMovesWithResponse call
+func ParseAdminServiceListSandboxMovesResponse(rsp *http.Response) (*AdminServiceListSandboxMovesResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &AdminServiceListSandboxMovesResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && rsp.StatusCode == 200:
+		var dest ListSandboxMovesResponse
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
 			return nil, err
 		}
@@ -23286,6 +23846,32 @@ func ParseSandboxServiceCreateSnapshotResponse(rsp *http.Response) (*SandboxServ
 		}
 		response.JSON200 = &dest
 
+	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
+		var dest Status
+		if err := json.Unmarshal(bodyBytes, &dest); err != nil {
+			return nil, err
+		}
+		response.JSONDefault = &dest
+
+	}
+
+	return response, nil
+}
+
+// ParseSandboxServiceTakeSnapshotResponse parses an HTTP response from a SandboxServiceTakeSnapshotWithResponse call
+func ParseSandboxServiceTakeSnapshotResponse(rsp *http.Response) (*SandboxServiceTakeSnapshotResponse, error) {
+	bodyBytes, err := io.ReadAll(rsp.Body)
+	defer func() { _ = rsp.Body.Close() }()
+	if err != nil {
+		return nil, err
+	}
+
+	response := &SandboxServiceTakeSnapshotResponse{
+		Body:         bodyBytes,
+		HTTPResponse: rsp,
+	}
+
+	switch {
 	case strings.Contains(rsp.Header.Get("Content-Type"), "json") && true:
 		var dest Status
 		if err := json.Unmarshal(bodyBytes, &dest); err != nil {

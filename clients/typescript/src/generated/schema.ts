@@ -42,6 +42,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/admin/sandbox-moves": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The failover history: every move of a sandbox from one worker to
+         *      another (or started again on the same one), by hand or by the
+         *      autopilot, newest first; of one sandbox or one worker (moved from or
+         *      to) when asked. Pages by cursor, so a move recorded meanwhile never
+         *      shifts the next page.
+         */
+        get: operations["AdminService_ListSandboxMoves"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/admin/sandboxes/{sandboxId}:reassign": {
         parameters: {
             query?: never;
@@ -132,7 +155,8 @@ export interface paths {
         /**
          * @description Lists the sandboxes a worker holds, of every tenant, newest first
          *      (deleted ones left out): what placement and moves need of each, not
-         *      what it holds (no env, labels, metadata or policy).
+         *      what it holds (no env, labels, metadata or policy). Pages by cursor,
+         *      so a sandbox made meanwhile never shifts the next page.
          */
         get: operations["AdminService_ListWorkerSandboxes"];
         put?: never;
@@ -1226,6 +1250,29 @@ export interface paths {
          *      Counted against the tenant's snapshot storage quota.
          */
         post: operations["SandboxService_CreateSnapshot"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sandboxes/{sandboxId}/snapshots:take": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description CreateSnapshot with its progress, for a client that shows it: the
+         *      same checks, quota and reservation, answered before the copy starts
+         *      (a refusal is the call's status); then a message each time the copy
+         *      moves on, and the last one holds the snapshot. An error during the
+         *      copy ends the stream with its status, and nothing is kept.
+         */
+        post: operations["SandboxService_TakeSnapshot"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2340,6 +2387,13 @@ export interface components {
             /** @description The processes. */
             processes?: components["schemas"]["ProcessInfo"][];
         };
+        /** @description Response of ListSandboxMoves. */
+        ListSandboxMovesResponse: {
+            /** @description One page. */
+            moves?: components["schemas"]["SandboxMove"][];
+            /** @description Empty on the last page. */
+            nextPageToken?: string;
+        };
         /** @description Response of ListSandboxes. */
         ListSandboxesResponse: {
             /** @description Empty on the last page. */
@@ -3072,6 +3126,38 @@ export interface components {
              */
             sampleTime?: string;
         };
+        /** @description One move of a sandbox. */
+        SandboxMove: {
+            /**
+             * Format: enum
+             * @description Why.
+             * @enum {string}
+             */
+            cause?: "SANDBOX_MOVE_CAUSE_UNSPECIFIED" | "SANDBOX_MOVE_CAUSE_REASSIGNED" | "SANDBOX_MOVE_CAUSE_WORKER_LOST" | "SANDBOX_MOVE_CAUSE_NOT_HELD" | "SANDBOX_MOVE_CAUSE_FENCED";
+            /** @description The worker it was on. */
+            fromWorkerId?: string;
+            /** @description Its generation from then on. */
+            generation?: string;
+            /**
+             * Format: date-time
+             * @description When.
+             */
+            moveTime?: string;
+            /** @description The sandbox. */
+            sandboxId?: string;
+            /** @description Its tenant. */
+            tenantId?: string;
+            /**
+             * @description The worker it went to; the same as `from_worker_id` when it was
+             *      started again in place (no other worker had room).
+             */
+            toWorkerId?: string;
+            /**
+             * @description Its workspace came along (both workers on the shared backend, or in
+             *      place on it); otherwise it started with an empty one.
+             */
+            workspaceKept?: boolean;
+        };
         /** @description A secret, without its value. */
         Secret: {
             /**
@@ -3277,6 +3363,38 @@ export interface components {
             title?: string;
             /** @description The page's URL. */
             url?: string;
+        };
+        /** @description Request for TakeSnapshot: CreateSnapshot's fields. */
+        TakeSnapshotRequest: {
+            /** @description Refused (FAILED_PRECONDITION), as in CreateSnapshot. */
+            memory?: boolean;
+            /**
+             * @description The snapshot's name; one is made from the sandbox's id and the time
+             *      when empty.
+             */
+            name?: string;
+            /** @description The sandbox, running or paused. */
+            sandboxId?: string;
+        };
+        /** @description Response of TakeSnapshot: one step of the copy. */
+        TakeSnapshotResponse: {
+            /** @description Bytes of file content copied so far. */
+            bytesDone?: string;
+            /**
+             * @description About how many there are to copy: the bytes in use on the sandbox's
+             *      disk when the copy began (a little more than the copy holds); 0 when
+             *      not known.
+             */
+            bytesTotal?: string;
+            /**
+             * @description "copying" (the sandbox's files into the worker's store; a running
+             *      sandbox is frozen meanwhile), "publishing" (hashing them into
+             *      layers, the sandbox running again), "sharing" (onto the shared
+             *      storage, where there is one) or "done".
+             */
+            phase?: string;
+            /** @description The snapshot, on the last message ("done") only. */
+            snapshot?: components["schemas"]["Snapshot"];
         };
         /** @description A tenant. */
         Tenant: {
@@ -3692,6 +3810,44 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["GetPlatformMetricsResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    AdminService_ListSandboxMoves: {
+        parameters: {
+            query?: {
+                /** @description At most this many; 50 when unset, 500 at most. */
+                pageSize?: number;
+                /** @description From a previous response. */
+                pageToken?: string;
+                /** @description Only this sandbox's moves. */
+                sandboxId?: string;
+                /** @description Only moves from or to this worker. */
+                workerId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ListSandboxMovesResponse"];
                 };
             };
             /** @description Default error response */
@@ -6257,6 +6413,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["CreateSnapshotResponse"];
+                };
+            };
+            /** @description Default error response */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Status"];
+                };
+            };
+        };
+    };
+    SandboxService_TakeSnapshot: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sandbox, running or paused. */
+                sandboxId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TakeSnapshotRequest"];
+            };
+        };
+        responses: {
+            /** @description A stream: one message per NDJSON line (an `{"error": …}` line ends a stream that fails) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["TakeSnapshotResponse"];
+                    "text/event-stream": string;
                 };
             };
             /** @description Default error response */

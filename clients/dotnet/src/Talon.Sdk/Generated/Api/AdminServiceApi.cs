@@ -152,6 +152,33 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
+        /// The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <returns>ListSandboxMovesResponse</returns>
+        ListSandboxMovesResponse AdminServiceListSandboxMoves(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <returns>ApiResponse of ListSandboxMovesResponse</returns>
+        ApiResponse<ListSandboxMovesResponse> AdminServiceListSandboxMovesWithHttpInfo(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
         /// Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -171,7 +198,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -184,7 +211,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -376,6 +403,35 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
+        /// The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ListSandboxMovesResponse</returns>
+        System.Threading.Tasks.Task<ListSandboxMovesResponse> AdminServiceListSandboxMovesAsync(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default, System.Threading.CancellationToken cancellationToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (ListSandboxMovesResponse)</returns>
+        System.Threading.Tasks.Task<ApiResponse<ListSandboxMovesResponse>> AdminServiceListSandboxMovesWithHttpInfoAsync(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default, System.Threading.CancellationToken cancellationToken = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
         /// Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -397,7 +453,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -411,7 +467,7 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
-        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        /// Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -1459,6 +1515,179 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
+        ///  The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <returns>ListSandboxMovesResponse</returns>
+        public ListSandboxMovesResponse AdminServiceListSandboxMoves(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default)
+        {
+            TalonGenerated.Client.ApiResponse<ListSandboxMovesResponse> localVarResponse = AdminServiceListSandboxMovesWithHttpInfo(pageSize, pageToken, sandboxId, workerId);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <returns>ApiResponse of ListSandboxMovesResponse</returns>
+        public TalonGenerated.Client.ApiResponse<ListSandboxMovesResponse> AdminServiceListSandboxMovesWithHttpInfo(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default)
+        {
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            if (pageSize != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageSize", pageSize));
+            }
+            if (pageToken != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageToken", pageToken));
+            }
+            if (sandboxId != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "sandboxId", sandboxId));
+            }
+            if (workerId != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "workerId", workerId));
+            }
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+            var localVarResponse = this.Client.Get<ListSandboxMovesResponse>("/v1/admin/sandbox-moves", localVarRequestOptions, this.Configuration);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceListSandboxMoves", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ListSandboxMovesResponse</returns>
+        public async System.Threading.Tasks.Task<ListSandboxMovesResponse> AdminServiceListSandboxMovesAsync(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default, System.Threading.CancellationToken cancellationToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<ListSandboxMovesResponse> localVarResponse = await AdminServiceListSandboxMovesWithHttpInfoAsync(pageSize, pageToken, sandboxId, workerId, cancellationToken).ConfigureAwait(false);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  The failover history: every move of a sandbox from one worker to  another (or started again on the same one), by hand or by the  autopilot, newest first; of one sandbox or one worker (moved from or  to) when asked. Pages by cursor, so a move recorded meanwhile never  shifts the next page.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="pageSize">At most this many; 50 when unset, 500 at most. (optional)</param>
+        /// <param name="pageToken">From a previous response. (optional)</param>
+        /// <param name="sandboxId">Only this sandbox&#39;s moves. (optional)</param>
+        /// <param name="workerId">Only moves from or to this worker. (optional)</param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (ListSandboxMovesResponse)</returns>
+        public async System.Threading.Tasks.Task<TalonGenerated.Client.ApiResponse<ListSandboxMovesResponse>> AdminServiceListSandboxMovesWithHttpInfoAsync(int? pageSize = default, string pageToken = default, string sandboxId = default, string workerId = default, System.Threading.CancellationToken cancellationToken = default)
+        {
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/json"
+            };
+
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            if (pageSize != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageSize", pageSize));
+            }
+            if (pageToken != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "pageToken", pageToken));
+            }
+            if (sandboxId != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "sandboxId", sandboxId));
+            }
+            if (workerId != null)
+            {
+                localVarRequestOptions.QueryParameters.Add(TalonGenerated.Client.ClientUtils.ParameterToMultiMap("", "workerId", workerId));
+            }
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+
+            var localVarResponse = await this.AsynchronousClient.GetAsync<ListSandboxMovesResponse>("/v1/admin/sandbox-moves", localVarRequestOptions, this.Configuration, cancellationToken).ConfigureAwait(false);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("AdminServiceListSandboxMoves", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
         ///  Lists the servers sharing the database, and which holds the duties  (the autopilot, expiry). One server on SQLite.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -1584,7 +1813,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -1598,7 +1827,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -1663,7 +1892,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>
@@ -1678,7 +1907,7 @@ namespace TalonGenerated.Api
         }
 
         /// <summary>
-        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy).
+        ///  Lists the sandboxes a worker holds, of every tenant, newest first  (deleted ones left out): what placement and moves need of each, not  what it holds (no env, labels, metadata or policy). Pages by cursor,  so a sandbox made meanwhile never shifts the next page.
         /// </summary>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
         /// <param name="workerId">The worker.</param>

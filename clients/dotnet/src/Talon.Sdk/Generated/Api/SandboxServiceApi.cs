@@ -403,6 +403,29 @@ namespace TalonGenerated.Api
         /// 
         /// </summary>
         /// <remarks>
+        /// CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <returns>TakeSnapshotResponse</returns>
+        TakeSnapshotResponse SandboxServiceTakeSnapshot(string sandboxId, TakeSnapshotRequest takeSnapshotRequest);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <returns>ApiResponse of TakeSnapshotResponse</returns>
+        ApiResponse<TakeSnapshotResponse> SandboxServiceTakeSnapshotWithHttpInfo(string sandboxId, TakeSnapshotRequest takeSnapshotRequest);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
         /// Replaces the sandbox&#39;s egress policy at run time.
         /// </remarks>
         /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
@@ -875,6 +898,31 @@ namespace TalonGenerated.Api
         /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
         /// <returns>Task of ApiResponse (StopSandboxResponse)</returns>
         System.Threading.Tasks.Task<ApiResponse<StopSandboxResponse>> SandboxServiceStopSandboxWithHttpInfoAsync(string sandboxId, StopSandboxRequest stopSandboxRequest, System.Threading.CancellationToken cancellationToken = default);
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of TakeSnapshotResponse</returns>
+        System.Threading.Tasks.Task<TakeSnapshotResponse> SandboxServiceTakeSnapshotAsync(string sandboxId, TakeSnapshotRequest takeSnapshotRequest, System.Threading.CancellationToken cancellationToken = default);
+
+        /// <summary>
+        /// 
+        /// </summary>
+        /// <remarks>
+        /// CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </remarks>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (TakeSnapshotResponse)</returns>
+        System.Threading.Tasks.Task<ApiResponse<TakeSnapshotResponse>> SandboxServiceTakeSnapshotWithHttpInfoAsync(string sandboxId, TakeSnapshotRequest takeSnapshotRequest, System.Threading.CancellationToken cancellationToken = default);
         /// <summary>
         /// 
         /// </summary>
@@ -3610,6 +3658,165 @@ namespace TalonGenerated.Api
             if (this.ExceptionFactory != null)
             {
                 Exception _exception = this.ExceptionFactory("SandboxServiceStopSandbox", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <returns>TakeSnapshotResponse</returns>
+        public TakeSnapshotResponse SandboxServiceTakeSnapshot(string sandboxId, TakeSnapshotRequest takeSnapshotRequest)
+        {
+            TalonGenerated.Client.ApiResponse<TakeSnapshotResponse> localVarResponse = SandboxServiceTakeSnapshotWithHttpInfo(sandboxId, takeSnapshotRequest);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <returns>ApiResponse of TakeSnapshotResponse</returns>
+        public TalonGenerated.Client.ApiResponse<TakeSnapshotResponse> SandboxServiceTakeSnapshotWithHttpInfo(string sandboxId, TakeSnapshotRequest takeSnapshotRequest)
+        {
+            // verify the required parameter 'sandboxId' is set
+            if (sandboxId == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'sandboxId' when calling SandboxServiceApi->SandboxServiceTakeSnapshot");
+
+            // verify the required parameter 'takeSnapshotRequest' is set
+            if (takeSnapshotRequest == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'takeSnapshotRequest' when calling SandboxServiceApi->SandboxServiceTakeSnapshot");
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+                "application/json"
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/x-ndjson",
+                "text/event-stream",
+                "application/json"
+            };
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.PathParameters.Add("sandboxId", TalonGenerated.Client.ClientUtils.ParameterToString(sandboxId)); // path parameter
+            localVarRequestOptions.Data = takeSnapshotRequest;
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+            var localVarResponse = this.Client.Post<TakeSnapshotResponse>("/v1/sandboxes/{sandboxId}/snapshots:take", localVarRequestOptions, this.Configuration);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("SandboxServiceTakeSnapshot", localVarResponse);
+                if (_exception != null) throw _exception;
+            }
+
+            return localVarResponse;
+        }
+
+        /// <summary>
+        ///  CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of TakeSnapshotResponse</returns>
+        public async System.Threading.Tasks.Task<TakeSnapshotResponse> SandboxServiceTakeSnapshotAsync(string sandboxId, TakeSnapshotRequest takeSnapshotRequest, System.Threading.CancellationToken cancellationToken = default)
+        {
+            TalonGenerated.Client.ApiResponse<TakeSnapshotResponse> localVarResponse = await SandboxServiceTakeSnapshotWithHttpInfoAsync(sandboxId, takeSnapshotRequest, cancellationToken).ConfigureAwait(false);
+            return localVarResponse.Data;
+        }
+
+        /// <summary>
+        ///  CreateSnapshot with its progress, for a client that shows it: the  same checks, quota and reservation, answered before the copy starts  (a refusal is the call&#39;s status); then a message each time the copy  moves on, and the last one holds the snapshot. An error during the  copy ends the stream with its status, and nothing is kept.
+        /// </summary>
+        /// <exception cref="TalonGenerated.Client.ApiException">Thrown when fails to make API call</exception>
+        /// <param name="sandboxId">The sandbox, running or paused.</param>
+        /// <param name="takeSnapshotRequest"></param>
+        /// <param name="cancellationToken">Cancellation Token to cancel the request.</param>
+        /// <returns>Task of ApiResponse (TakeSnapshotResponse)</returns>
+        public async System.Threading.Tasks.Task<TalonGenerated.Client.ApiResponse<TakeSnapshotResponse>> SandboxServiceTakeSnapshotWithHttpInfoAsync(string sandboxId, TakeSnapshotRequest takeSnapshotRequest, System.Threading.CancellationToken cancellationToken = default)
+        {
+            // verify the required parameter 'sandboxId' is set
+            if (sandboxId == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'sandboxId' when calling SandboxServiceApi->SandboxServiceTakeSnapshot");
+
+            // verify the required parameter 'takeSnapshotRequest' is set
+            if (takeSnapshotRequest == null)
+                throw new TalonGenerated.Client.ApiException(400, "Missing required parameter 'takeSnapshotRequest' when calling SandboxServiceApi->SandboxServiceTakeSnapshot");
+
+
+            TalonGenerated.Client.RequestOptions localVarRequestOptions = new TalonGenerated.Client.RequestOptions();
+
+            string[] _contentTypes = new string[] {
+                "application/json"
+            };
+
+            // to determine the Accept header
+            string[] _accepts = new string[] {
+                "application/x-ndjson",
+                "text/event-stream",
+                "application/json"
+            };
+
+
+            var localVarContentType = TalonGenerated.Client.ClientUtils.SelectHeaderContentType(_contentTypes);
+            if (localVarContentType != null) localVarRequestOptions.HeaderParameters.Add("Content-Type", localVarContentType);
+
+            var localVarAccept = TalonGenerated.Client.ClientUtils.SelectHeaderAccept(_accepts);
+            if (localVarAccept != null) localVarRequestOptions.HeaderParameters.Add("Accept", localVarAccept);
+
+            localVarRequestOptions.PathParameters.Add("sandboxId", TalonGenerated.Client.ClientUtils.ParameterToString(sandboxId)); // path parameter
+            localVarRequestOptions.Data = takeSnapshotRequest;
+
+            // authentication (session) required
+            // cookie parameter support
+            if (!string.IsNullOrEmpty(this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")))
+            {
+                localVarRequestOptions.Cookies.Add(new Cookie("__Host-talon-session", this.Configuration.GetApiKeyWithPrefix("__Host-talon-session")));
+            }
+            // authentication (bearer) required
+            // bearer authentication required
+            if (!string.IsNullOrEmpty(this.Configuration.AccessToken) && !localVarRequestOptions.HeaderParameters.ContainsKey("Authorization"))
+            {
+                localVarRequestOptions.HeaderParameters.Add("Authorization", "Bearer " + this.Configuration.AccessToken);
+            }
+
+            // make the HTTP request
+
+            var localVarResponse = await this.AsynchronousClient.PostAsync<TakeSnapshotResponse>("/v1/sandboxes/{sandboxId}/snapshots:take", localVarRequestOptions, this.Configuration, cancellationToken).ConfigureAwait(false);
+
+            if (this.ExceptionFactory != null)
+            {
+                Exception _exception = this.ExceptionFactory("SandboxServiceTakeSnapshot", localVarResponse);
                 if (_exception != null) throw _exception;
             }
 

@@ -102,6 +102,7 @@ from .list_dir_response import ListDirResponse
 from .list_images_response import ListImagesResponse
 from .list_ports_response import ListPortsResponse
 from .list_processes_response import ListProcessesResponse
+from .list_sandbox_moves_response import ListSandboxMovesResponse
 from .list_sandboxes_response import ListSandboxesResponse
 from .list_secrets_response import ListSecretsResponse
 from .list_servers_response import ListServersResponse
@@ -174,6 +175,8 @@ from .sandbox_isolation import SandboxIsolation
 from .sandbox_labels import SandboxLabels
 from .sandbox_metadata import SandboxMetadata
 from .sandbox_metrics import SandboxMetrics
+from .sandbox_move import SandboxMove
+from .sandbox_move_cause import SandboxMoveCause
 from .sandbox_restart_policy import SandboxRestartPolicy
 from .sandbox_service_list_sandboxes_metadata import SandboxServiceListSandboxesMetadata
 from .sandbox_service_list_sandboxes_states_item import (
@@ -208,6 +211,8 @@ from .stop_browser_response import StopBrowserResponse
 from .stop_sandbox_request import StopSandboxRequest
 from .stop_sandbox_response import StopSandboxResponse
 from .take_screenshot_response import TakeScreenshotResponse
+from .take_snapshot_request import TakeSnapshotRequest
+from .take_snapshot_response import TakeSnapshotResponse
 from .tenant import Tenant
 from .token_pair import TokenPair
 from .update_network_policy_response import UpdateNetworkPolicyResponse
@@ -341,6 +346,7 @@ __all__ = (
     "ListPortsResponse",
     "ListProcessesResponse",
     "ListSandboxesResponse",
+    "ListSandboxMovesResponse",
     "ListSecretsResponse",
     "ListServersResponse",
     "ListSnapshotsResponse",
@@ -409,6 +415,8 @@ __all__ = (
     "SandboxLabels",
     "SandboxMetadata",
     "SandboxMetrics",
+    "SandboxMove",
+    "SandboxMoveCause",
     "SandboxRestartPolicy",
     "SandboxServiceListSandboxesMetadata",
     "SandboxServiceListSandboxesStatesItem",
@@ -439,6 +447,8 @@ __all__ = (
     "StopSandboxRequest",
     "StopSandboxResponse",
     "TakeScreenshotResponse",
+    "TakeSnapshotRequest",
+    "TakeSnapshotResponse",
     "Tenant",
     "TokenPair",
     "UpdateNetworkPolicyResponse",

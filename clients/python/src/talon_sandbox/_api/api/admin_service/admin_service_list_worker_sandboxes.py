@@ -68,7 +68,8 @@ def sync_detailed(
 ) -> Response[ListWorkerSandboxesResponse | Status]:
     """Lists the sandboxes a worker holds, of every tenant, newest first
      (deleted ones left out): what placement and moves need of each, not
-     what it holds (no env, labels, metadata or policy).
+     what it holds (no env, labels, metadata or policy). Pages by cursor,
+     so a sandbox made meanwhile never shifts the next page.
 
     Args:
         worker_id (str):
@@ -105,7 +106,8 @@ def sync(
 ) -> ListWorkerSandboxesResponse | Status | None:
     """Lists the sandboxes a worker holds, of every tenant, newest first
      (deleted ones left out): what placement and moves need of each, not
-     what it holds (no env, labels, metadata or policy).
+     what it holds (no env, labels, metadata or policy). Pages by cursor,
+     so a sandbox made meanwhile never shifts the next page.
 
     Args:
         worker_id (str):
@@ -137,7 +139,8 @@ async def asyncio_detailed(
 ) -> Response[ListWorkerSandboxesResponse | Status]:
     """Lists the sandboxes a worker holds, of every tenant, newest first
      (deleted ones left out): what placement and moves need of each, not
-     what it holds (no env, labels, metadata or policy).
+     what it holds (no env, labels, metadata or policy). Pages by cursor,
+     so a sandbox made meanwhile never shifts the next page.
 
     Args:
         worker_id (str):
@@ -172,7 +175,8 @@ async def asyncio(
 ) -> ListWorkerSandboxesResponse | Status | None:
     """Lists the sandboxes a worker holds, of every tenant, newest first
      (deleted ones left out): what placement and moves need of each, not
-     what it holds (no env, labels, metadata or policy).
+     what it holds (no env, labels, metadata or policy). Pages by cursor,
+     so a sandbox made meanwhile never shifts the next page.
 
     Args:
         worker_id (str):
