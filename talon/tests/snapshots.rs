@@ -371,16 +371,7 @@ async fn a_snapshot_streams_its_progress_over_rest() {
         "head -c 768M /dev/zero > /workspace/big && sync",
     )
     .await;
-    let resp = reqwest::Client::new()
-        .post(format!(
-            "{}/v1/sandboxes/{}/snapshots:take",
-            s.http, src.sandbox_id
-        ))
-        .bearer_auth(&t.developer)
-        .json(&serde_json::json!({"name": "with-progress"}))
-        .send()
-        .await
-        .unwrap();
+    let resp = take_over_rest(&s, &t.developer, &src.sandbox_id, "with-progress").await;
     assert_eq!(resp.status().as_u16(), 200);
     let body = resp.text().await.unwrap();
     let steps: Vec<serde_json::Value> = body
@@ -432,16 +423,7 @@ async fn a_snapshot_streams_its_progress_over_rest() {
         .snapshots;
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0].name, "with-progress");
-    let again = reqwest::Client::new()
-        .post(format!(
-            "{}/v1/sandboxes/{}/snapshots:take",
-            s.http, src.sandbox_id
-        ))
-        .bearer_auth(&t.developer)
-        .json(&serde_json::json!({"name": "with-progress"}))
-        .send()
-        .await
-        .unwrap();
+    let again = take_over_rest(&s, &t.developer, &src.sandbox_id, "with-progress").await;
     assert_eq!(
         again.status().as_u16(),
         409,
@@ -451,16 +433,7 @@ async fn a_snapshot_streams_its_progress_over_rest() {
 
     // A client that goes away mid-copy: the copy runs to its end (on the
     // server and on the worker), and the snapshot is kept and listed.
-    let mut gone = reqwest::Client::new()
-        .post(format!(
-            "{}/v1/sandboxes/{}/snapshots:take",
-            s.http, src.sandbox_id
-        ))
-        .bearer_auth(&t.developer)
-        .json(&serde_json::json!({"name": "left-behind"}))
-        .send()
-        .await
-        .unwrap();
+    let mut gone = take_over_rest(&s, &t.developer, &src.sandbox_id, "left-behind").await;
     assert_eq!(gone.status().as_u16(), 200);
     let first = gone.chunk().await.unwrap().expect("a first step");
     assert!(
@@ -485,4 +458,57 @@ async fn a_snapshot_streams_its_progress_over_rest() {
     }
     let kept = kept.expect("the snapshot whose client went away was kept");
     assert!(kept.size_bytes >= 768 << 20, "{kept:?}");
+}
+
+/// POST .../snapshots:take of `sandbox` as `token`, named `name`.
+async fn take_over_rest(s: &Server, token: &str, sandbox: &str, name: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .post(format!("{}/v1/sandboxes/{sandbox}/snapshots:take", s.http))
+        .bearer_auth(token)
+        .json(&serde_json::json!({ "name": name }))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// The unary CreateSnapshot runs to its end when its caller leaves
+/// mid-copy: the snapshot is kept and listed (before, the call's future
+/// was dropped with the copy in flight: the worker threw the image away
+/// and the reservation stayed, listed nowhere). ForkSandbox runs in a
+/// task of its own the same way (`snapshots::detached`).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_snapshot_is_kept_when_its_unary_caller_leaves_mid_copy() {
+    ensure_agent_built();
+    let s = Server::up_with(&[]).await;
+    let (_, mut dev, src) = running_after(
+        &s,
+        "snap-unary-gone",
+        "head -c 512M /dev/zero > /workspace/big && sync",
+    )
+    .await;
+    let call = dev.sandboxes.create_snapshot(pb::CreateSnapshotRequest {
+        sandbox_id: src.sandbox_id.clone(),
+        name: "caller-left".into(),
+        memory: false,
+    });
+    // 512 MiB takes seconds to copy; the call is dropped well before.
+    let cut = tokio::time::timeout(std::time::Duration::from_millis(400), call).await;
+    assert!(cut.is_err(), "the copy ended within 400 ms: {cut:?}");
+    let mut kept = None;
+    for _ in 0..240 {
+        let listed = dev
+            .sandboxes
+            .list_snapshots(pb::ListSnapshotsRequest::default())
+            .await
+            .unwrap()
+            .into_inner()
+            .snapshots;
+        kept = listed.into_iter().find(|x| x.name == "caller-left");
+        if kept.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+    let kept = kept.expect("the snapshot whose caller went away was kept");
+    assert!(kept.size_bytes >= 512 << 20, "{kept:?}");
 }

@@ -94,21 +94,38 @@ pub async fn used_bytes(db: &impl sea_orm::ConnectionTrait, tenant: &str) -> Res
 }
 
 /// Snapshots a running or paused sandbox of the caller's tenant: `begin`,
-/// then `finish`.
+/// then `finish` in a task of its own (see `detached`).
 pub async fn create(
-    app: &App,
+    app: &Arc<App>,
     p: &Principal,
     row: &sandbox::Model,
     name: &str,
     memory: bool,
 ) -> Result<snapshot::Model> {
     let taking = begin(app, p, row, name, memory).await?;
-    finish(
-        app,
-        taking,
-        &tokio::sync::watch::channel(Default::default()).0,
-    )
+    let app = app.clone();
+    detached(async move {
+        finish(
+            &app,
+            taking,
+            &tokio::sync::watch::channel(Default::default()).0,
+        )
+        .await
+    })
     .await
+}
+
+/// Runs `job` to its end in a task of its own, whether or not its caller
+/// still waits. A call whose client leaves is dropped where it stands: a
+/// copy dropped between the worker's answer and the row's update would
+/// leave a reservation nobody lists and an image nobody records, and a
+/// fork dropped half-way would leave sandboxes nobody asked for.
+async fn detached<T: Send + 'static>(
+    job: impl std::future::Future<Output = Result<T>> + Send + 'static,
+) -> Result<T> {
+    tokio::spawn(job)
+        .await
+        .map_err(|e| Error::Internal(format!("a snapshot's task failed: {e}")))?
 }
 
 /// A snapshot reserved and not yet copied (see `begin`).
@@ -397,10 +414,15 @@ pub async fn fork(
             "count must be 1 to {MAX_FORKS}"
         )));
     }
-    let snap = create(app, p, row, &format!("fork-{}-{}", row.id, now_ms()), false).await?;
-    let made = make_forks(app, p, row, &snap, count).await;
-    let _ = delete(app, &p.tenant_id, &snap.id).await;
-    made
+    let (app, p, row) = (app.clone(), p.clone(), row.clone());
+    detached(async move {
+        let name = format!("fork-{}-{}", row.id, now_ms());
+        let snap = create(&app, &p, &row, &name, false).await?;
+        let made = make_forks(&app, &p, &row, &snap, count).await;
+        let _ = delete(&app, &p.tenant_id, &snap.id).await;
+        made
+    })
+    .await
 }
 
 async fn make_forks(
