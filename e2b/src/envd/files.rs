@@ -109,6 +109,11 @@ fn with<T>(msg: T, (k, v): Credential) -> tonic::Request<T> {
     r
 }
 
+/// Whether a `/files` query carries a signature.
+pub fn signed(raw: Option<&str>) -> bool {
+    raw.is_some_and(|r| query(r).contains_key("signature"))
+}
+
 fn query(raw: &str) -> HashMap<String, String> {
     form_urlencoded::parse(raw.as_bytes())
         .into_owned()

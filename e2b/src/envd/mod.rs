@@ -167,18 +167,34 @@ pub fn sandbox_not_found(e2b_id: &str) -> Response {
 /// Every request of the sandbox listener.
 pub async fn dispatch(State(e): State<Arc<E2b>>, req: Request) -> Response {
     let (parts, body) = req.into_parts();
-    let Some(t) = target(e.config.domain.as_deref(), &parts.headers) else {
-        return refuse(
-            body,
-            ConnectError::invalid(
-                "name the sandbox with the E2b-Sandbox-Id header or a {port}-{id} host name",
+    let t = match target(e.config.domain.as_deref(), &parts.headers) {
+        Some(t) => t,
+        // A signed file URL names no sandbox when E2B_SANDBOX_URL serves
+        // every sandbox at one address (the SDKs' download_url and
+        // upload_url): its signature, made with one sandbox's token,
+        // names it, and the server finds which.
+        None if parts.uri.path() == "/files" && files::signed(parts.uri.query()) => Target {
+            e2b_id: String::new(),
+            port: ENVD_PORT,
+        },
+        None => {
+            return refuse(
+                body,
+                ConnectError::invalid(
+                    "name the sandbox with the E2b-Sandbox-Id header or a {port}-{id} host name",
+                )
+                .into_response(),
             )
-            .into_response(),
-        )
-        .await;
+            .await;
+        }
     };
-    let Some(sandbox_id) = crate::ids::to_talon(&t.e2b_id) else {
-        return refuse(body, sandbox_not_found(&t.e2b_id)).await;
+    let sandbox_id = if t.e2b_id.is_empty() {
+        String::new()
+    } else {
+        match crate::ids::to_talon(&t.e2b_id) {
+            Some(id) => id,
+            None => return refuse(body, sandbox_not_found(&t.e2b_id)).await,
+        }
     };
     let header = |n: &str| parts.headers.get(n).and_then(|v| v.to_str().ok());
     // On another port, `Authorization` is the application's own.

@@ -6,6 +6,8 @@ that guards them."""
 import base64
 import json
 import os
+import subprocess
+import tempfile
 import time
 import uuid
 
@@ -156,18 +158,34 @@ def test_pty_create_input_resize_kill(sbx):
 
 
 def test_signed_file_urls(sbx):
+    # The URLs are used as the SDK makes them, by clients that know
+    # nothing of the sandbox: no routing header, no token. With
+    # E2B_SANDBOX_URL they name no sandbox; the signature does.
     path = f"/home/user/signed-{uuid.uuid4().hex[:6]}.txt"
     up = sbx.upload_url(path, use_signature_expiration=120)
-    r = httpx.post(up, files={"file": ("ignored", b"signed upload")}, headers={"E2b-Sandbox-Id": sbx.sandbox_id})
+    r = httpx.post(up, files={"file": ("ignored", b"signed upload")})
     assert r.status_code == 200, r.text
     down = sbx.download_url(path, use_signature_expiration=120)
-    r = httpx.get(down, headers={"E2b-Sandbox-Id": sbx.sandbox_id})
+    r = httpx.get(down)
     assert r.status_code == 200 and r.content == b"signed upload"
-    # The signature covers the path and the operation.
+    # curl, as a user would.
+    got = subprocess.run(["curl", "-sf", down], capture_output=True, timeout=60)
+    assert got.returncode == 0 and got.stdout == b"signed upload", got
+    with tempfile.NamedTemporaryFile() as f:
+        f.write(b"by curl")
+        f.flush()
+        sent = subprocess.run(["curl", "-sf", "-F", f"file=@{f.name}", up], capture_output=True, timeout=60)
+    assert sent.returncode == 0, sent
+    assert sbx.files.read(path) == "by curl"
+    # The signature covers the path and the operation, with the routing
+    # header or without it.
     other = down.replace(path.split("/")[-1], "other.txt")
+    assert httpx.get(other).status_code == 403
     assert httpx.get(other, headers={"E2b-Sandbox-Id": sbx.sandbox_id}).status_code == 403
     # A write signature does not read.
-    assert httpx.get(up, headers={"E2b-Sandbox-Id": sbx.sandbox_id}).status_code == 403
+    assert httpx.get(up).status_code == 403
+    # With the routing header, as before.
+    assert httpx.get(down, headers={"E2b-Sandbox-Id": sbx.sandbox_id}).status_code == 200
 
 
 def test_pause_and_connect_resume_then_run(sbx):

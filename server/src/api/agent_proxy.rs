@@ -104,7 +104,6 @@ impl AgentProxy {
     ) -> Result<(crate::db::entity::sandbox::Model, FileClaims), Status> {
         let not_found = || Error::NotFound(format!("sandbox {id}"));
         if let Some(sig) = talon_core::e2b_files::Presented::decode(token) {
-            let row = sandboxes::find(&self.0, id).await?.ok_or_else(not_found)?;
             let signed_user = talon_core::e2b_files::signed_user(&sig.user);
             if path != talon_core::e2b_files::resolve(&sig.path, &sig.user) || user != signed_user {
                 return Err(Error::PermissionDenied(
@@ -116,18 +115,51 @@ impl AgentProxy {
                 FileOp::Read => "read",
                 FileOp::Write => "write",
             };
-            self.0.preview().verify_file_signature(
-                &crate::auth::sandbox_token::FileSignature {
-                    sandbox_id: &row.id,
-                    tenant_id: &row.tenant_id,
-                    path: &sig.path,
-                    op: op_name,
-                    user: &sig.user,
-                    expiration: sig.expiration,
-                    signature: &sig.signature,
-                },
-                crate::auth::jwt::unix_now(),
-            )?;
+            let now = crate::auth::jwt::unix_now();
+            let check = |sandbox_id: &str, tenant_id: &str| {
+                self.0.preview().verify_file_signature(
+                    &crate::auth::sandbox_token::FileSignature {
+                        sandbox_id,
+                        tenant_id,
+                        path: &sig.path,
+                        op: op_name,
+                        user: &sig.user,
+                        expiration: sig.expiration,
+                        signature: &sig.signature,
+                    },
+                    now,
+                )
+            };
+            let row = if id.is_empty() {
+                // The URL names no sandbox (E2B_SANDBOX_URL serves every
+                // sandbox at one address, and the SDKs' download_url and
+                // upload_url put none in it): the signature, made with one
+                // sandbox's token, names it. An expired one is refused
+                // before any is tried.
+                let mut found = None;
+                for (sid, tid) in sandboxes::not_deleted(&self.0).await? {
+                    match check(&sid, &tid) {
+                        Ok(()) => {
+                            found = Some(sid);
+                            break;
+                        }
+                        Err(Error::PermissionDenied(_)) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+                let sid = found.ok_or_else(|| {
+                    Error::PermissionDenied(
+                        "the file signature matches no sandbox, path, operation and user".into(),
+                    )
+                })?;
+                sandboxes::find(&self.0, &sid)
+                    .await?
+                    .ok_or_else(not_found)?
+            } else {
+                let row = sandboxes::find(&self.0, id).await?.ok_or_else(not_found)?;
+                check(&row.id, &row.tenant_id)?;
+                row
+            };
             let claims = FileClaims {
                 sub: row.id.clone(),
                 tid: row.tenant_id.clone(),

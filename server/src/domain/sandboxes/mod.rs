@@ -42,7 +42,9 @@ pub use ops::{
     update_network_policy, wait_until_running,
 };
 pub use quota::{Holdings, holdings};
-pub use reads::{Lagged, ListQuery, access_token, find, get, get_cached, list, on_worker, watch};
+pub use reads::{
+    Lagged, ListQuery, access_token, find, get, get_cached, list, not_deleted, on_worker, watch,
+};
 pub use record::{
     RestartPolicy, TimeoutAction, WorkerLoss, labels_of, metadata_of, policy_of, restart_policy_of,
     state_of, timeout_action_of, worker_loss_of,

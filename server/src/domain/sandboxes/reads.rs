@@ -52,6 +52,20 @@ pub async fn find(app: &App, id: &str) -> Result<Option<sandbox::Model>> {
         .await?)
 }
 
+/// The ids and tenants of every sandbox not deleted, in any tenant, for a
+/// credential bound to one sandbox that does not name it (an E2B file
+/// signature on a URL with no sandbox in it): the caller tries each.
+pub async fn not_deleted(app: &App) -> Result<Vec<(String, String)>> {
+    Ok(sandbox::Entity::find()
+        .select_only()
+        .column(sandbox::Column::Id)
+        .column(sandbox::Column::TenantId)
+        .filter(sandbox::Column::State.ne(SandboxState::Deleted.as_str()))
+        .into_tuple()
+        .all(app.db())
+        .await?)
+}
+
 pub struct ListQuery {
     pub offset: u64,
     pub limit: u64,
