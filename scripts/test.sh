@@ -218,7 +218,7 @@ print(rest("POST", "/v1/tenants/-/api-keys", tok["tokens"]["accessToken"],
            {"name": "dev", "role": "ROLE_DEVELOPER"})["secret"])
 PY
 )
-E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_SANDBOX_URL="http://127.0.0.1:$e2b_sbx" \
+E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_SANDBOX_URL="http://127.0.0.1:$e2b_sbx" E2B_DOMAIN="localhost:$e2b_sbx" \
   E2B_API_KEY="$TALON_API_KEY" E2B_ALT_API_KEY="$E2B_ALT_API_KEY" \
   .venv/bin/pytest -q e2b/tests/sdk
 
@@ -228,12 +228,12 @@ step "the e2b 2.45 Python SDK (older routes) and the e2b npm SDK against the E2B
 # 2.45 checks a key's form (e2b_ and hex): the facade reads a Talon key
 # written as e2b_ + the hex of its bytes.
 e2b_form() { printf 'e2b_%s' "$(printf %s "$1" | od -An -v -tx1 | tr -d ' \n')"; }
-E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_SANDBOX_URL="http://127.0.0.1:$e2b_sbx" \
+E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_SANDBOX_URL="http://127.0.0.1:$e2b_sbx" E2B_DOMAIN="localhost:$e2b_sbx" \
   E2B_API_KEY="$(e2b_form "$TALON_API_KEY")" \
   E2B_ALT_API_KEY="$(e2b_form "$E2B_ALT_API_KEY")" \
   .tools/e2b-2.45/bin/pytest -q -p no:cacheprovider e2b/tests/sdk
 (cd e2b/tests/js && npm ci --no-audit --no-fund >/dev/null && \
-  E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_SANDBOX_URL="http://127.0.0.1:$e2b_sbx" E2B_API_KEY="$TALON_API_KEY" npm test 2>&1 | tail -12)
+  E2B_API_URL="http://127.0.0.1:$e2b_api" E2B_SANDBOX_URL="http://127.0.0.1:$e2b_sbx" E2B_DOMAIN="localhost:$e2b_sbx" E2B_API_KEY="$TALON_API_KEY" npm test 2>&1 | tail -12)
 
 step "TypeScript SDK (node --test)"
 (cd clients/typescript && npm ci --no-audit --no-fund >/dev/null && npm test 2>&1 | tail -12)

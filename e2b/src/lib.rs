@@ -51,7 +51,11 @@ pub struct E2bConfig {
     pub server_url: String,
     /// The image `base` (E2B's default template) stands for.
     pub default_template: String,
-    /// The domain reported to the SDKs (`domain`); None leaves it unset.
+    /// The domain reported to the SDKs (`domain`), and of host-name
+    /// routing on the sandbox listener; it may end in `:port` (a default
+    /// `talon up` reports `localhost:{sandbox listener's port}`), which
+    /// routing ignores. None leaves it unset: the SDKs then fall back on
+    /// `E2B_DOMAIN`, whose default is E2B's cloud.
     pub domain: Option<String>,
     /// A create's `timeout` when it sends none, in seconds (E2B's 300).
     pub default_timeout_secs: u64,
@@ -147,12 +151,24 @@ pub fn router(e: Arc<E2b>) -> Router {
         .with_state(e)
 }
 
+/// A domain without its `:port`, as host names are matched against it.
+pub(crate) fn host_of(domain: &str) -> &str {
+    match domain.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => host,
+        _ => domain,
+    }
+}
+
 /// The sandbox listener's routes: envd's, for every sandbox, and, under a
 /// configured domain, the control plane for the host `api.{domain}` (so
 /// one listener on 443 serves an SDK given only `E2B_DOMAIN`).
 pub fn sandbox_router(e: Arc<E2b>) -> Router {
     let control = router(e.clone());
-    let api_host = e.config.domain.as_ref().map(|d| format!("api.{d}"));
+    let api_host = e
+        .config
+        .domain
+        .as_deref()
+        .map(|d| format!("api.{}", host_of(d)));
     Router::new()
         .fallback(
             move |state: axum::extract::State<Arc<E2b>>, req: axum::extract::Request| {

@@ -130,6 +130,20 @@ async fn start_gateway(
     Ok(())
 }
 
+/// The sandboxes' domain E2B's SDKs are told: `--e2b-domain`, else this
+/// machine's (`localhost` and the sandbox listener's port). Never none:
+/// an SDK told none falls back on E2B's cloud, and one whose
+/// E2B_SANDBOX_URL was forgotten would send the sandbox's token there.
+fn e2b_domain(args: &ServerArgs, sandbox_addr: Option<SocketAddr>) -> String {
+    args.e2b
+        .e2b_domain
+        .clone()
+        .unwrap_or_else(|| match sandbox_addr {
+            Some(a) => format!("localhost:{}", a.port()),
+            None => "localhost".into(),
+        })
+}
+
 /// Binds the E2B-compatible API (so a taken port fails the start) and serves it.
 async fn start_e2b(
     server_url: String,
@@ -140,7 +154,7 @@ async fn start_e2b(
 ) -> anyhow::Result<()> {
     let mut config = talon_e2b::E2bConfig::new(server_url);
     config.default_template = args.e2b.e2b_default_template.clone();
-    config.domain = args.e2b.e2b_domain.clone();
+    config.domain = Some(e2b_domain(args, sandbox_addr));
     if let (Some(cert), Some(key)) = (&args.e2b.e2b_tls_cert, &args.e2b.e2b_tls_key) {
         config.tls = Some(talon_e2b::tls::server_config(cert, key)?);
     }
@@ -250,6 +264,14 @@ async fn serve(args: ServerArgs, embedded_worker: bool) -> anyhow::Result<()> {
     }
     if let Some(addr) = e2b_sandbox {
         println!("  E2B-compatible API (sandboxes, envd):  E2B_SANDBOX_URL={e2b_scheme}://{addr}");
+    }
+    if e2b_api.is_some() {
+        // With it, a forgotten E2B_API_URL is a failed call here, not
+        // this machine's key sent to E2B's cloud.
+        println!(
+            "  E2B domain (keeps SDKs on this host):  E2B_DOMAIN={}",
+            e2b_domain(&args, e2b_sandbox)
+        );
     }
     println!(
         "  data directory:                        {}",

@@ -105,7 +105,9 @@ fn target(domain: Option<&str>, h: &HeaderMap) -> Option<Target> {
     }
     let host = header("host")?;
     let host = host.rsplit_once(':').map_or(host, |(h, _)| h);
-    let label = host.strip_suffix(domain?)?.strip_suffix('.')?;
+    let label = host
+        .strip_suffix(crate::host_of(domain?))?
+        .strip_suffix('.')?;
     let (port, id) = label.split_once('-')?;
     if label.contains('.') {
         return None;
@@ -356,6 +358,11 @@ mod tests {
         assert!(target(Some("example.org"), &h).is_none());
         let deep = headers(&[("host", "3000-abc.x.sbx.example.com")]);
         assert!(target(Some("sbx.example.com"), &deep).is_none());
+        // A domain reported with its port routes by the host alone.
+        let local = headers(&[("host", "8000-abc.localhost:8082")]);
+        let t = target(Some("localhost:8082"), &local).unwrap();
+        assert_eq!((t.e2b_id.as_str(), t.port), ("abc", 8000));
+        assert!(target(Some("localhost:8082"), &h).is_none());
     }
 
     #[test]
