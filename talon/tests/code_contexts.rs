@@ -37,9 +37,9 @@ async fn run_in(
     code: &str,
     timeout: Option<u64>,
 ) -> Run {
-    use pb::run_code_response::Event;
-    let mut s = c
-        .run_code(pb::RunCodeRequest {
+    collect(
+        c,
+        pb::RunCodeRequest {
             sandbox_id: sandbox.into(),
             context_id: context.into(),
             language,
@@ -48,10 +48,39 @@ async fn run_in(
                 seconds: s as i64,
                 nanos: 0,
             }),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+/// `run` with the run's own variables (RunCodeRequest.env).
+async fn run_with(
+    c: &mut Code,
+    sandbox: &str,
+    context: &str,
+    code: &str,
+    env: &[(&str, &str)],
+) -> Run {
+    collect(
+        c,
+        pb::RunCodeRequest {
+            sandbox_id: sandbox.into(),
+            context_id: context.into(),
+            code: code.into(),
+            env: env
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            ..Default::default()
+        },
+    )
+    .await
+}
+
+async fn collect(c: &mut Code, req: pb::RunCodeRequest) -> Run {
+    use pb::run_code_response::Event;
+    let mut s = c.run_code(req).await.unwrap().into_inner();
     let mut r = Run::default();
     while let Some(m) = tokio::time::timeout(Duration::from_secs(120), s.message())
         .await
@@ -172,6 +201,41 @@ async fn python_contexts_keep_state_and_stream_rich_results() {
     let r = run(&mut c, &id, &cid, "x * 21", None).await;
     assert_eq!(r.results[0].data["text/plain"], "42");
     assert_eq!(r.completed.as_ref().unwrap().execution_count, 2);
+
+    // A run's own variables: seen by its code and by what it starts, put
+    // back after it (GREETING, the context's, as it was; RUN_ONLY gone),
+    // and no execution count of their own. A bad name is refused.
+    let r = run_with(
+        &mut c,
+        &id,
+        &cid,
+        "import subprocess\nout = subprocess.run(['sh', '-c', 'echo \"$GREETING $RUN_ONLY\"'], capture_output=True, text=True).stdout\nprint(os.environ['RUN_ONLY'], out, end='')",
+        &[("GREETING", "bonjour"), ("RUN_ONLY", "it's \"here\"")],
+    )
+    .await;
+    assert_eq!(r.stdout, "it's \"here\" bonjour it's \"here\"\n", "{r:?}");
+    assert_eq!(r.completed.as_ref().unwrap().execution_count, 3);
+    let r = run(
+        &mut c,
+        &id,
+        &cid,
+        "print(os.environ['GREETING'], os.environ.get('RUN_ONLY', 'unset'), x)",
+        None,
+    )
+    .await;
+    assert_eq!(r.stdout, "hello unset 2\n", "{r:?}");
+    assert_eq!(r.completed.as_ref().unwrap().execution_count, 4);
+    let e = c
+        .run_code(pb::RunCodeRequest {
+            sandbox_id: id.clone(),
+            context_id: cid.clone(),
+            code: "1".into(),
+            env: [("NOT-A-NAME".to_string(), "x".to_string())].into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), tonic::Code::InvalidArgument, "{e:?}");
 
     // Rich results: HTML, JSON and a matplotlib plot as a PNG.
     let r = run(
@@ -464,6 +528,25 @@ async fn javascript_and_bash_contexts_keep_state() {
         r.results[0].data["text/plain"], "20",
         "the state outlives the interrupt"
     );
+    // A run's own variables, in the code and in what it starts; gone after.
+    let r = run_with(
+        &mut c,
+        &id,
+        &js,
+        "const sh = require('child_process').execSync('echo \"$RUN_ONLY\"').toString(); console.log(process.env.RUN_ONLY + '|' + sh.trim() + '|' + x)",
+        &[("RUN_ONLY", "it's $HOME")],
+    )
+    .await;
+    assert_eq!(r.stdout, "it's $HOME|it's $HOME|20\n", "{r:?}");
+    let r = run(
+        &mut c,
+        &id,
+        &js,
+        "console.log(String(process.env.RUN_ONLY))",
+        None,
+    )
+    .await;
+    assert_eq!(r.stdout, "undefined\n", "{r:?}");
 
     // Bash: variables, functions and the working directory stay; stdout
     // and stderr apart; a failing command is an error; an interrupt stops
@@ -481,6 +564,21 @@ async fn javascript_and_bash_contexts_keep_state() {
     assert!(r.error.is_none());
     let r = run(&mut c, &id, &sh, "greet $N; pwd", None).await;
     assert_eq!(r.stdout, "hi 5\n/tmp\n", "{r:?}");
+    // A run's own variables: a new one and one the shell had, each put
+    // back after the run, quotes and all.
+    let r = run(&mut c, &id, &sh, "export KEEP=old", None).await;
+    assert!(r.error.is_none(), "{r:?}");
+    let r = run_with(
+        &mut c,
+        &id,
+        &sh,
+        "echo \"$KEEP|$RUN_ONLY|$(sh -c 'echo \"$RUN_ONLY\"')|$N\"",
+        &[("KEEP", "new"), ("RUN_ONLY", "it's $(not run)")],
+    )
+    .await;
+    assert_eq!(r.stdout, "new|it's $(not run)|it's $(not run)|5\n", "{r:?}");
+    let r = run(&mut c, &id, &sh, "echo \"$KEEP|${RUN_ONLY-unset}\"", None).await;
+    assert_eq!(r.stdout, "old|unset\n", "{r:?}");
     let r = run(&mut c, &id, &sh, "ls /nonexistent", None).await;
     assert_eq!(r.error.expect("a failing command").value, "2");
     for code in ["sleep 60", "while true; do :; done", "sleep 60"] {

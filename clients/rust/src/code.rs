@@ -137,6 +137,7 @@ impl CodeContexts<'_> {
                 language,
                 code: code.into(),
                 timeout: timeout.map(duration),
+                ..Default::default()
             })
             .await?
             .into_inner();

@@ -283,13 +283,24 @@ async fn execute(ctx: Ctx, body: Body) -> Response {
     let Some(code) = b["code"].as_str() else {
         return plain(StatusCode::BAD_REQUEST, "code is required");
     };
-    if b["env_vars"].as_object().is_some_and(|m| !m.is_empty()) {
-        // Fail closed: a run's own environment is not in Talon's contract.
-        return plain(
-            StatusCode::BAD_REQUEST,
-            "env_vars per run are not supported here: set them on the sandbox (envs) instead",
-        );
-    }
+    // `envs` of run_code: this run's own variables.
+    let env = match &b["env_vars"] {
+        Value::Null => Default::default(),
+        Value::Object(m) => {
+            let mut env = std::collections::HashMap::new();
+            for (k, v) in m {
+                let Some(v) = v.as_str() else {
+                    return plain(
+                        StatusCode::BAD_REQUEST,
+                        format!("env_vars: the value of {k} is not a string"),
+                    );
+                };
+                env.insert(k.clone(), v.to_string());
+            }
+            env
+        }
+        _ => return plain(StatusCode::BAD_REQUEST, "env_vars must be an object"),
+    };
     let context_id = b["context_id"].as_str().unwrap_or_default().to_string();
     let lang = if context_id.is_empty() {
         match language(b["language"].as_str()) {
@@ -307,6 +318,7 @@ async fn execute(ctx: Ctx, body: Body) -> Response {
                 context_id,
                 language: lang,
                 code: code.to_string(),
+                env,
                 timeout: ctx.timeout.map(|d| prost_types::Duration {
                     seconds: d.as_secs() as i64,
                     nanos: d.subsec_nanos() as i32,

@@ -42,6 +42,11 @@ def test_run_code_python_state_output_results_and_errors(sbx):
     assert x.text == "42" and x.logs.stdout == ["hello\n"] and out == ["hello\n"], x
     assert x.execution_count == 1
     assert sbx.run_code("n * 2").text == "40"
+    # envs: this run's only; the kernel's state carries on.
+    x = sbx.run_code("import os\nprint(os.environ['RUN_ONLY'], n)", envs={"RUN_ONLY": "yes"})
+    assert x.logs.stdout == ["yes 20\n"], x
+    x = sbx.run_code("print(os.environ.get('RUN_ONLY', 'unset'))")
+    assert x.logs.stdout == ["unset\n"], x
     x = sbx.run_code("import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()")
     assert any(r.png for r in x.results), x
     x = sbx.run_code("{'a': 1}")
@@ -55,9 +60,14 @@ def test_contexts_of_each_language(sbx):
     assert js.language == "javascript" and js.cwd == "/home/user"
     assert sbx.run_code("const k = 5; k * 2", context=js).text == "10"
     assert sbx.run_code("k + 1", context=js).text == "6"
+    x = sbx.run_code("console.log(process.env.RUN_ONLY)", context=js, envs={"RUN_ONLY": "js"})
+    assert x.logs.stdout == ["js\n"], x
     sh = sbx.create_code_context(language="bash", cwd="/tmp")
     x = sbx.run_code("echo $PWD", context=sh)
     assert x.logs.stdout == ["/tmp\n"]
+    x = sbx.run_code('echo "${RUN_ONLY-unset}"', context=sh, envs={"RUN_ONLY": "sh"})
+    assert x.logs.stdout == ["sh\n"], x
+    assert sbx.run_code('echo "${RUN_ONLY-unset}"', context=sh).logs.stdout == ["unset\n"]
     assert {c.id for c in sbx.list_code_contexts()} >= {js.id, sh.id}
     sbx.restart_code_context(js)
     assert sbx.run_code("typeof k", context=js).text == "'undefined'"

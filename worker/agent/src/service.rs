@@ -607,10 +607,11 @@ impl SandboxAgentService for Agent {
             }
             _ => crate::code::DEFAULT_TIMEOUT,
         };
+        let env = crate::code::env::RunEnv::new(&r.env)?;
         let ctx = self.code.for_run(&r).await?;
         let (tx, rx) = mpsc::channel(64);
         let code = self.code.clone();
-        tokio::spawn(async move { code.run(ctx, r.code, timeout, tx).await });
+        tokio::spawn(async move { code.run(ctx, r.code, env, timeout, tx).await });
         Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
     }
 

@@ -70,7 +70,24 @@ function asyncBody(code) {
   return `(async () => {\n${code}\n})()`;
 }
 
+// A run's own variables (req.env) are set for it and put back after it.
 async function run(req) {
+  const saved = {};
+  for (const [k, v] of Object.entries(req.env || {})) {
+    saved[k] = Object.prototype.hasOwnProperty.call(process.env, k) ? process.env[k] : undefined;
+    process.env[k] = v;
+  }
+  try {
+    await runCell(req);
+  } finally {
+    for (const [k, v] of Object.entries(saved)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+async function runCell(req) {
   cell += 1;
   let code;
   try {

@@ -129,6 +129,39 @@ impl Session {
         })
     }
 
+    /// Runs `code` silently (no output, no history, no execution count)
+    /// and waits for its reply; an error in it is the call's. IOPub's
+    /// messages of it are left for the next run to pass over.
+    pub async fn run_silent(
+        &mut self,
+        code: &str,
+        within: std::time::Duration,
+    ) -> Result<(), Status> {
+        let content = serde_json::json!({
+            "code": code, "silent": true, "store_history": false,
+            "user_expressions": {}, "allow_stdin": false, "stop_on_error": false,
+        });
+        let id = self.shell_request("execute_request", content).await?;
+        let reply = tokio::time::timeout(within, async {
+            loop {
+                let r = self.shell_reply().await?;
+                if r.parent_id == id {
+                    return Ok::<Message, Status>(r);
+                }
+            }
+        })
+        .await
+        .map_err(|_| Status::deadline_exceeded("the kernel did not answer"))??;
+        if reply.content["status"] == "ok" {
+            return Ok(());
+        }
+        Err(Status::internal(format!(
+            "the kernel refused it: {} {}",
+            reply.content["ename"].as_str().unwrap_or_default(),
+            reply.content["evalue"].as_str().unwrap_or_default()
+        )))
+    }
+
     /// The inboxes and the signer apart, to wait on both inboxes at once.
     pub fn parts(&mut self) -> (&mut Inboxes, &Signer) {
         (&mut self.inboxes, &self.signer)

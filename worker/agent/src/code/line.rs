@@ -12,6 +12,7 @@
 //! sends the interrupted run's marker itself. Code that ignores an
 //! interrupt has `ESCALATE_AFTER` to end before its kernel is killed.
 
+use super::env::RunEnv;
 use super::{START_TIMEOUT, Sink};
 use crate::supervisor::{Proc, Supervisor};
 use std::collections::HashMap;
@@ -119,7 +120,15 @@ impl LineKernel {
         let sink = Sink::discard();
         let ready = tokio::time::timeout(
             START_TIMEOUT,
-            k.run("", START_TIMEOUT, &never, &no, &sink, false),
+            k.run(
+                "",
+                &RunEnv::none(),
+                START_TIMEOUT,
+                &never,
+                &no,
+                &sink,
+                false,
+            ),
         )
         .await;
         match ready {
@@ -143,9 +152,11 @@ impl LineKernel {
     }
 
     /// Runs `code`, sending its output and its result or error to `sink`.
+    #[allow(clippy::too_many_arguments)]
     pub async fn run(
         &mut self,
         code: &str,
+        env: &RunEnv,
         timeout: Duration,
         interrupts: &Notify,
         asked: &AtomicBool,
@@ -162,8 +173,25 @@ impl LineKernel {
         // the run's output to rotation.
         let mut output = self.proc.follower(self.proc.progress().last_seq);
         let request = match self.lang {
-            Lang::Js => format!("{}\n", serde_json::json!({"nonce": nonce, "file": cell})),
-            Lang::Bash => format!("source {cell} </dev/null; __talon_done {nonce} $?\n"),
+            Lang::Js => format!(
+                "{}\n",
+                serde_json::json!({"nonce": nonce, "file": cell, "env": env.js()})
+            ),
+            Lang::Bash if env.is_empty() => {
+                format!("source {cell} </dev/null; __talon_done {nonce} $?\n")
+            }
+            // The run's variables are set from a file of their own, and
+            // put back on a line of its own after the marker, which runs
+            // even when an interrupt aborted the run's line.
+            Lang::Bash => {
+                let set = format!("{}/env-{nonce}.sh", self.dir);
+                write_private(&set, env.bash_set().as_bytes())
+                    .map_err(|e| Status::internal(format!("the run's environment: {e}")))?;
+                format!(
+                    "source {set}; rm -f {set}; source {cell} </dev/null; __talon_done {nonce} $?\n{}\n",
+                    env.bash_restore()
+                )
+            }
         };
         self.proc.write_stdin(request.as_bytes())?;
 

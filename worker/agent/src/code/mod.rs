@@ -6,6 +6,7 @@
 //! time; interrupt and restart reach the kernel's process without waiting
 //! for the run. A kernel that dies is started afresh by the next run.
 
+pub mod env;
 pub mod jupyter;
 pub mod line;
 pub mod zmtp;
@@ -388,7 +389,14 @@ impl Contexts {
     }
 
     /// Runs code, sending its events; the last is `completed`.
-    pub async fn run(&self, ctx: Arc<Context>, code: String, timeout: Duration, tx: Tx) {
+    pub async fn run(
+        &self,
+        ctx: Arc<Context>,
+        code: String,
+        env: env::RunEnv,
+        timeout: Duration,
+        tx: Tx,
+    ) {
         use pb::run_code_response::Event;
         // A sandbox is not idle while its code runs (see activity).
         let _busy = crate::activity::busy();
@@ -416,7 +424,7 @@ impl Contexts {
         let started = Instant::now();
         let (count, timed_out, died) = match backend {
             Backend::Jupyter(kernel) => {
-                match run_jupyter(self, &ctx, kernel, code, timeout, &sink).await {
+                match run_jupyter(self, &ctx, kernel, code, &env, timeout, &sink).await {
                     Ok(r) => r,
                     Err(e) => {
                         let _ = tx.send(Err(e)).await;
@@ -428,6 +436,7 @@ impl Contexts {
                 match kernel
                     .run(
                         &code,
+                        &env,
                         timeout,
                         &ctx.interrupts,
                         &ctx.interrupted,
@@ -489,10 +498,18 @@ async fn run_jupyter(
     ctx: &Arc<Context>,
     kernel: &mut Kernel,
     code: String,
+    env: &env::RunEnv,
     timeout: Duration,
     sink: &Sink,
 ) -> Result<(i32, bool, Option<String>), Status> {
     use pb::run_code_response::Event;
+    if !env.is_empty() {
+        kernel
+            .session
+            .run_silent(&env.python_set(), START_TIMEOUT)
+            .await
+            .map_err(|e| Status::internal(format!("the run's environment: {}", e.message())))?;
+    }
     let content = serde_json::json!({
         "code": code, "silent": false, "store_history": true,
         "user_expressions": {}, "allow_stdin": false,
@@ -566,6 +583,14 @@ async fn run_jupyter(
                 let _ = contexts.interrupt(ctx);
             }
         }
+    }
+    if died.is_none() && !env.is_empty() {
+        // Put back; if the kernel cannot, it is dying, and a new one
+        // starts with the context's own environment.
+        let _ = kernel
+            .session
+            .run_silent(&env.python_restore(), START_TIMEOUT)
+            .await;
     }
     Ok((count, timed_out, died))
 }
