@@ -2938,6 +2938,15 @@ export interface components {
              */
             contextId?: string;
             /**
+             * @description Environment variables for this run only (names of letters, digits
+             *      and `_`, not starting with a digit): set in the kernel before the
+             *      code runs, and put back as they were after it (a name it did not
+             *      have is removed again), so the context's state otherwise carries on.
+             */
+            env?: {
+                [key: string]: string;
+            };
+            /**
              * Format: enum
              * @description The language, when no context is named (Python when unset).
              * @enum {string}

@@ -2400,6 +2400,12 @@ type RunCodeRequest struct {
 	//  `language` (made on first use).
 	ContextId *string `json:"contextId,omitempty"`
 
+	// Env Environment variables for this run only (names of letters, digits
+	//  and `_`, not starting with a digit): set in the kernel before the
+	//  code runs, and put back as they were after it (a name it did not
+	//  have is removed again), so the context's state otherwise carries on.
+	Env *map[string]string `json:"env,omitempty"`
+
 	// Language The language, when no context is named (Python when unset).
 	Language *RunCodeRequestLanguage `json:"language,omitempty"`
 

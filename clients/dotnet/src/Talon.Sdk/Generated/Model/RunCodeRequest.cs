@@ -77,13 +77,15 @@ namespace TalonGenerated.Model
         /// </summary>
         /// <param name="code">The code..</param>
         /// <param name="contextId">The context; empty runs in the sandbox&#39;s default context of  &#x60;language&#x60; (made on first use)..</param>
+        /// <param name="env">Environment variables for this run only (names of letters, digits  and &#x60;_&#x60;, not starting with a digit): set in the kernel before the  code runs, and put back as they were after it (a name it did not  have is removed again), so the context&#39;s state otherwise carries on..</param>
         /// <param name="language">The language, when no context is named (Python when unset)..</param>
         /// <param name="sandboxId">The sandbox..</param>
         /// <param name="timeout">How long it may run before it is interrupted; 5 minutes when unset..</param>
-        public RunCodeRequest(string code = default, string contextId = default, LanguageEnum? language = default, string sandboxId = default, string timeout = default)
+        public RunCodeRequest(string code = default, string contextId = default, Dictionary<string, string> env = default, LanguageEnum? language = default, string sandboxId = default, string timeout = default)
         {
             this.Code = code;
             this.ContextId = contextId;
+            this.Env = env;
             this.Language = language;
             this.SandboxId = sandboxId;
             this.Timeout = timeout;
@@ -102,6 +104,13 @@ namespace TalonGenerated.Model
         /// <value>The context; empty runs in the sandbox&#39;s default context of  &#x60;language&#x60; (made on first use).</value>
         [DataMember(Name = "contextId", EmitDefaultValue = false)]
         public string ContextId { get; set; }
+
+        /// <summary>
+        /// Environment variables for this run only (names of letters, digits  and &#x60;_&#x60;, not starting with a digit): set in the kernel before the  code runs, and put back as they were after it (a name it did not  have is removed again), so the context&#39;s state otherwise carries on.
+        /// </summary>
+        /// <value>Environment variables for this run only (names of letters, digits  and &#x60;_&#x60;, not starting with a digit): set in the kernel before the  code runs, and put back as they were after it (a name it did not  have is removed again), so the context&#39;s state otherwise carries on.</value>
+        [DataMember(Name = "env", EmitDefaultValue = false)]
+        public Dictionary<string, string> Env { get; set; }
 
         /// <summary>
         /// The sandbox.
@@ -127,6 +136,7 @@ namespace TalonGenerated.Model
             sb.Append("class RunCodeRequest {\n");
             sb.Append("  Code: ").Append(Code).Append("\n");
             sb.Append("  ContextId: ").Append(ContextId).Append("\n");
+            sb.Append("  Env: ").Append(Env).Append("\n");
             sb.Append("  Language: ").Append(Language).Append("\n");
             sb.Append("  SandboxId: ").Append(SandboxId).Append("\n");
             sb.Append("  Timeout: ").Append(Timeout).Append("\n");

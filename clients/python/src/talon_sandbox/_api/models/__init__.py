@@ -167,6 +167,7 @@ from .run_agent_request import RunAgentRequest
 from .run_agent_request_env import RunAgentRequestEnv
 from .run_agent_response import RunAgentResponse
 from .run_code_request import RunCodeRequest
+from .run_code_request_env import RunCodeRequestEnv
 from .run_code_request_language import RunCodeRequestLanguage
 from .run_code_response import RunCodeResponse
 from .sandbox import Sandbox
@@ -407,6 +408,7 @@ __all__ = (
     "RunAgentRequestEnv",
     "RunAgentResponse",
     "RunCodeRequest",
+    "RunCodeRequestEnv",
     "RunCodeRequestLanguage",
     "RunCodeResponse",
     "Sandbox",

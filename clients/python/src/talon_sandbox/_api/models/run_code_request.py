@@ -1,13 +1,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from attrs import define as _attrs_define
 from attrs import field as _attrs_field
 
 from ..models.run_code_request_language import RunCodeRequestLanguage
 from ..types import UNSET, Unset
+
+if TYPE_CHECKING:
+    from ..models.run_code_request_env import RunCodeRequestEnv
+
 
 T = TypeVar("T", bound="RunCodeRequest")
 
@@ -20,6 +24,10 @@ class RunCodeRequest:
         code (str | Unset): The code.
         context_id (str | Unset): The context; empty runs in the sandbox's default context of
              `language` (made on first use).
+        env (RunCodeRequestEnv | Unset): Environment variables for this run only (names of letters, digits
+             and `_`, not starting with a digit): set in the kernel before the
+             code runs, and put back as they were after it (a name it did not
+             have is removed again), so the context's state otherwise carries on.
         language (RunCodeRequestLanguage | Unset): The language, when no context is named (Python when unset).
         sandbox_id (str | Unset): The sandbox.
         timeout (str | Unset): How long it may run before it is interrupted; 5 minutes when unset.
@@ -27,6 +35,7 @@ class RunCodeRequest:
 
     code: str | Unset = UNSET
     context_id: str | Unset = UNSET
+    env: RunCodeRequestEnv | Unset = UNSET
     language: RunCodeRequestLanguage | Unset = UNSET
     sandbox_id: str | Unset = UNSET
     timeout: str | Unset = UNSET
@@ -36,6 +45,10 @@ class RunCodeRequest:
         code = self.code
 
         context_id = self.context_id
+
+        env: dict[str, Any] | Unset = UNSET
+        if not isinstance(self.env, Unset):
+            env = self.env.to_dict()
 
         language: str | Unset = UNSET
         if not isinstance(self.language, Unset):
@@ -52,6 +65,8 @@ class RunCodeRequest:
             field_dict["code"] = code
         if context_id is not UNSET:
             field_dict["contextId"] = context_id
+        if env is not UNSET:
+            field_dict["env"] = env
         if language is not UNSET:
             field_dict["language"] = language
         if sandbox_id is not UNSET:
@@ -63,10 +78,19 @@ class RunCodeRequest:
 
     @classmethod
     def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.run_code_request_env import RunCodeRequestEnv  # noqa: PLC0415
+
         d = dict(src_dict)
         code = d.pop("code", UNSET)
 
         context_id = d.pop("contextId", UNSET)
+
+        _env = d.pop("env", UNSET)
+        env: RunCodeRequestEnv | Unset
+        if isinstance(_env, Unset):
+            env = UNSET
+        else:
+            env = RunCodeRequestEnv.from_dict(_env)
 
         _language = d.pop("language", UNSET)
         language: RunCodeRequestLanguage | Unset
@@ -82,6 +106,7 @@ class RunCodeRequest:
         run_code_request = cls(
             code=code,
             context_id=context_id,
+            env=env,
             language=language,
             sandbox_id=sandbox_id,
             timeout=timeout,
