@@ -182,8 +182,9 @@ def test_signed_file_urls(sbx):
     other = down.replace(path.split("/")[-1], "other.txt")
     assert httpx.get(other).status_code == 403
     assert httpx.get(other, headers={"E2b-Sandbox-Id": sbx.sandbox_id}).status_code == 403
-    # A write signature does not read.
+    # A write signature does not read; an expired one opens nothing.
     assert httpx.get(up).status_code == 403
+    assert httpx.get(sbx.download_url(path, use_signature_expiration=-10)).status_code == 401
     # With the routing header, as before.
     assert httpx.get(down, headers={"E2b-Sandbox-Id": sbx.sandbox_id}).status_code == 200
 

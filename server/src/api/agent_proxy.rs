@@ -135,7 +135,14 @@ impl AgentProxy {
                 // sandbox at one address, and the SDKs' download_url and
                 // upload_url put none in it): the signature, made with one
                 // sandbox's token, names it. An expired one is refused
-                // before any is tried.
+                // before any is tried. Each try is an HMAC and a SHA-256
+                // (about a microsecond); a request costs one read of the
+                // ids of the sandboxes not deleted.
+                if sig.expiration.is_some_and(|exp| exp < now) {
+                    return Err(
+                        Error::Unauthenticated("the signed file URL has expired".into()).into(),
+                    );
+                }
                 let mut found = None;
                 for (sid, tid) in sandboxes::not_deleted(&self.0).await? {
                     match check(&sid, &tid) {
