@@ -63,7 +63,10 @@ PROBE = textwrap.dedent(
     sbx = Sandbox.create(timeout=120)
     out["host"] = sbx.get_host(8000)
     try:
-        sbx.commands.run("true", request_timeout=10)
+        # The name resolves to this machine (the SDK's client takes
+        # `*.localhost` as loopback), whose plain listener never answers
+        # its TLS: bounded by the command's timeout.
+        sbx.commands.run("true", timeout=5, request_timeout=5)
         out["run"] = "ran"
     except Exception as e:
         out["run"] = type(e).__name__
@@ -73,7 +76,7 @@ PROBE = textwrap.dedent(
     # 2. No E2B_API_URL: E2B_DOMAIN keeps the control plane here.
     os.environ.pop("E2B_API_URL")
     try:
-        Sandbox.create(timeout=60, request_timeout=10)
+        Sandbox.create(timeout=60, request_timeout=3)
         out["create"] = "created"
     except Exception as e:
         out["create"] = type(e).__name__
