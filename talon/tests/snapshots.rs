@@ -441,22 +441,9 @@ async fn a_snapshot_streams_its_progress_over_rest() {
         "{first:?}"
     );
     drop(gone);
-    let mut kept = None;
-    for _ in 0..240 {
-        let listed = dev
-            .sandboxes
-            .list_snapshots(pb::ListSnapshotsRequest::default())
-            .await
-            .unwrap()
-            .into_inner()
-            .snapshots;
-        kept = listed.into_iter().find(|x| x.name == "left-behind");
-        if kept.is_some() {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
-    }
-    let kept = kept.expect("the snapshot whose client went away was kept");
+    let kept = listed_within_a_minute(&mut dev, "left-behind")
+        .await
+        .expect("the snapshot whose client went away was kept");
     assert!(kept.size_bytes >= 768 << 20, "{kept:?}");
 }
 
@@ -494,7 +481,14 @@ async fn a_snapshot_is_kept_when_its_unary_caller_leaves_mid_copy() {
     // 512 MiB takes seconds to copy; the call is dropped well before.
     let cut = tokio::time::timeout(std::time::Duration::from_millis(400), call).await;
     assert!(cut.is_err(), "the copy ended within 400 ms: {cut:?}");
-    let mut kept = None;
+    let kept = listed_within_a_minute(&mut dev, "caller-left")
+        .await
+        .expect("the snapshot whose caller went away was kept");
+    assert!(kept.size_bytes >= 512 << 20, "{kept:?}");
+}
+
+/// The snapshot named `name` once it is listed, polled for up to 60 s.
+async fn listed_within_a_minute(dev: &mut Clients, name: &str) -> Option<pb::Snapshot> {
     for _ in 0..240 {
         let listed = dev
             .sandboxes
@@ -503,12 +497,10 @@ async fn a_snapshot_is_kept_when_its_unary_caller_leaves_mid_copy() {
             .unwrap()
             .into_inner()
             .snapshots;
-        kept = listed.into_iter().find(|x| x.name == "caller-left");
-        if kept.is_some() {
-            break;
+        if let Some(s) = listed.into_iter().find(|x| x.name == name) {
+            return Some(s);
         }
         tokio::time::sleep(std::time::Duration::from_millis(250)).await;
     }
-    let kept = kept.expect("the snapshot whose caller went away was kept");
-    assert!(kept.size_bytes >= 512 << 20, "{kept:?}");
+    None
 }
